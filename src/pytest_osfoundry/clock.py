@@ -1,0 +1,448 @@
+"""Time for everything in the kit: a virtual clock with a scheduler, and a real one.
+
+Both clocks share one interface:
+
+* :meth:`Clock.now` — seconds since the Unix epoch (a float).
+* :meth:`Clock.call_at` / :meth:`Clock.call_later` — run a callable at a time.
+* :meth:`Clock.spawn` — run a *process*: a generator that yields what it waits for.
+  A process may yield a number (sleep that many seconds), a :class:`Signal` (wait
+  until it is set; resumes with ``True``) or a :class:`Wait` (a signal with a timeout;
+  resumes with ``True`` if the signal fired, ``False`` on timeout).
+
+On the :class:`VirtualClock` nothing sleeps: :meth:`VirtualClock.advance` and
+:meth:`VirtualClock.run_until` run every due event in time order, ties in the order
+they were scheduled. The :class:`RealClock` runs the same events on wall-clock time
+from :meth:`RealClock.run`, so one relay implementation serves both.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import threading
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, Union
+
+__all__ = [
+    "DEFAULT_START",
+    "Clock",
+    "Process",
+    "ProcessGen",
+    "RealClock",
+    "Signal",
+    "Timer",
+    "VirtualClock",
+    "Wait",
+]
+
+#: Where a virtual clock starts unless told otherwise: 2026-11-08T00:00:00Z, the day
+#: the seed read the live tool listing. Any fixed instant would do; a fixed one keeps
+#: timestamps in reports reproducible.
+DEFAULT_START = 1_794_096_000.0
+
+
+class Signal:
+    """A one-shot flag a process can wait on. :meth:`set` wakes every waiter once."""
+
+    __slots__ = ("_clock", "_waiters", "is_set", "value")
+
+    def __init__(self, clock: _Scheduler) -> None:
+        self._clock = clock
+        self._waiters: list[Callable[[bool], None]] = []
+        self.is_set = False
+        self.value: Any = None
+
+    def set(self, value: Any = None) -> None:
+        """Set the flag (idempotent) and resume every waiting process at the current time."""
+        if self.is_set:
+            return
+        self.is_set = True
+        self.value = value
+        waiters, self._waiters = self._waiters, []
+        for wake in waiters:
+            self._clock.call_at(self._clock.now(), lambda w=wake: w(True))  # type: ignore[misc]
+
+    def _add_waiter(self, wake: Callable[[bool], None]) -> None:
+        self._waiters.append(wake)
+
+    def _remove_waiter(self, wake: Callable[[bool], None]) -> None:
+        if wake in self._waiters:
+            self._waiters.remove(wake)
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Yielded by a process: wait for ``signal`` at most ``timeout`` seconds."""
+
+    signal: Signal
+    timeout: float
+
+
+Yieldable: TypeAlias = Union[float, int, Signal, Wait]
+ProcessGen: TypeAlias = Generator[Yieldable, Any, Any]
+
+
+@dataclass(order=True)
+class _Entry:
+    when: float
+    seq: int
+    fn: Callable[[], None] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+
+class Timer:
+    """A handle on a scheduled call; :meth:`cancel` stops it from running."""
+
+    __slots__ = ("_entry",)
+
+    def __init__(self, entry: _Entry) -> None:
+        self._entry = entry
+
+    @property
+    def when(self) -> float:
+        """The time the call is (or was) due."""
+        return self._entry.when
+
+    def cancel(self) -> None:
+        """Do not run the call (no effect once it has run)."""
+        self._entry.cancelled = True
+
+
+class Process:
+    """A running generator process. ``done`` is set with its return value when it ends."""
+
+    def __init__(self, clock: _Scheduler, gen: ProcessGen, name: str = "") -> None:
+        self._clock = clock
+        self._gen = gen
+        self.name = name
+        self.done = Signal(clock)
+        self.error: BaseException | None = None
+        self._timer: Timer | None = None
+
+    @property
+    def finished(self) -> bool:
+        """True once the generator has returned (or raised)."""
+        return self.done.is_set
+
+    def _step(self, value: Any) -> None:
+        if self.done.is_set:
+            return
+        try:
+            item = self._gen.send(value)
+        except StopIteration as stop:
+            self.done.set(stop.value)
+            return
+        except BaseException as exc:
+            self.error = exc
+            self.done.set(None)
+            raise
+        self._wait_for(item)
+
+    def _wait_for(self, item: Yieldable) -> None:
+        clock = self._clock
+        if isinstance(item, Signal):
+            if item.is_set:
+                clock.call_at(clock.now(), lambda: self._step(True))
+            else:
+                item._add_waiter(self._step)
+            return
+        if isinstance(item, Wait):
+            sig = item.signal
+            if sig.is_set:
+                clock.call_at(clock.now(), lambda: self._step(True))
+                return
+            state = {"fired": False}
+
+            def on_signal(_: bool) -> None:
+                if state["fired"]:
+                    return
+                state["fired"] = True
+                timer.cancel()
+                self._step(True)
+
+            def on_timeout() -> None:
+                if state["fired"]:
+                    return
+                state["fired"] = True
+                sig._remove_waiter(on_signal)
+                self._step(False)
+
+            timer = clock.call_later(_check_delay(item.timeout), on_timeout)
+            sig._add_waiter(on_signal)
+            return
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            self._timer = clock.call_later(_check_delay(item), lambda: self._step(None))
+            return
+        raise TypeError(
+            f"process {self.name or self._gen!r} yielded {item!r}; "
+            "yield a number of seconds, a Signal or a Wait(signal, timeout)"
+        )
+
+    def cancel(self) -> None:
+        """Stop the process where it waits; ``done`` is set with ``None``."""
+        if self.done.is_set:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._gen.close()
+        self.done.set(None)
+
+
+def _check_delay(seconds: float) -> float:
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        raise TypeError(f"a delay must be a number of seconds, got {seconds!r}")
+    if math.isnan(seconds) or seconds < 0:
+        raise ValueError(f"a delay must be a non-negative number of seconds, got {seconds!r}")
+    return float(seconds)
+
+
+class Clock(Protocol):
+    """What the server, relay, engine and agent need of time."""
+
+    def now(self) -> float:
+        """Seconds since the Unix epoch."""
+        ...
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        """Run ``fn`` at ``when`` (at once if that is past)."""
+        ...
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+        """Run ``fn`` ``delay`` seconds from now."""
+        ...
+
+    def spawn(self, gen: ProcessGen, name: str = "", delay: float = 0.0) -> Process:
+        """Start a process ``delay`` seconds from now."""
+        ...
+
+    def signal(self) -> Signal:
+        """A new :class:`Signal` bound to this clock."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Block the caller for ``seconds`` (virtual: advance the clock that far)."""
+        ...
+
+
+class _Scheduler:
+    """The event queue both clocks share."""
+
+    def __init__(self) -> None:
+        self._queue: list[_Entry] = []
+        self._seq = itertools.count()
+        self._lock = threading.RLock()
+        self.events_run = 0
+
+    def now(self) -> float:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
+        if not callable(fn):
+            raise TypeError(f"call_at needs a callable, got {fn!r}")
+        if not isinstance(when, (int, float)) or math.isnan(when):
+            raise TypeError(f"call_at needs a time in seconds, got {when!r}")
+        entry = _Entry(max(float(when), self.now()), next(self._seq), fn)
+        with self._lock:
+            heapq.heappush(self._queue, entry)
+        self._wake()
+        return Timer(entry)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+        return self.call_at(self.now() + _check_delay(delay), fn)
+
+    def spawn(self, gen: ProcessGen, name: str = "", delay: float = 0.0) -> Process:
+        if not isinstance(gen, Generator):
+            raise TypeError(
+                f"spawn needs a generator (call the generator function), got {gen!r}"
+            )
+        proc = Process(self, gen, name)
+        self.call_later(delay, lambda: proc._step(None))
+        return proc
+
+    def signal(self) -> Signal:
+        return Signal(self)
+
+    def next_due(self) -> float | None:
+        """The time of the earliest pending event, or ``None`` when nothing is scheduled."""
+        with self._lock:
+            while self._queue and self._queue[0].cancelled:
+                heapq.heappop(self._queue)
+            return self._queue[0].when if self._queue else None
+
+    @property
+    def pending(self) -> int:
+        """How many events are scheduled and not cancelled."""
+        with self._lock:
+            return sum(1 for e in self._queue if not e.cancelled)
+
+    def _pop_due(self, limit: float) -> _Entry | None:
+        with self._lock:
+            while self._queue:
+                head = self._queue[0]
+                if head.cancelled:
+                    heapq.heappop(self._queue)
+                    continue
+                if head.when <= limit:
+                    return heapq.heappop(self._queue)
+                return None
+            return None
+
+    def _wake(self) -> None:
+        """Hook: the real clock wakes its runner when something new is scheduled."""
+
+
+class VirtualClock(_Scheduler):
+    """A clock that only moves when told to; every due event runs, in order, at once.
+
+    ``listeners`` registered with :meth:`on_move` are called with the new time each
+    time the clock moves (the ``osf_clock`` fixture uses this to keep freezegun's
+    ``datetime.now()``/``time.time()`` in step).
+    """
+
+    def __init__(self, start: float = DEFAULT_START) -> None:
+        super().__init__()
+        if not isinstance(start, (int, float)) or math.isnan(start) or start < 0:
+            raise ValueError(f"start must be a non-negative epoch time, got {start!r}")
+        self._now = float(start)
+        self._listeners: list[Callable[[float], None]] = []
+        self._running = False
+
+    def now(self) -> float:
+        return self._now
+
+    def on_move(self, listener: Callable[[float], None]) -> None:
+        """Call ``listener(new_time)`` whenever the clock moves."""
+        self._listeners.append(listener)
+
+    def _move(self, when: float) -> None:
+        if when != self._now:
+            self._now = when
+            for listener in self._listeners:
+                listener(when)
+
+    def advance(self, seconds: float) -> float:
+        """Move ``seconds`` forward, running every event due on the way; returns the new time.
+
+        Called from inside an event (e.g. a patched ``time.sleep`` in code the clock
+        itself is running), it runs the nested events too.
+        """
+        target = self._now + _check_delay(seconds)
+        self._run(target)
+        self._move(max(self._now, target))
+        return self._now
+
+    def run_until(
+        self,
+        until: float | Callable[[], bool] | Signal,
+        *,
+        limit: float = 365 * 86400.0,
+    ) -> float:
+        """Run events until an absolute time, a predicate is true, or a signal is set.
+
+        With a predicate or signal, stops as soon as it holds after an event and
+        raises ``TimeoutError`` if it still does not hold once ``limit`` seconds of
+        virtual time have passed or nothing is left to run. Returns the time reached.
+        """
+        if isinstance(until, (int, float)) and not isinstance(until, bool):
+            if until < self._now:
+                raise ValueError(
+                    f"run_until({until}) is in the past (now is {self._now}); "
+                    "use advance() for relative moves"
+                )
+            return self.advance(until - self._now)
+        if isinstance(until, Signal):
+            sig = until
+
+            def check() -> bool:
+                return sig.is_set
+        elif callable(until):
+            check = until
+        else:
+            raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
+        deadline = self._now + limit
+        while not check():
+            entry = self._pop_due(deadline)
+            if entry is None:
+                raise TimeoutError(
+                    f"condition not met after {self._now - (deadline - limit):.1f} s of "
+                    "virtual time" + (" (nothing left to run)" if self.next_due() is None else "")
+                )
+            self._move(entry.when)
+            self.events_run += 1
+            entry.fn()
+        return self._now
+
+    def run_all(self, *, limit: float = 365 * 86400.0) -> float:
+        """Run events until none are left (or ``limit`` seconds pass); returns the time."""
+        deadline = self._now + limit
+        self._run(deadline)
+        return self._now
+
+    def _run(self, target: float) -> None:
+        while True:
+            entry = self._pop_due(target)
+            if entry is None:
+                return
+            self._move(entry.when)
+            self.events_run += 1
+            entry.fn()
+
+    def sleep(self, seconds: float) -> None:
+        """Advance the clock by ``seconds`` (nothing really sleeps)."""
+        self.advance(seconds)
+
+
+class RealClock(_Scheduler):
+    """Wall-clock time with the same scheduler; :meth:`run` executes events as they fall due.
+
+    ``call_at`` is safe from any thread; events run on the thread that calls
+    :meth:`run`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cond = threading.Condition(self._lock)
+        self._stopped = False
+
+    def now(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(_check_delay(seconds))
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """Make :meth:`run` return after the event it is running (from any thread)."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def run(self, until: Signal | Callable[[], bool] | None = None) -> None:
+        """Run events on wall-clock time until :meth:`stop`, or ``until`` holds."""
+        self._stopped = False
+
+        def done() -> bool:
+            if self._stopped:
+                return True
+            if until is None:
+                return False
+            return until.is_set if isinstance(until, Signal) else until()
+
+        while not done():
+            entry = self._pop_due(self.now())
+            if entry is not None:
+                self.events_run += 1
+                entry.fn()
+                continue
+            with self._cond:
+                if self._stopped:
+                    break
+                due = self.next_due()
+                wait = 0.5 if due is None else min(0.5, max(0.0, due - self.now()))
+                self._cond.wait(wait)

@@ -1,0 +1,69 @@
+"""Identifier shapes and timestamps shared by the server, relay and suite.
+
+* Command ids are UUIDs (SPEC D9); the relay refuses anything else (D15).
+* Graph session ids are ``gs_`` followed by 32 lowercase hex characters (D2).
+* Timestamps are RFC 3339 in UTC with millisecond precision, e.g.
+  ``2026-11-08T00:00:20.000Z``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from datetime import datetime, timezone
+
+__all__ = [
+    "GRAPH_SESSION_ID_RE",
+    "is_graph_session_id",
+    "is_uuid",
+    "new_command_id",
+    "parse_rfc3339",
+    "rfc3339",
+]
+
+GRAPH_SESSION_ID_RE = re.compile(r"gs_[0-9a-f]{32}")
+_UUID_RE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+_RFC3339_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+def is_uuid(value: object) -> bool:
+    """True when ``value`` is a string in the canonical 8-4-4-4-12 hex UUID form."""
+    return isinstance(value, str) and _UUID_RE.fullmatch(value) is not None
+
+
+def is_graph_session_id(value: object) -> bool:
+    """True when ``value`` is ``gs_`` + 32 lowercase hex characters (D2)."""
+    return isinstance(value, str) and GRAPH_SESSION_ID_RE.fullmatch(value) is not None
+
+
+def new_command_id(rng: random.Random | None = None) -> str:
+    """A fresh random (version 4) UUID string; deterministic when ``rng`` is given."""
+    if rng is None:
+        return str(uuid.uuid4())
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def rfc3339(epoch: float) -> str:
+    """Format ``epoch`` seconds as an RFC 3339 UTC timestamp with milliseconds."""
+    millis = round(epoch * 1000)
+    secs, ms = divmod(millis, 1000)
+    stamp = datetime.fromtimestamp(secs, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{ms:03d}Z"
+
+
+def parse_rfc3339(text: object) -> datetime | None:
+    """Parse an RFC 3339 timestamp; ``None`` when ``text`` is not one."""
+    if not isinstance(text, str) or _RFC3339_RE.fullmatch(text) is None:
+        return None
+    normal = text.replace("z", "Z").replace("t", "T")
+    if normal.endswith("Z"):
+        normal = normal[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(normal)
+    except ValueError:
+        return None

@@ -1,0 +1,1 @@
+"""pytest11 entry point: options and fixtures, nothing else."""

@@ -1,0 +1,13 @@
+"""The reference server: every server rule of SPEC.md, as one HTTP app.
+
+* :class:`ReferenceServer` — the app (a ``Request -> Response`` handler) and its state.
+* :class:`LoopbackServer` — serve it over real HTTP on a loopback port.
+* :func:`mount` — reach it from any httpx client through respx.
+"""
+
+from pytest_osfoundry.server.app import Provisioned, ReferenceServer
+from pytest_osfoundry.server.loopback import LoopbackServer
+from pytest_osfoundry.server.respx_mount import mount
+from pytest_osfoundry.server.state import ServerState
+
+__all__ = ["LoopbackServer", "Provisioned", "ReferenceServer", "ServerState", "mount"]

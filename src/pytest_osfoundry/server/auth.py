@@ -1,0 +1,115 @@
+"""Bearer tokens and the OAuth resource-server answers (SPEC R2, R12).
+
+A :class:`TokenStore` maps opaque bearer tokens to who holds them: an agent (with
+scopes) or an account's desktop relay. It never prints a token: ``repr`` of a
+:class:`Credential` masks it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "Credential",
+    "TokenStore",
+    "bearer_token",
+    "challenge",
+    "has_query_token",
+    "resource_metadata_url",
+]
+
+Kind = Literal["agent", "desktop"]
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a bearer token stands for. ``principal_id`` is an agent or account id."""
+
+    token: str = field(repr=False)
+    kind: Kind
+    principal_id: str
+    expires_at: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Credential(kind={self.kind!r}, principal_id={self.principal_id!r}, token=***)"
+
+
+class TokenStore:
+    """Issued tokens. ``lookup`` returns ``None`` for unknown or expired ones."""
+
+    def __init__(self) -> None:
+        self._tokens: dict[str, Credential] = {}
+        self._lock = threading.Lock()
+
+    def issue(
+        self,
+        kind: Kind,
+        principal_id: str,
+        token: str | None = None,
+        expires_at: float | None = None,
+    ) -> str:
+        """Register a token (random, URL-safe, 32 bytes unless given) and return it."""
+        if kind not in ("agent", "desktop"):
+            raise ValueError(f"kind must be 'agent' or 'desktop', got {kind!r}")
+        token = token if token is not None else f"osf_{secrets.token_urlsafe(32)}"
+        if not token or any(c.isspace() for c in token) or not token.isprintable():
+            raise ValueError("a token must be non-empty printable text without spaces")
+        with self._lock:
+            if token in self._tokens:
+                raise ValueError("that token is issued already")
+            self._tokens[token] = Credential(token, kind, principal_id, expires_at)
+        return token
+
+    def revoke(self, token: str) -> None:
+        """Forget a token (later requests with it are refused as unknown)."""
+        with self._lock:
+            self._tokens.pop(token, None)
+
+    def lookup(self, token: str | None, now: float) -> Credential | None:
+        """The credential for ``token``, or ``None`` if unknown, missing or expired."""
+        if not token:
+            return None
+        cred = self._tokens.get(token)
+        if cred is None or (cred.expires_at is not None and now >= cred.expires_at):
+            return None
+        return cred
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; ``None`` if absent or malformed."""
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        return None
+    return token
+
+
+def has_query_token(query: str) -> bool:
+    """True when the query string carries an ``access_token`` (never accepted, R2)."""
+    if not query:
+        return False
+    return any(part.split("=", 1)[0] == "access_token" for part in query.split("&"))
+
+
+def resource_metadata_url(origin: str) -> str:
+    """Where the protected-resource metadata lives for a server at ``origin``."""
+    return f"{origin.rstrip('/')}/.well-known/oauth-protected-resource"
+
+
+def challenge(origin: str, scope: str, error: str | None = None) -> str:
+    """A ``WWW-Authenticate`` value: ``Bearer`` with ``resource_metadata`` and ``scope``.
+
+    ``error`` is ``invalid_token`` for a bad token, ``insufficient_scope`` for a token
+    without the scope, or ``None`` when no token was sent (RFC 6750 §3.1).
+    """
+    parts = []
+    if error is not None:
+        parts.append(f'error="{error}"')
+    parts.append(f'scope="{scope}"')
+    parts.append(f'resource_metadata="{resource_metadata_url(origin)}"')
+    return "Bearer " + ", ".join(parts)
