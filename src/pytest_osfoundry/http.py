@@ -63,7 +63,7 @@ class Response:
 class Handler(Protocol):
     """Anything that answers a :class:`Request` with a :class:`Response`."""
 
-    def __call__(self, request: Request) -> Response: ...
+    def __call__(self, request: Request, /) -> Response: ...
 
 
 def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:

@@ -23,7 +23,9 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
 __all__ = [
+    "BODY_LIMIT",
     "MASK",
+    "MIN_SECRET",
     "Exchange",
     "mask_headers",
     "mask_token",
@@ -33,6 +35,9 @@ __all__ = [
 
 MASK = "***"
 """What a masked secret is replaced with."""
+
+MIN_SECRET = 4
+"""Shortest secret :func:`mask_token` replaces wherever it appears."""
 
 BODY_LIMIT = 4000
 """Characters of a body kept by :meth:`Exchange.to_dict` and :meth:`Exchange.format`."""
@@ -120,14 +125,22 @@ def mask_token(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every occurrence of each secret replaced by ``***``.
 
     Each secret is also looked for percent-encoded and JSON-escaped, and longer
-    secrets are replaced first. ``None`` and empty strings are ignored.
+    secrets are replaced first. ``None`` and secrets shorter than
+    :data:`MIN_SECRET` characters are ignored: they are too short to be credentials,
+    and replacing them everywhere would shred the text (where they stand as a header
+    or query value, :func:`mask_headers` and :func:`mask_url` still hide them).
     """
-    unique = {s for s in secrets if s}
+    unique = {s for s in secrets if s and len(s) >= MIN_SECRET}
     if not unique:
         return text
     out = text
     for secret in sorted(unique, key=len, reverse=True):
-        forms = {secret, quote(secret, safe=""), quote_plus(secret, safe=""), json.dumps(secret)[1:-1]}
+        forms = {
+            secret,
+            quote(secret, safe=""),
+            quote_plus(secret, safe=""),
+            json.dumps(secret)[1:-1],
+        }
         for form in sorted(forms, key=len, reverse=True):
             if form in out:
                 out = out.replace(form, MASK)
@@ -205,9 +218,7 @@ class Exchange:
 
     def secrets(self) -> list[str]:
         """The secret strings this exchange carries (what masking hides)."""
-        return secrets_in(self.url, self.request_headers) + secrets_in(
-            "", self.response_headers
-        )
+        return secrets_in(self.url, self.request_headers) + secrets_in("", self.response_headers)
 
     def _parts(
         self, mask: bool

@@ -36,7 +36,7 @@ SUPPORTED_PROTOCOL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
 _ACCEPT = "application/json, text/event-stream"
 _MAX_TOOL_PAGES = 100
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.loads
+_loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
 
 
 @lru_cache(maxsize=1)
@@ -54,10 +54,10 @@ def parse_sse(text: str) -> list[tuple[str, str]]:
 
     Follows the WHATWG rules: lines end in CRLF, LF or CR; lines starting with
     ``:`` are comments; ``data:`` lines of one event are joined with newlines; one
-    space after the colon is dropped; a blank line ends an event; an event with no
-    data is not dispatched; the type defaults to ``message``. An event that is not
-    ended by a blank line before the stream ends is discarded, as browsers and the
-    MCP SDKs do.
+    space after the colon is dropped; a blank line ends an event; an event whose
+    data is empty (such as a priming event) is not dispatched; the type defaults to
+    ``message``. An event that is not ended by a blank line before the stream ends
+    is discarded, as browsers and the MCP SDKs do.
     """
     return _parse_sse(text)[0]
 
@@ -71,10 +71,14 @@ def _parse_sse(text: str) -> tuple[list[tuple[str, str]], str | None]:
     events: list[tuple[str, str]] = []
     data: list[str] = []
     event_type = ""
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # the "" after a final line end is not a blank line
+    for line in lines:
         if not line:
-            if data:
-                events.append((event_type or "message", "\n".join(data)))
+            joined = "\n".join(data)
+            if joined:
+                events.append((event_type or "message", joined))
             data = []
             event_type = ""
             continue
@@ -88,7 +92,8 @@ def _parse_sse(text: str) -> tuple[list[tuple[str, str]], str | None]:
         elif name == "event":
             event_type = value
         # "id" and "retry" are about reconnecting; this client reads one reply.
-    return events, ("\n".join(data) if data else None)
+    pending = "\n".join(data)
+    return events, (pending or None)
 
 
 def _id_matches(message: Mapping[str, Any], request_id: int) -> bool:
@@ -164,7 +169,7 @@ class McpClient:
         headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
-        if self._initialized and self.negotiated_version is not None:
+        if self.negotiated_version is not None:
             headers["MCP-Protocol-Version"] = self.negotiated_version
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
@@ -269,8 +274,8 @@ class McpClient:
 
     def _decode_json(self, data: bytes | str, what: str) -> Any:
         try:
-            return _loads(data)
-        except ValueError as exc:
+            return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        except ValueError as exc:  # UnicodeDecodeError included
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             snippet = self._mask(text[:120])
             raise ProtocolViolation(f"{what} is not valid JSON ({exc}): {snippet!r}") from None
@@ -289,8 +294,7 @@ class McpClient:
             message = self._decode_json(data, "event-stream data")
             if not isinstance(message, dict):
                 raise ProtocolViolation(
-                    f"event-stream data is a JSON {type(message).__name__}, "
-                    "not a JSON-RPC message"
+                    f"event-stream data is a JSON {type(message).__name__}, not a JSON-RPC message"
                 )
             is_response = "result" in message or "error" in message
             if is_response and _id_matches(message, request_id):
@@ -310,9 +314,7 @@ class McpClient:
 
     def _unwrap(self, message: dict[str, Any], request_id: int) -> Any:
         if message.get("jsonrpc") != "2.0":
-            raise ProtocolViolation(
-                f'response to request {request_id} lacks "jsonrpc": "2.0"'
-            )
+            raise ProtocolViolation(f'response to request {request_id} lacks "jsonrpc": "2.0"')
         has_result = "result" in message
         if "error" in message:
             if has_result:
@@ -420,9 +422,7 @@ class McpClient:
         """Send ``tools/call`` and return the HTTP reply unparsed (exact bytes)."""
         return self.rpc_raw("tools/call", {"name": name, "arguments": dict(arguments or {})})
 
-    def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Call a tool and return its structured result.
 
         Returns ``structuredContent`` when present; else ``content[0].text`` parsed

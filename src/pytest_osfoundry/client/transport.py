@@ -35,9 +35,7 @@ __all__ = [
 class Transport(Protocol):
     """Sends one HTTP request to an absolute URL and returns the reply."""
 
-    def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes
-    ) -> Response:
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request; return the reply (any status) or raise ``ReplyLost``."""
         ...
 
@@ -68,9 +66,7 @@ class DirectTransport:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
 
-    def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes
-    ) -> Response:
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Build a :class:`Request` and hand it to the handler."""
         path, query = split_target(url)
         lowered = {k.lower(): v for k, v in headers.items()}
@@ -95,9 +91,7 @@ class HttpxTransport:
         self.client = client if client is not None else httpx.Client(timeout=timeout)
         self.timeout = timeout
 
-    def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes
-    ) -> Response:
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request and read the whole reply."""
         try:
             reply = self.client.request(
@@ -150,9 +144,7 @@ class RecordingTransport:
         self.inner = inner
         self._log: deque[Exchange] = deque(maxlen=keep)
 
-    def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes
-    ) -> Response:
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Forward to the inner transport and record what happened."""
         sent = dict(headers)
         start = time.perf_counter()

@@ -1,0 +1,182 @@
+"""The transports: in-process, httpx (respx and a real refused socket), recording."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+import httpx
+import pytest
+import respx
+
+from pytest_osfoundry.client import (
+    DirectTransport,
+    HttpxTransport,
+    ProtocolViolation,
+    RecordingTransport,
+    ReplyLost,
+    Transport,
+    split_target,
+)
+from pytest_osfoundry.http import Handler, Request, Response
+
+Via = Callable[[Handler], Transport]
+TOKEN = "tok-TRANSPORT-5ecret-77"
+
+
+class Capture:
+    """A handler that keeps the request and answers with a fixed mixed-case header."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.seen: list[Request] = []
+        self.status = status
+
+    def __call__(self, request: Request) -> Response:
+        self.seen.append(request)
+        return Response(self.status, {"x-echo": request.method}, b"body:" + request.body)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://h.test/mcp", ("/mcp", "")),
+        ("https://h.test/mcp?a=1&b=2#frag", ("/mcp", "a=1&b=2")),
+        ("https://h.test", ("/", "")),
+        ("https://h.test?x=1", ("/", "x=1")),
+        ("http://h.test:8080/a/b%2Fc", ("/a/b%2Fc", "")),
+    ],
+)
+def test_split_target(url: str, expected: tuple[str, str]) -> None:
+    assert split_target(url) == expected
+
+
+def test_direct_transport_builds_the_request() -> None:
+    handler = Capture(201)
+    reply = DirectTransport(handler).request(
+        "post", "https://h.test/x/y?q=1", {"Content-Type": "text/plain", "X-A": "b"}, b"hi"
+    )
+    (req,) = handler.seen
+    assert (req.method, req.path, req.query, req.body) == ("POST", "/x/y", "q=1", b"hi")
+    assert dict(req.headers) == {"content-type": "text/plain", "x-a": "b"}
+    assert (reply.status, reply.body) == (201, b"body:hi")
+
+
+def test_both_doors_deliver_the_same_request(via: Via) -> None:
+    handler = Capture(404)
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    reply = via(handler).request("POST", "https://osf.test/a/b?c=d", headers, b'{"k":1}')
+    (req,) = handler.seen
+    assert (req.method, req.path, req.query, req.body) == ("POST", "/a/b", "c=d", b'{"k":1}')
+    assert req.header("authorization") == f"Bearer {TOKEN}"
+    assert req.header("content-type") == "application/json"
+    assert reply.status == 404  # any status is a reply, not an exception
+    assert reply.body == b"body:" + b'{"k":1}'
+    assert reply.headers["x-echo"] == "POST"
+
+
+def test_httpx_lower_cases_response_headers() -> None:
+    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
+        router.get("/h").mock(return_value=httpx.Response(200, headers={"X-Mixed-Case": "v"}))
+        reply = transport.request("GET", "https://osf.test/h", {}, b"")
+    assert reply.headers["x-mixed-case"] == "v"
+    assert all(name == name.lower() for name in reply.headers)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (httpx.ConnectError("refused"), "failed"),
+        (httpx.ReadTimeout("slow"), "timed out"),
+        (httpx.RemoteProtocolError("peer closed"), "failed"),
+    ],
+)
+def test_httpx_transport_failures_become_reply_lost(error: Exception, kind: str) -> None:
+    url = f"https://osf.test/mcp?access_token={TOKEN}"
+    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
+        router.post("/mcp").mock(side_effect=error)
+        with pytest.raises(ReplyLost) as info:
+            transport.request("POST", url, {"Authorization": f"Bearer {TOKEN}"}, b"{}")
+    message = str(info.value)
+    assert "https://osf.test/mcp?access_token=***" in message
+    assert kind in message
+    assert TOKEN not in message + repr(info.value)
+    assert info.value.url == "https://osf.test/mcp?access_token=***"
+
+
+def test_httpx_decoding_error_is_a_violation() -> None:
+    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
+        router.get("/z").mock(side_effect=httpx.DecodingError("bad gzip"))
+        with pytest.raises(ProtocolViolation, match="could not be decoded"):
+            transport.request("GET", "https://osf.test/z", {}, b"")
+
+
+def test_real_socket_refused_is_reply_lost() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with HttpxTransport(timeout=2.0) as transport, pytest.raises(ReplyLost, match=str(port)):
+        transport.request("GET", f"http://127.0.0.1:{port}/mcp", {}, b"")
+
+
+def test_httpx_transport_closes_only_its_own_client() -> None:
+    with HttpxTransport() as owned:
+        pass
+    assert owned.client.is_closed
+    given = httpx.Client()
+    with HttpxTransport(given):
+        pass
+    assert not given.is_closed
+    given.close()
+
+
+def test_httpx_transport_applies_its_timeout() -> None:
+    seen: list[object] = []
+
+    def side_effect(request: httpx.Request) -> httpx.Response:
+        seen.append(request.extensions["timeout"])
+        return httpx.Response(200)
+
+    with respx.mock(base_url="https://osf.test") as router, HttpxTransport(timeout=3.5) as t:
+        router.get("/t").mock(side_effect=side_effect)
+        t.request("GET", "https://osf.test/t", {}, b"")
+    assert seen == [{"connect": 3.5, "read": 3.5, "write": 3.5, "pool": 3.5}]
+
+
+def test_recording_transport_records_a_bounded_history() -> None:
+    recorder = RecordingTransport(DirectTransport(Capture()), keep=3)
+    for i in range(5):
+        recorder.request("POST", f"https://h.test/{i}", {"X-N": str(i)}, str(i).encode())
+    urls = [e.url for e in recorder.exchanges]
+    assert urls == ["https://h.test/2", "https://h.test/3", "https://h.test/4"]
+    last = recorder.exchanges[-1]
+    assert (last.method, last.status, last.request_body, last.response_body) == (
+        "POST",
+        200,
+        b"4",
+        b"body:4",
+    )
+    assert last.request_headers == {"X-N": "4"}
+    assert last.response_headers == {"x-echo": "POST"}
+    assert last.elapsed >= 0.0
+    recorder.exchanges.clear()  # a copy: the history is unaffected
+    assert len(recorder.exchanges) == 3
+    recorder.clear()
+    assert recorder.exchanges == []
+
+
+def test_recording_transport_records_lost_replies() -> None:
+    class Dropping:
+        def request(self, method: str, url: str, headers: object, body: bytes) -> Response:
+            raise ReplyLost("no reply from POST https://h.test/x: dropped", url=url)
+
+    recorder = RecordingTransport(Dropping())
+    with pytest.raises(ReplyLost):
+        recorder.request("POST", "https://h.test/x", {}, b"{}")
+    (exchange,) = recorder.exchanges
+    assert exchange.status == 0
+    assert exchange.error is not None and "dropped" in exchange.error
+
+
+def test_recording_transport_rejects_empty_history() -> None:
+    with pytest.raises(ValueError, match="keep"):
+        RecordingTransport(DirectTransport(Capture()), keep=0)
