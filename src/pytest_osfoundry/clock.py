@@ -222,6 +222,10 @@ class Clock(Protocol):
         """A new :class:`Signal` bound to this clock."""
         ...
 
+    def start(self, gen: ProcessGen, name: str = "") -> Process:
+        """Start a process now: its first step runs before this returns."""
+        ...
+
     def sleep(self, seconds: float) -> None:
         """Block the caller for ``seconds`` (virtual: advance the clock that far)."""
         ...
@@ -260,6 +264,15 @@ class _Scheduler:
             )
         proc = Process(self, gen, name)
         self.call_later(delay, lambda: proc._step(None))
+        return proc
+
+    def start(self, gen: ProcessGen, name: str = "") -> Process:
+        if not isinstance(gen, Generator):
+            raise TypeError(
+                f"start needs a generator (call the generator function), got {gen!r}"
+            )
+        proc = Process(self, gen, name)
+        proc._step(None)
         return proc
 
     def signal(self) -> Signal:

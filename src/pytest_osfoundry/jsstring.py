@@ -10,7 +10,7 @@ What :func:`js_stringify` promises, for values built from ``dict`` (``str`` keys
 
 * Compact separators (``,`` and ``:``), no whitespace.
 * Strings: ``"`` → ``\\"``, ``\\`` → ``\\\\``, and ``\\b \\f \\n \\r \\t``; every other
-  C0 control (U+0000–U+001F) as ``\\u00xx`` in lower-case hex; a *lone* surrogate as
+  C0 control (U+0000 to U+001F) as ``\\u00xx`` in lower-case hex; a *lone* surrogate as
   ``\\udxxx`` (ES2019 well-formed ``JSON.stringify``). Everything else is left as is:
   non-ASCII, ``/``, U+007F, U+2028 and U+2029 are not escaped. A Python string that
   holds a high surrogate followed by a low surrogate (two code points) is a valid
@@ -45,7 +45,7 @@ __all__ = ["js_length", "js_number", "js_stringify", "js_stringify_length"]
 
 # Characters JSON.stringify escapes: C0 controls, '"', '\\', and lone surrogates.
 _NEEDS_ESCAPE = re.compile(
-    "[\\x00-\\x1f\"\\\\]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]"
+    '[\\x00-\\x1f"\\\\]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]'
 )
 _SHORT_ESCAPES = {
     '"': '\\"',
@@ -111,7 +111,7 @@ def _format_double(number: float) -> str:
     whole, _, frac = mantissa.partition(".")
     all_digits = whole + frac
     digits = all_digits.lstrip("0")
-    # ECMAScript's n: value = 0.d1d2...dk × 10^n, i.e. digits × 10^(n − k). The point
+    # ECMAScript's n: value = 0.d1d2...dk * 10^n, i.e. digits * 10^(n - k). The point
     # sits after ``whole``; moved by the exponent and by each leading zero stripped.
     n = len(whole) + exponent - (len(all_digits) - len(digits))
     digits = digits.rstrip("0")

@@ -1,1 +1,48 @@
-"""pytest11 entry point: options and fixtures, nothing else."""
+"""pytest11 entry point: registers the ``osf`` marker, the fixtures and the suite's hooks.
+
+Nothing is implemented here: fixtures live in :mod:`pytest_osfoundry.fixtures`, the
+conformance suite's options and hooks in :mod:`pytest_osfoundry.conformance.plugin`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_osfoundry.fixtures import (
+    osf_agent,
+    osf_clock,
+    osf_config,
+    osf_engine,
+    osf_loopback,
+    osf_make_agent,
+    osf_make_relay,
+    osf_relay,
+    osf_respx,
+    osf_server,
+    osf_world,
+)
+
+__all__ = [
+    "osf_agent",
+    "osf_clock",
+    "osf_config",
+    "osf_engine",
+    "osf_loopback",
+    "osf_make_agent",
+    "osf_make_relay",
+    "osf_relay",
+    "osf_respx",
+    "osf_server",
+    "osf_world",
+    "pytest_configure",
+]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``osf`` marker."""
+    config.addinivalue_line(
+        "markers",
+        "osf(**options): configure the osf_ fixtures (any WorldConfig field: seed, interval, "
+        "control_poll, sessions, graph, outbox, lose_completions, drop_replies, offline, "
+        "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep)",
+    )

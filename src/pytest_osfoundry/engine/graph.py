@@ -119,8 +119,7 @@ class LogNormal(Duration):
             raise ValueError(f"LogNormal.minimum must be >= 0, got {self.minimum!r}")
         if minimum > median:
             raise ValueError(
-                f"LogNormal.minimum ({self.minimum!r}) must not exceed the median "
-                f"({self.median!r})"
+                f"LogNormal.minimum ({self.minimum!r}) must not exceed the median ({self.median!r})"
             )
 
     def sample(self, rng: random.Random) -> float:
@@ -213,9 +212,8 @@ class Graph:
     token_ceiling: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.duration, Duration):
-            if _number(self.duration, "Graph.duration") < 0:
-                raise ValueError(f"Graph.duration must be >= 0, got {self.duration!r}")
+        if not isinstance(self.duration, Duration) and _number(self.duration, "Graph.duration") < 0:
+            raise ValueError(f"Graph.duration must be >= 0, got {self.duration!r}")
         if not isinstance(self.result, ResultText):
             js_stringify(self.result, name="Graph.result")
         _non_negative_int(self.total_tokens, "Graph.total_tokens")

@@ -82,9 +82,13 @@ def cut_error(error: str, limit: int = ERROR_LIMIT) -> str:
             units += width
             end += 1
         cut = prefix[:end]
-    if cut and "\ud800" <= cut[-1] <= "\udbff" and len(error) > len(cut):
-        if "\udc00" <= error[len(cut)] <= "\udfff":
-            cut = cut[:-1]
+    if (
+        cut
+        and "\ud800" <= cut[-1] <= "\udbff"
+        and len(error) > len(cut)
+        and "\udc00" <= error[len(cut)] <= "\udfff"
+    ):
+        cut = cut[:-1]
     return cut
 
 

@@ -68,7 +68,7 @@ class Provisioned:
 
 
 class ReferenceServer:
-    """The kit's reference implementation of SPEC.md §2–§3, as an HTTP handler.
+    """The kit's reference implementation of SPEC.md §2-§3, as an HTTP handler.
 
     Call it with a :class:`~pytest_osfoundry.http.Request`; read and provision its
     :attr:`state` directly. ``public_url`` is the MCP URL used in challenges and the
@@ -93,6 +93,7 @@ class ReferenceServer:
         self.public_url = public_url
         self.mcp = McpEndpoint(self.state, self.tokens, sse=sse)
         self.relay = RelayApi(self.state, self.tokens)
+        self.provisioned: Provisioned | None = None
 
     # ------------------------------------------------------------------ provisioning
     def provision(
@@ -123,7 +124,7 @@ class ReferenceServer:
         stranger = st.add_agent(other.account_id, [other_project.project_id], both)
         other_desktop = self.tokens.issue("desktop", other.account_id)
         other.desktop_tokens.add(other_desktop)
-        return Provisioned(
+        self.provisioned = Provisioned(
             account_id=account.account_id,
             project_id=pid,
             agent_token=self.tokens.issue("agent", a1.agent_id, agent_token),
@@ -134,6 +135,7 @@ class ReferenceServer:
             stranger_project_id=other_project.project_id,
             stranger_desktop_token=other_desktop,
         )
+        return self.provisioned
 
     # ------------------------------------------------------------------ HTTP
     def __call__(self, request: Request) -> Response:
