@@ -1,0 +1,71 @@
+"""A user's own agent code: queue a Graph run over MCP and poll until it is done.
+
+This is the kind of code a third-party project writes; ``test_example_polling_agent.py``
+tests it with pytest-osfoundry's fixtures on virtual time. It knows nothing of the kit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+
+class GraphRunner:
+    """Calls osFoundry's MCP tools with plain httpx and polls with ``time.sleep``."""
+
+    def __init__(self, mcp_url: str, token: str, http: httpx.Client | None = None) -> None:
+        self.mcp_url = mcp_url
+        self.http = http or httpx.Client()
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        self.polls = 0
+        self._id = 0
+
+    def _rpc(self, method: str, params: dict[str, Any]) -> Any:
+        self._id += 1
+        reply = self.http.post(
+            self.mcp_url,
+            json={"jsonrpc": "2.0", "id": self._id, "method": method, "params": params},
+            headers=self.headers,
+        )
+        reply.raise_for_status()
+        return reply.json()["result"]
+
+    def connect(self) -> None:
+        """MCP handshake: initialize, then keep the session id and protocol version."""
+        result = self._rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "example-agent", "version": "1"},
+            },
+        )
+        self.headers["MCP-Protocol-Version"] = result["protocolVersion"]
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        """Call a tool; raise RuntimeError with the server's message on a tool error."""
+        result = self._rpc("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(result["content"][0]["text"])
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
+    def run_and_wait(
+        self, graph_session_id: str, key: str, first_wait: float = 20, every: float = 10
+    ) -> dict[str, Any]:
+        """Queue a run, wait one pickup interval, then poll every ``every`` seconds."""
+        ticket = self.call(
+            "run_graph_session", graph_session_id=graph_session_id, idempotency_key=key
+        )
+        time.sleep(first_wait)
+        while True:
+            self.polls += 1
+            run = self.call("get_graph_run", command_id=ticket["command_id"])
+            if run["status"] in ("completed", "failed", "cancelled"):
+                return run
+            time.sleep(every)
