@@ -38,9 +38,11 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     try:
         loop = LoopbackServer(server, host=args.host, port=args.port)
-    except OSError as err:
-        print(f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
-              file=sys.stderr)
+    except (OSError, ValueError) as err:
+        print(
+            f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
+            file=sys.stderr,
+        )
         return 2
     stop = threading.Event()
 
@@ -68,6 +70,16 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {port}")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``osfoundry-fake`` argument parser (``serve`` and ``relay``)."""
     parser = argparse.ArgumentParser(
@@ -83,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         "other_agent_token, read_token, desktop_token) and serve until SIGINT/SIGTERM.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument("--port", type=_port, default=0, help="port (default 0: a free one)")
     serve.add_argument("--mcp-path", default="/mcp", help="path of the MCP endpoint (default /mcp)")
     serve.add_argument("--project-id", help="fix the project id (default: random)")
     for role in ("agent", "other-agent", "read", "desktop"):

@@ -149,12 +149,17 @@ class ReferenceServer:
     handle = __call__
 
     def origin(self, request: Request) -> str:
-        """This server's origin as a caller sees it (``public_url`` or the Host header)."""
+        """This server's origin as a caller sees it.
+
+        ``public_url`` when given; otherwise the ``Host`` header, with the scheme from
+        ``X-Forwarded-Proto`` (which the respx mount sets from the URL) or ``http``.
+        """
         if self.public_url:
             scheme, _, rest = self.public_url.partition("://")
             return f"{scheme}://{rest.split('/', 1)[0]}"
         host = request.header("host") or "127.0.0.1"
-        return f"http://{host}"
+        scheme = "https" if request.header("x-forwarded-proto") == "https" else "http"
+        return f"{scheme}://{host}"
 
     def mcp_url(self, request: Request) -> str:
         """The MCP endpoint's absolute URL as a caller sees it."""

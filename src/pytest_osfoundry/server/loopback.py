@@ -10,6 +10,7 @@ requests by default (no headers, so no tokens, ever reach a log).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
@@ -29,27 +30,70 @@ class _Server(ThreadingHTTPServer):
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # One send per response (buffered, flushed by http.server after each request), and
+    # no Nagle delay: otherwise every keep-alive round trip waits ~40 ms for an ACK.
+    wbufsize = 64 * 1024
+    disable_nagle_algorithm = True
     server_version = "pytest-osfoundry"
     sys_version = ""
     timeout = 60.0
     server: _Server
 
     def _serve(self) -> None:
-        length_text = self.headers.get("content-length", "0") or "0"
-        try:
-            length = int(length_text)
-        except ValueError:
-            self._send(400, {"content-type": "application/json"}, b'{"error":"bad Content-Length"}')
-            return
-        if length < 0 or length > _MAX_READ:
-            self.close_connection = True
-            self._send(413, {"content-type": "application/json"}, b'{"error":"body too large"}')
-            return
-        body = self.rfile.read(length) if length else b""
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            chunked = self._read_chunked()
+            if chunked is None:
+                return
+            body = chunked
+        else:
+            length_text = self.headers.get("content-length", "0") or "0"
+            try:
+                length = int(length_text)
+            except ValueError:
+                self._refuse(400, b'{"error":"bad Content-Length"}')
+                return
+            if length < 0 or length > _MAX_READ:
+                self._refuse(413, b'{"error":"body too large"}')
+                return
+            body = self.rfile.read(length) if length else b""
         path, _, query = self.path.partition("?")
         headers = {k.lower(): v for k, v in self.headers.items()}
         response = self.server.app(Request(self.command, path, headers, body, query))
         self._send(response.status, response.headers, response.body)
+
+    def handle_expect_100(self) -> bool:
+        """Send ``100 Continue`` at once (the writer is buffered; curl waits for it)."""
+        ok = super().handle_expect_100()
+        self.wfile.flush()
+        return ok
+
+    def _refuse(self, status: int, body: bytes) -> None:
+        """Answer without reading (the rest of) the body, and drop the connection."""
+        self.close_connection = True
+        self._send(status, {"content-type": "application/json", "connection": "close"}, body)
+
+    def _read_chunked(self) -> bytes | None:
+        """A ``Transfer-Encoding: chunked`` body (trailers dropped); ``None`` if refused."""
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1024)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                self._refuse(400, b'{"error":"bad chunked body"}')
+                return None
+            if size < 0 or total + size > _MAX_READ:
+                self._refuse(413, b'{"error":"body too large"}')
+                return None
+            if size == 0:
+                break
+            parts.append(self.rfile.read(size))
+            total += size
+            self.rfile.readline(1024)  # the CRLF after the chunk
+        while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+            pass  # trailers
+        return b"".join(parts)
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.send_response(status)
@@ -63,7 +107,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        """Any other method token goes to the app too (which answers 404/405, not 501)."""
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def log_message(self, format: str, *args: object) -> None:
         """Stay silent: request lines may carry secrets in a bad client's query string."""
 
 

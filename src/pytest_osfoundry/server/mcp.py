@@ -18,7 +18,6 @@ Choices where the MCP specification leaves room (see docs/rules.md):
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from typing import Any
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server import tools as tooldefs
 from pytest_osfoundry.server.auth import TokenStore, bearer_token, challenge
+from pytest_osfoundry.server.jsonbody import BadJson, dumps, parse_body
 from pytest_osfoundry.server.state import Agent, DomainError, ServerState
 
 __all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
@@ -94,9 +94,9 @@ class McpEndpoint:
                 405, {"error": "use POST for MCP messages"}, {"allow": "POST, DELETE"}
             )
         try:
-            message = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
-            return _rpc_error(400, None, PARSE_ERROR, "Parse error: the body is not JSON")
+            message = parse_body(request.body)
+        except BadJson as bad:
+            return _rpc_error(400, None, PARSE_ERROR, f"Parse error: {bad}")
         if isinstance(message, list):
             return _rpc_error(
                 400, None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported"
@@ -117,7 +117,9 @@ class McpEndpoint:
                 return Response(202)  # a client's response to a server request
             return _rpc_error(400, msg_id, INVALID_REQUEST, "Invalid Request: no method")
         if not isinstance(method, str):
-            return _rpc_error(400, msg_id, INVALID_REQUEST, "Invalid Request: method must be a string")
+            return _rpc_error(
+                400, msg_id, INVALID_REQUEST, "Invalid Request: method must be a string"
+            )
 
         headers: dict[str, str] = {}
         if method != "initialize":
@@ -158,10 +160,21 @@ class McpEndpoint:
             )
         except _InvalidParams as bad:
             return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), headers)
+        if isinstance(result, _ToolResult):
+            # The same bytes as dumps() of the whole message; structuredContent is
+            # encoded once, not twice (once as the text, once as the object).
+            return self._reply_text(
+                '{"jsonrpc":"2.0","id":' + dumps(msg_id) + ',"result":{"content":[{"type":'
+                '"text","text":' + dumps(result.text) + '}],"structuredContent":'
+                + result.text + "}}",
+                headers,
+            )
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
 
     def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return self._reply_text(dumps(payload), headers)
+
+    def _reply_text(self, body: str, headers: dict[str, str]) -> Response:
         if self.sse:
             out = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
             return Response(200, out, f"event: message\ndata: {body}\n\n".encode())
@@ -218,16 +231,14 @@ class McpEndpoint:
         if not isinstance(arguments, dict):
             raise _InvalidParams("Invalid params: arguments must be an object")
         agent = self._authorize(request, name, origin)
-        errors = sorted(tooldefs.VALIDATORS[name].iter_errors(arguments), key=lambda e: e.path)
-        if errors:
-            where = "/".join(str(p) for p in errors[0].path) or "arguments"
-            return _tool_error(f"Invalid arguments for {name}: {where}: {errors[0].message}")
+        invalid = tooldefs.argument_error(name, arguments)
+        if invalid is not None:
+            return _tool_error(invalid)
         try:
             structured = _TOOL_IMPLS[name](self.state, agent, arguments)
         except DomainError as err:
             return _tool_error(err.message)
-        text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+        return _ToolResult(structured, dumps(structured))
 
     def _authorize(self, request: Request, tool: str, origin: str) -> Agent:
         """R2: 401 without a usable agent token, 403 without the tool's scope."""
@@ -247,6 +258,18 @@ class McpEndpoint:
                 f"Forbidden: this token lacks the {scope} scope",
             )
         return agent
+
+
+class _ToolResult(dict[str, Any]):
+    """A successful ``tools/call`` result (R3) that keeps its text: never mutate it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, structured: dict[str, Any], text: str) -> None:
+        super().__init__(
+            content=[{"type": "text", "text": text}], structuredContent=structured
+        )
+        self.text = text
 
 
 class _InvalidParams(Exception):

@@ -1,4 +1,4 @@
-"""The desktop relay API (SPEC D10, R9–R13): HTTP in, :class:`ServerState` calls out.
+"""The desktop relay API (SPEC D10, R9-R13): HTTP in, :class:`ServerState` calls out.
 
 Paths (under the relay base, by default the server's origin)::
 
@@ -15,12 +15,12 @@ an oversized completion.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import unquote
 
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server.auth import TokenStore, bearer_token
+from pytest_osfoundry.server.jsonbody import BadJson, parse_body
 from pytest_osfoundry.server.state import Account, DomainError, ServerState
 
 __all__ = ["RELAY_PREFIX", "RelayApi"]
@@ -28,6 +28,7 @@ __all__ = ["RELAY_PREFIX", "RelayApi"]
 RELAY_PREFIX = "/external-assistants/graph-relays"
 _COMMANDS = RELAY_PREFIX + "/commands/"
 _ACTIONS = {"start": "POST", "control": "GET", "complete": "POST"}
+_NEED_DESKTOP = "a valid desktop bearer token is required"
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -62,15 +63,15 @@ class RelayApi:
         body: Any = None
         if expected == "POST":
             try:
-                body = json.loads(request.body)
-            except (ValueError, UnicodeDecodeError):
-                return _error(400, "the body must be JSON")
+                body = parse_body(request.body)
+            except BadJson as bad:
+                return _error(400, f"the body must be JSON: {bad}")
             if not isinstance(body, dict):
                 return _error(400, "the body must be a JSON object")
         try:
             if action == "sync":
                 assert body is not None
-                sessions = body.get("sessions", [])
+                sessions = body.get("sessions")  # required: a missing list is no list
                 result = self.state.relay_sync(account, body.get("project_id"), sessions)
             elif action == "start":
                 assert body is not None and command_id is not None
@@ -103,10 +104,10 @@ class RelayApi:
             bearer_token(request.header("authorization")), self.state.clock.now()
         )
         if cred is None:
-            return _error(401, "a valid desktop bearer token is required", {"www-authenticate": "Bearer"})
+            return _error(401, _NEED_DESKTOP, {"www-authenticate": "Bearer"})
         if cred.kind != "desktop":
             return _error(403, "an agent's token cannot act as the desktop relay")
         account = self.state.accounts.get(cred.principal_id)
         if account is None:
-            return _error(401, "a valid desktop bearer token is required", {"www-authenticate": "Bearer"})
+            return _error(401, _NEED_DESKTOP, {"www-authenticate": "Bearer"})
         return account

@@ -22,10 +22,16 @@ __all__ = ["mount", "to_httpx_response"]
 
 def _side_effect(handler: Handler) -> respx.types.SideEffectTypes:
     def answer(request: httpx.Request) -> httpx.Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        # The handler sees no URL scheme: pass it on as a proxy would.
+        headers.setdefault("x-forwarded-proto", request.url.scheme)
+        # The path as sent, still percent-encoded (``url.path`` is decoded): the same
+        # string the loopback server and the direct transport hand to the handler.
+        raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
         req = Request(
             request.method,
-            request.url.path,
-            {k.lower(): v for k, v in request.headers.items()},
+            raw_path or "/",
+            headers,
             request.read(),
             request.url.query.decode("ascii", "replace"),
         )

@@ -1,6 +1,6 @@
 """The reference server's domain state: pure Python, no HTTP, no JSON-RPC, no I/O.
 
-Every behavioural rule of SPEC.md §2–§3 that is not about the wire lives here, once:
+Every behavioural rule of SPEC.md §2-§3 that is not about the wire lives here, once:
 
 * D4/R8  what ``list_graph_sessions`` shows (the last sync's upload, ``limit``)
 * D6     a run is visible only to the agent that started it (:meth:`ServerState._own_run`)
@@ -8,7 +8,7 @@ Every behavioural rule of SPEC.md §2–§3 that is not about the wire lives her
 * D8/R7  the two cancel cases
 * R4/R6  the ticket and run views
 * D10    sync replaces the shared list and hands out queued commands, oldest first
-* R9–R11 start, control, complete (redelivery, conflicts, the 100,000-character bound)
+* R9-R11 start, control, complete (redelivery, conflicts, the 100,000-character bound)
 * R13    relay paths never reveal another owner's commands (404, like unknown ids)
 
 Methods take already-authenticated principals (:class:`Agent`, :class:`Account`)
@@ -19,6 +19,7 @@ Time comes from the clock the state is given. All public methods are thread-safe
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import random
 import secrets
@@ -28,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_osfoundry.clock import Clock, RealClock
-from pytest_osfoundry.ids import new_command_id, rfc3339
+from pytest_osfoundry.ids import new_command_id
+from pytest_osfoundry.ids import rfc3339 as _format_rfc3339
 from pytest_osfoundry.jsstring import js_length, js_stringify_length
 
 __all__ = [
@@ -64,6 +66,10 @@ COMPLETION_LIMIT = 100_000
 ERROR_LIMIT = 2_000
 MAX_SYNC_SESSIONS = 100
 SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
+#: Formatting a timestamp (datetime + strftime) is the costliest step of a run view,
+#: and a run's timestamps are read far more often than they change: memoised.
+rfc3339 = functools.lru_cache(maxsize=8192)(_format_rfc3339)
+
 RELAY_REPORTED = (
     "execution_id",
     "result",

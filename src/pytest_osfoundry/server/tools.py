@@ -1,28 +1,37 @@
 """The four MCP tools osFoundry lists (SPEC D3): the single source of truth.
 
 ``tools/list`` serves :data:`TOOLS` as they are; ``tools/call`` validates arguments
-against the same ``inputSchema`` objects; the conformance suite compares a target's
-listing with them. ``REQUIRED_SCOPE`` is derived from ``securitySchemes``.
+against the same ``inputSchema`` objects (:func:`argument_error`); the conformance
+suite compares a target's listing with them. ``REQUIRED_SCOPE`` is derived from
+``securitySchemes``.
+
+jsonschema is the authority on validity and writes every error message. A
+precompiled check of the few keywords these schemas use (:func:`surely_valid`)
+lets the common, valid call skip it: it only ever says "valid" when jsonschema
+would, and otherwise defers to jsonschema.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 __all__ = [
-    "GET_GRAPH_RUN",
     "CANCEL_GRAPH_RUN",
+    "GET_GRAPH_RUN",
     "LIST_GRAPH_SESSIONS",
-    "RUN_GRAPH_SESSION",
     "READ_SCOPE",
     "REQUIRED_SCOPE",
+    "RUN_GRAPH_SESSION",
     "RUN_SCOPE",
     "TOOLS",
     "TOOL_NAMES",
     "VALIDATORS",
+    "argument_error",
+    "surely_valid",
     "tools_listing",
 ]
 
@@ -120,6 +129,76 @@ REQUIRED_SCOPE: dict[str, str] = {
 VALIDATORS: dict[str, Draft202012Validator] = {
     t["name"]: Draft202012Validator(t["inputSchema"]) for t in TOOLS
 }
+
+
+Check = Callable[[dict[str, Any]], bool]
+_SIMPLE_TYPES: dict[str, type] = {"string": str, "object": dict, "integer": int}
+
+
+def _property_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """A strict check for one property's schema; ``None`` if it uses anything else."""
+    if set(schema) - {"type", "minLength", "maxLength", "minimum", "maximum"}:
+        return None
+    kind = _SIMPLE_TYPES.get(schema.get("type", ""))
+    if kind is None:
+        return None
+    lo_len = schema.get("minLength", 0)
+    hi_len = schema.get("maxLength")
+    lo = schema.get("minimum")
+    hi = schema.get("maximum")
+
+    def check(value: Any) -> bool:
+        if type(value) is not kind:  # exact: no bool for int, no 5.0 (jsonschema decides)
+            return False
+        if isinstance(value, str):
+            return len(value) >= lo_len and (hi_len is None or len(value) <= hi_len)
+        if isinstance(value, int):
+            return (lo is None or value >= lo) and (hi is None or value <= hi)
+        return True
+
+    return check
+
+
+def _compile(schema: dict[str, Any]) -> Check:
+    """A sound fast path for an object schema; always ``False`` if it cannot be compiled."""
+    props = schema.get("properties", {})
+    checks = {name: _property_check(sub) for name, sub in props.items()}
+    if (
+        set(schema) - {"type", "properties", "required", "additionalProperties"}
+        or schema.get("type") != "object"
+        or schema.get("additionalProperties") is not False
+        or any(c is None for c in checks.values())
+    ):
+        return lambda arguments: False
+    required = frozenset(schema.get("required", ()))
+    known = frozenset(props)
+
+    def surely(arguments: dict[str, Any]) -> bool:
+        keys = arguments.keys()
+        if not required <= keys or not keys <= known:
+            return False
+        return all(checks[name](value) for name, value in arguments.items())  # type: ignore[misc]
+
+    return surely
+
+
+_FAST: dict[str, Check] = {t["name"]: _compile(t["inputSchema"]) for t in TOOLS}
+
+
+def surely_valid(tool: str, arguments: dict[str, Any]) -> bool:
+    """True only when ``arguments`` certainly satisfy ``tool``'s inputSchema (fast)."""
+    return _FAST[tool](arguments)
+
+
+def argument_error(tool: str, arguments: dict[str, Any]) -> str | None:
+    """Why ``arguments`` break ``tool``'s inputSchema (jsonschema's first error), or ``None``."""
+    if _FAST[tool](arguments):
+        return None
+    errors = sorted(VALIDATORS[tool].iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    where = "/".join(str(p) for p in errors[0].path) or "arguments"
+    return f"Invalid arguments for {tool}: {where}: {errors[0].message}"
 
 
 def tools_listing() -> list[dict[str, Any]]:

@@ -1,0 +1,202 @@
+"""``osfoundry-fake serve`` as a real subprocess: one JSON line, working URLs, clean exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and select")
+
+KEYS = {
+    "mcp_url",
+    "relay_url",
+    "project_id",
+    "agent_token",
+    "other_agent_token",
+    "read_token",
+    "desktop_token",
+}
+
+
+def spawn(*args: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest_osfoundry", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def first_line(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> bytes:
+    """The first stdout line, read while the process keeps running (so it was flushed)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "serve printed nothing (not flushed?)"
+    line = proc.stdout.readline()
+    assert proc.poll() is None, "serve exited after printing"
+    return line
+
+
+def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> tuple[int, bytes, bytes]:
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=5)
+    return proc.returncode, out, err
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[subprocess.Popen[bytes], dict[str, Any]]]:
+    proc = spawn()
+    try:
+        line = first_line(proc)
+        yield proc, json.loads(line)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=5)
+
+
+def rpc(url: str, method: str, params: Any = None, token: str | None = None) -> httpx.Response:
+    headers = {"accept": "application/json, text/event-stream"}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        message["params"] = params
+    return httpx.post(url, json=message, headers=headers, timeout=10)
+
+
+def test_serve_prints_one_json_line_and_stops_on_sigterm() -> None:
+    proc = spawn()
+    line = first_line(proc)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    info = json.loads(line)
+    assert set(info) == KEYS
+    assert all(isinstance(v, str) and v for v in info.values())
+    assert info["mcp_url"].startswith("http://127.0.0.1:") and info["mcp_url"].endswith("/mcp")
+    assert info["mcp_url"] == info["relay_url"] + "/mcp"
+    assert len({info[k] for k in KEYS if k.endswith("_token")}) == 4
+    code, out, err = stop(proc)
+    assert code == 0
+    assert out == b""  # exactly one line in all
+    assert not any(info[k].encode() in err for k in KEYS if k.endswith("_token"))
+
+
+def test_serve_urls_work(served: tuple[subprocess.Popen[bytes], dict[str, Any]]) -> None:
+    _, info = served
+    names = [t["name"] for t in rpc(info["mcp_url"], "tools/list").json()["result"]["tools"]]
+    assert names == [
+        "run_graph_session",
+        "list_graph_sessions",
+        "get_graph_run",
+        "cancel_graph_run",
+    ]
+    reply = rpc(
+        info["mcp_url"],
+        "tools/call",
+        {"name": "list_graph_sessions", "arguments": {"project_id": info["project_id"]}},
+        info["agent_token"],
+    )
+    assert reply.json()["result"]["structuredContent"] == {
+        "project_id": info["project_id"],
+        "sessions": [],
+    }
+    sync = httpx.post(
+        info["relay_url"] + "/external-assistants/graph-relays/sync",
+        json={"project_id": info["project_id"], "sessions": []},
+        headers={"authorization": f"Bearer {info['desktop_token']}"},
+        timeout=10,
+    )
+    assert sync.json() == {"project_id": info["project_id"], "commands": []}
+    reply = rpc(
+        info["mcp_url"],
+        "tools/call",
+        {"name": "cancel_graph_run", "arguments": {"command_id": "x"}},
+        info["read_token"],
+    )
+    assert reply.status_code == 403
+
+
+def test_serve_fixed_tokens_and_ids() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fixed = {
+        "--project-id": "proj_fixed",
+        "--agent-token": "agent-tok-1",
+        "--other-agent-token": "agent-tok-2",
+        "--read-token": "read-tok-1",
+        "--desktop-token": "desk-tok-1",
+    }
+    args = [x for pair in fixed.items() for x in pair]
+    proc = spawn(*args, "--port", str(port), "--mcp-path", "/v1/mcp")
+    try:
+        info = json.loads(first_line(proc))
+        assert info == {
+            "mcp_url": f"http://127.0.0.1:{port}/v1/mcp",
+            "relay_url": f"http://127.0.0.1:{port}",
+            "project_id": "proj_fixed",
+            "agent_token": "agent-tok-1",
+            "other_agent_token": "agent-tok-2",
+            "read_token": "read-tok-1",
+            "desktop_token": "desk-tok-1",
+        }
+        reply = rpc(
+            info["mcp_url"],
+            "tools/call",
+            {"name": "get_graph_run", "arguments": {"command_id": "x"}},
+            "agent-tok-1",
+        )
+        assert (
+            reply.json()["result"]["content"][0]["text"] == "Graph run not found or access removed"
+        )
+    finally:
+        code, _, _ = stop(proc, signal.SIGINT)
+    assert code == 0
+
+
+def test_serve_port_in_use_is_exit_2() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        proc = spawn("--port", str(port))
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2
+    assert out == b""
+    assert f"cannot listen on 127.0.0.1:{port}".encode() in err
+    assert b"Traceback" not in err
+
+
+def test_serve_non_numeric_port_is_exit_2() -> None:
+    proc = spawn("--port", "http")
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2
+    assert b"--port" in err and b"http" in err and b"Traceback" not in err
+
+
+def test_serve_bad_token_is_exit_2() -> None:
+    proc = spawn("--agent-token", "has space")
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2 and out == b""
+    assert b"Traceback" not in err
+    assert b"token" in err and b"has space" not in err  # tokens are never printed
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_serve_out_of_range_port_is_exit_2(port: str) -> None:
+    proc = spawn("--port", port)
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2 and out == b""
+    assert b"Traceback" not in err
+    assert b"port" in err
