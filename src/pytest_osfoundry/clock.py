@@ -23,8 +23,8 @@ import math
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, Union
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
 
 __all__ = [
     "DEFAULT_START",
@@ -80,17 +80,26 @@ class Wait:
     signal: Signal
     timeout: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.signal, Signal):
+            raise TypeError(f"Wait needs a Signal (clock.signal()), got {self.signal!r}")
+        _check_delay(self.timeout)
 
-Yieldable: TypeAlias = Union[float, int, Signal, Wait]
+
+Yieldable: TypeAlias = float | int | Signal | Wait
 ProcessGen: TypeAlias = Generator[Yieldable, Any, Any]
 
 
-@dataclass(order=True)
 class _Entry:
-    when: float
-    seq: int
-    fn: Callable[[], None] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    """One scheduled call (the scheduler orders ``(when, seq, entry)`` tuples)."""
+
+    __slots__ = ("cancelled", "fn", "seq", "when")
+
+    def __init__(self, when: float, seq: int, fn: Callable[[], None]) -> None:
+        self.when = when
+        self.seq = seq
+        self.fn = fn
+        self.cancelled = False
 
 
 class Timer:
@@ -143,6 +152,11 @@ class Process:
 
     def _wait_for(self, item: Yieldable) -> None:
         clock = self._clock
+        if type(item) is float or type(item) is int:  # the common case first: a sleep
+            self._timer = clock._schedule(
+                clock.now() + _check_delay(item), lambda: self._step(None)
+            )
+            return
         if isinstance(item, Signal):
             if item.is_set:
                 clock.call_at(clock.now(), lambda: self._step(True))
@@ -199,6 +213,12 @@ def _check_delay(seconds: float) -> float:
     return float(seconds)
 
 
+def _check_limit(limit: float) -> float:
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit >= 0:
+        raise ValueError(f"limit must be a non-negative number of seconds, got {limit!r}")
+    return float(limit)
+
+
 class Clock(Protocol):
     """What the server, relay, engine and agent need of time."""
 
@@ -235,7 +255,9 @@ class _Scheduler:
     """The event queue both clocks share."""
 
     def __init__(self) -> None:
-        self._queue: list[_Entry] = []
+        # (when, seq, entry): ordered by plain tuple comparison (in C, no dataclass
+        # __lt__), ties in scheduling order since seq is unique.
+        self._queue: list[tuple[float, int, _Entry]] = []
         self._seq = itertools.count()
         self._lock = threading.RLock()
         self.events_run = 0
@@ -246,31 +268,33 @@ class _Scheduler:
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         if not callable(fn):
             raise TypeError(f"call_at needs a callable, got {fn!r}")
-        if not isinstance(when, (int, float)) or math.isnan(when):
+        if isinstance(when, bool) or not isinstance(when, (int, float)) or math.isnan(when):
             raise TypeError(f"call_at needs a time in seconds, got {when!r}")
-        entry = _Entry(max(float(when), self.now()), next(self._seq), fn)
+        return self._schedule(max(float(when), self.now()), fn)
+
+    def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
+        """Queue ``fn`` at ``when`` (a float, not in the past): callers have validated."""
+        entry = _Entry(when, next(self._seq), fn)
         with self._lock:
-            heapq.heappush(self._queue, entry)
+            heapq.heappush(self._queue, (when, entry.seq, entry))
         self._wake()
         return Timer(entry)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
-        return self.call_at(self.now() + _check_delay(delay), fn)
+        if not callable(fn):
+            raise TypeError(f"call_later needs a callable, got {fn!r}")
+        return self._schedule(self.now() + _check_delay(delay), fn)
 
     def spawn(self, gen: ProcessGen, name: str = "", delay: float = 0.0) -> Process:
         if not isinstance(gen, Generator):
-            raise TypeError(
-                f"spawn needs a generator (call the generator function), got {gen!r}"
-            )
+            raise TypeError(f"spawn needs a generator (call the generator function), got {gen!r}")
         proc = Process(self, gen, name)
         self.call_later(delay, lambda: proc._step(None))
         return proc
 
     def start(self, gen: ProcessGen, name: str = "") -> Process:
         if not isinstance(gen, Generator):
-            raise TypeError(
-                f"start needs a generator (call the generator function), got {gen!r}"
-            )
+            raise TypeError(f"start needs a generator (call the generator function), got {gen!r}")
         proc = Process(self, gen, name)
         proc._step(None)
         return proc
@@ -281,25 +305,27 @@ class _Scheduler:
     def next_due(self) -> float | None:
         """The time of the earliest pending event, or ``None`` when nothing is scheduled."""
         with self._lock:
-            while self._queue and self._queue[0].cancelled:
+            while self._queue and self._queue[0][2].cancelled:
                 heapq.heappop(self._queue)
-            return self._queue[0].when if self._queue else None
+            return self._queue[0][0] if self._queue else None
 
     @property
     def pending(self) -> int:
         """How many events are scheduled and not cancelled."""
         with self._lock:
-            return sum(1 for e in self._queue if not e.cancelled)
+            return sum(1 for _, _, e in self._queue if not e.cancelled)
 
     def _pop_due(self, limit: float) -> _Entry | None:
         with self._lock:
-            while self._queue:
-                head = self._queue[0]
+            queue = self._queue
+            while queue:
+                head = queue[0][2]
                 if head.cancelled:
-                    heapq.heappop(self._queue)
+                    heapq.heappop(queue)
                     continue
                 if head.when <= limit:
-                    return heapq.heappop(self._queue)
+                    heapq.heappop(queue)
+                    return head
                 return None
             return None
 
@@ -317,7 +343,7 @@ class VirtualClock(_Scheduler):
 
     def __init__(self, start: float = DEFAULT_START) -> None:
         super().__init__()
-        if not isinstance(start, (int, float)) or math.isnan(start) or start < 0:
+        if isinstance(start, bool) or not isinstance(start, (int, float)) or not start >= 0:
             raise ValueError(f"start must be a non-negative epoch time, got {start!r}")
         self._now = float(start)
         self._listeners: list[Callable[[float], None]] = []
@@ -328,6 +354,8 @@ class VirtualClock(_Scheduler):
 
     def on_move(self, listener: Callable[[float], None]) -> None:
         """Call ``listener(new_time)`` whenever the clock moves."""
+        if not callable(listener):
+            raise TypeError(f"on_move needs a callable, got {listener!r}")
         self._listeners.append(listener)
 
     def _move(self, when: float) -> None:
@@ -343,6 +371,8 @@ class VirtualClock(_Scheduler):
         itself is running), it runs the nested events too.
         """
         target = self._now + _check_delay(seconds)
+        if math.isinf(target):
+            raise ValueError("advance() needs a finite number of seconds, got inf")
         self._run(target)
         self._move(max(self._now, target))
         return self._now
@@ -375,7 +405,7 @@ class VirtualClock(_Scheduler):
             check = until
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
-        deadline = self._now + limit
+        deadline = self._now + _check_limit(limit)
         while not check():
             entry = self._pop_due(deadline)
             if entry is None:
@@ -390,7 +420,7 @@ class VirtualClock(_Scheduler):
 
     def run_all(self, *, limit: float = 365 * 86400.0) -> float:
         """Run events until none are left (or ``limit`` seconds pass); returns the time."""
-        deadline = self._now + limit
+        deadline = self._now + _check_limit(limit)
         self._run(deadline)
         return self._now
 
@@ -437,8 +467,18 @@ class RealClock(_Scheduler):
             self._cond.notify_all()
 
     def run(self, until: Signal | Callable[[], bool] | None = None) -> None:
-        """Run events on wall-clock time until :meth:`stop`, or ``until`` holds."""
-        self._stopped = False
+        """Run events on wall-clock time until :meth:`stop`, or ``until`` holds.
+
+        A :meth:`stop` that came before ``run`` (say, a signal during set-up) makes it
+        return at once; either way the stop is used up when ``run`` returns.
+        """
+        try:
+            self._run_real(until)
+        finally:
+            with self._cond:
+                self._stopped = False
+
+    def _run_real(self, until: Signal | Callable[[], bool] | None) -> None:
 
         def done() -> bool:
             if self._stopped:

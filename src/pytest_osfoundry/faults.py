@@ -19,6 +19,7 @@ for every request; ``method`` narrows it further.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,15 @@ class _Match:
     match: str | None = None
     method: str | None = None
 
+    def _check_match(self) -> None:
+        name = type(self).__name__
+        if self.match is not None and not isinstance(self.match, str):
+            raise TypeError(
+                f"{name}.match must be a URL path substring or None, got {self.match!r}"
+            )
+        if self.method is not None and not isinstance(self.method, str):
+            raise TypeError(f"{name}.method must be an HTTP method or None, got {self.method!r}")
+
     def applies(self, method: str, url: str) -> bool:
         if self.method is not None and method.upper() != self.method.upper():
             return False
@@ -87,6 +97,7 @@ class DropReplies(_Match):
     dropped: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        self._check_match()
         self.fraction = _fraction(self.fraction, "DropReplies.fraction")
         self._rng = random.Random(self.seed)
 
@@ -107,8 +118,11 @@ class LoseRequests(_Match):
     lost: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        self._check_match()
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
-            raise ValueError(f"LoseRequests.count must be a non-negative integer, got {self.count!r}")
+            raise ValueError(
+                f"LoseRequests.count must be a non-negative integer, got {self.count!r}"
+            )
 
     def before(self, method: str, url: str) -> Response | None:
         if self.lost < self.count and self.applies(method, url):
@@ -129,10 +143,21 @@ class ServerErrors(_Match):
     served: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.status, bool) or not isinstance(self.status, int) or not (
-            400 <= self.status <= 599
+        self._check_match()
+        if (
+            isinstance(self.status, bool)
+            or not isinstance(self.status, int)
+            or not (400 <= self.status <= 599)
         ):
-            raise ValueError(f"ServerErrors.status must be an HTTP error 400-599, got {self.status!r}")
+            raise ValueError(
+                f"ServerErrors.status must be an HTTP error 400-599, got {self.status!r}"
+            )
+        if self.count is not None and (
+            isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0
+        ):
+            raise ValueError(
+                f"ServerErrors.count must be a non-negative integer or None, got {self.count!r}"
+            )
 
     def before(self, method: str, url: str) -> Response | None:
         if not self.applies(method, url) or (self.count is not None and self.served >= self.count):
@@ -152,12 +177,21 @@ class Latency(_Match):
     clock: Clock | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)) or (
-            self.seconds < 0
+        self._check_match()
+        if (
+            isinstance(self.seconds, bool)
+            or not isinstance(self.seconds, (int, float))
+            or not 0 <= self.seconds < math.inf
         ):
-            raise ValueError(f"Latency.seconds must be non-negative, got {self.seconds!r}")
+            raise ValueError(
+                f"Latency.seconds must be a finite non-negative number, got {self.seconds!r}"
+            )
         if self.clock is None:
             raise ValueError("Latency needs the clock to wait on (clock=...)")
+        if not callable(getattr(self.clock, "sleep", None)):
+            raise TypeError(
+                f"Latency.clock must be a VirtualClock or RealClock, got {self.clock!r}"
+            )
 
     def before(self, method: str, url: str) -> Response | None:
         if self.applies(method, url) and self.seconds and self.clock is not None:
@@ -175,7 +209,9 @@ class FaultyTransport:
         if not callable(getattr(inner, "request", None)):
             raise TypeError(f"inner must be a Transport, got {inner!r}")
         for fault in faults:
-            if not (callable(getattr(fault, "before", None)) and callable(getattr(fault, "after", None))):
+            if isinstance(fault, type) or not (
+                callable(getattr(fault, "before", None)) and callable(getattr(fault, "after", None))
+            ):
                 raise TypeError(f"not a fault: {fault!r}")
         self.inner = inner
         self.faults = list(faults)
@@ -194,7 +230,13 @@ class FaultyTransport:
 
 def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float) -> None:
     """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds."""
-    if isinstance(duration, bool) or not isinstance(duration, (int, float)) or duration < 0:
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
+        raise ValueError(f"at must be a finite time in seconds, got {at!r}")
+    if (
+        isinstance(duration, bool)
+        or not isinstance(duration, (int, float))
+        or not 0 <= duration < math.inf
+    ):
         raise ValueError(f"duration must be a non-negative number of seconds, got {duration!r}")
     clock.call_at(at, relay.go_offline)
     clock.call_at(at + duration, relay.go_online)

@@ -78,7 +78,9 @@ def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
     try:
         return WorldConfig.from_kwargs(**options)
     except TypeError as err:
-        raise pytest.UsageError(f"@pytest.mark.osf: {err}") from None
+        raise pytest.UsageError(
+            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(_FIXTURE_ONLY)}"
+        ) from None
 
 
 @pytest.fixture
@@ -98,7 +100,10 @@ def osf_clock(
     from freezegun import freeze_time
 
     clock = osf_world.clock
-    freezer = freeze_time(datetime.fromtimestamp(clock.now(), timezone.utc), tick=False)
+    # pytest's own timing (--durations, junit times) keeps wall time.
+    freezer = freeze_time(
+        datetime.fromtimestamp(clock.now(), timezone.utc), tick=False, ignore=["_pytest.timing"]
+    )
     frozen = freezer.start()
     clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
     if _marker_options(request).get("patch_sleep"):

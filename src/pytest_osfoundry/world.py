@@ -17,6 +17,7 @@ status on a path).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -85,6 +86,54 @@ class WorldConfig:
         return cls(**kwargs)
 
 
+def _number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _validate(cfg: WorldConfig) -> None:
+    """Refuse a bad field before anything is built, naming the field (fixtures show it)."""
+    if not (_number(cfg.drop_replies) and 0 <= cfg.drop_replies <= 1):
+        raise ValueError(f"drop_replies must be a fraction 0-1, got {cfg.drop_replies!r}")
+    lose = cfg.lose_completions
+    if isinstance(lose, bool) or not isinstance(lose, int) or lose < 0:
+        raise ValueError(f"lose_completions must be a non-negative integer, got {lose!r}")
+    if not isinstance(cfg.outbox, bool) and not all(
+        callable(getattr(cfg.outbox, m, None)) for m in ("put", "remove", "items")
+    ):
+        raise TypeError(f"outbox must be True, False or an Outbox, got {cfg.outbox!r}")
+    if cfg.offline is not None and not (
+        isinstance(cfg.offline, (tuple, list))
+        and len(cfg.offline) == 2
+        and all(_number(x) and x >= 0 for x in cfg.offline)
+    ):
+        raise ValueError(
+            f"offline must be (offset, duration) in non-negative seconds, got {cfg.offline!r}"
+        )
+    if cfg.server_errors is not None and not (
+        isinstance(cfg.server_errors, (tuple, list))
+        and len(cfg.server_errors) == 2
+        and isinstance(cfg.server_errors[0], str)
+        and isinstance(cfg.server_errors[1], int)
+        and not isinstance(cfg.server_errors[1], bool)
+        and 400 <= cfg.server_errors[1] <= 599
+    ):
+        raise ValueError(
+            f"server_errors must be (path, HTTP status 400-599), got {cfg.server_errors!r}"
+        )
+    if cfg.retry not in ("same-key", "new-key"):
+        raise ValueError(f"retry must be 'same-key' or 'new-key', got {cfg.retry!r}")
+    if cfg.strategy is not None and not callable(cfg.strategy):
+        raise TypeError(
+            f"strategy must be callable (attempt, elapsed) -> seconds, got {cfg.strategy!r}"
+        )
+    if not (_number(cfg.relay_phase) and cfg.relay_phase >= 0):
+        raise ValueError(f"relay_phase must be a non-negative number, got {cfg.relay_phase!r}")
+    if cfg.graph is not None and not isinstance(cfg.graph, Graph):
+        raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
+    if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must be an http(s) URL, got {cfg.base_url!r}")
+
+
 @dataclass
 class OsfWorld:
     """Clock, reference server, engine, relay and agents wired together (in-process).
@@ -102,8 +151,11 @@ class OsfWorld:
         cfg = self.config
         if not isinstance(cfg, WorldConfig):
             raise TypeError(f"config must be a WorldConfig, got {cfg!r}")
-        if isinstance(cfg.sessions, bool) or not isinstance(cfg.sessions, int) or not (
-            0 <= cfg.sessions <= 100
+        _validate(cfg)
+        if (
+            isinstance(cfg.sessions, bool)
+            or not isinstance(cfg.sessions, int)
+            or not (0 <= cfg.sessions <= 100)
         ):
             raise ValueError(f"sessions must be an integer 0-100, got {cfg.sessions!r}")
         self.clock = VirtualClock(cfg.start)
@@ -193,7 +245,7 @@ class OsfWorld:
         if lose_completions:
             faults.append(LoseRequests("/complete", count=lose_completions))
         box: Outbox | Literal[False] | None = (
-            False if outbox is False else None if outbox is True else outbox  # type: ignore[assignment]
+            False if outbox is False else None if outbox is True else outbox
         )
         return FakeRelay(
             self.clock,

@@ -17,6 +17,8 @@ poll is simply followed by the next poll.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -111,13 +113,24 @@ class ScriptedAgent:
         max_polls: int = 10_000,
         seed: int | None = None,
     ) -> None:
+        for method in ("now", "call_at", "spawn", "signal"):
+            if not callable(getattr(clock, method, None)):
+                raise TypeError(
+                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
+                )
         if not isinstance(client, McpClient):
             raise TypeError(f"client must be an McpClient, got {client!r}")
         if retry not in ("same-key", "new-key"):
             raise ValueError(f"retry must be 'same-key' or 'new-key', got {retry!r}")
         if strategy is not None and not callable(strategy):
-            raise TypeError(f"strategy must be callable (attempt, elapsed) -> seconds, got {strategy!r}")
-        if isinstance(retry_delay, bool) or not isinstance(retry_delay, (int, float)) or retry_delay < 0:
+            raise TypeError(
+                f"strategy must be callable (attempt, elapsed) -> seconds, got {strategy!r}"
+            )
+        if (
+            isinstance(retry_delay, bool)
+            or not isinstance(retry_delay, (int, float))
+            or not 0 <= retry_delay < math.inf
+        ):
             raise ValueError(f"retry_delay must be a non-negative number, got {retry_delay!r}")
         for name, value in (("max_start_attempts", max_start_attempts), ("max_polls", max_polls)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -153,13 +166,25 @@ class ScriptedAgent:
         ``poll=False`` stops after the start call (no ``get_graph_run``).
         """
         if not isinstance(graph_session_id, str) or not graph_session_id:
-            raise ValueError(f"graph_session_id must be a non-empty string, got {graph_session_id!r}")
+            raise ValueError(
+                f"graph_session_id must be a non-empty string, got {graph_session_id!r}"
+            )
         if cancel_after is not None and (
             isinstance(cancel_after, bool)
             or not isinstance(cancel_after, (int, float))
-            or cancel_after < 0
+            or not 0 <= cancel_after < math.inf
         ):
             raise ValueError(f"cancel_after must be a non-negative number, got {cancel_after!r}")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise TypeError(f"arguments must be a mapping or None, got {arguments!r}")
+        if key is not None and not isinstance(key, str):
+            raise TypeError(f"key must be a str or None, got {key!r}")
+        if (
+            isinstance(delay, bool)
+            or not isinstance(delay, (int, float))
+            or not 0 <= delay < math.inf
+        ):
+            raise ValueError(f"delay must be a non-negative number of seconds, got {delay!r}")
         run = AgentRun(graph_session_id, [key or self.new_key()], self.clock.signal())
         self.runs.append(run)
         args = dict(arguments) if arguments is not None else None
@@ -206,8 +231,12 @@ class ScriptedAgent:
             for attempt in range(self.max_start_attempts):
                 try:
                     run.ticket = self._call(
-                        run, "run_graph_session", self.client.run_graph_session,
-                        run.graph_session_id, run.keys[-1], arguments,
+                        run,
+                        "run_graph_session",
+                        self.client.run_graph_session,
+                        run.graph_session_id,
+                        run.keys[-1],
+                        arguments,
                     )
                     break
                 except ReplyLost:
@@ -250,12 +279,10 @@ class ScriptedAgent:
             run.done.set(run)
 
     def _cancel(self, run: AgentRun) -> None:
-        if run.command_id is None or run.done.is_set and run.seen_at is not None:
+        if run.command_id is None or (run.done.is_set and run.seen_at is not None):
             return
         run.cancel_at = self.clock.now()
-        try:
+        with contextlib.suppress(OsfClientError):  # recorded in run.calls by _call
             run.cancel_result = self._call(
                 run, "cancel_graph_run", self.client.cancel_graph_run, run.command_id
             )
-        except OsfClientError:
-            pass

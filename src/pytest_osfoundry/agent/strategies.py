@@ -44,7 +44,7 @@ def _fmt(x: float) -> str:
 
 
 @dataclass(frozen=True)
-class every:  # noqa: N801 - reads as a verb phrase: every(5)
+class every:
     """Poll every ``seconds``, the first poll ``seconds`` after queueing."""
 
     seconds: float
@@ -62,7 +62,7 @@ class every:  # noqa: N801 - reads as a verb phrase: every(5)
 
 
 @dataclass(frozen=True)
-class backoff:  # noqa: N801
+class backoff:
     """Exponential backoff: wait ``first``, then ``first * factor**k``, capped at ``cap``."""
 
     first: float = 2.0
@@ -72,8 +72,10 @@ class backoff:  # noqa: N801
     def __post_init__(self) -> None:
         _seconds(self.first, "backoff(first)")
         _seconds(self.cap, "backoff(cap)")
-        if isinstance(self.factor, bool) or not isinstance(self.factor, (int, float)) or not (
-            self.factor >= 1
+        if (
+            isinstance(self.factor, bool)
+            or not isinstance(self.factor, (int, float))
+            or not (self.factor >= 1)
         ):
             raise ValueError(f"backoff(factor) must be a number >= 1, got {self.factor!r}")
         if self.cap < self.first:
@@ -90,7 +92,7 @@ class backoff:  # noqa: N801
 
 
 @dataclass(frozen=True)
-class wait_then_every:  # noqa: N801
+class wait_then_every:
     """Wait ``first`` seconds (about one pickup interval), then poll every ``then``."""
 
     first: float = 20.0
@@ -119,9 +121,16 @@ SEED_STRATEGIES: tuple[every | backoff | wait_then_every, ...] = (
     wait_then_every(20, 10),
 )
 
-_EVERY = re.compile(r"every\s+([\d.]+)\s*s?")
-_WAIT = re.compile(r"wait\s+([\d.]+)\s*s?,?\s*then\s+every\s+([\d.]+)\s*s?")
-_BACKOFF = re.compile(r"backoff\s+([\d.]+)(?:\s*,\s*([\d.]+))?.*?([\d.]+)\s*s?")
+_N = r"(?:\d+(?:\.\d+)?|\.\d+)"  # a plain decimal number
+_NUM = rf"({_N})"
+_EVERY = re.compile(rf"every\s+{_NUM}\s*s?")
+_WAIT = re.compile(rf"wait\s+{_NUM}\s*s?,?\s*then\s+every\s+{_NUM}\s*s?")
+# "backoff 2, 4, 8 … 30 s": the first delay, optionally the second (for the factor),
+# any further ones, then an ellipsis and the cap.
+_BACKOFF = re.compile(
+    rf"backoff\s+{_NUM}\s*s?(?:\s*,\s*{_NUM}\s*s?)?(?:\s*,\s*{_N}\s*s?)*"
+    rf"\s*,?\s*(?:…|\.\.\.)\s*{_NUM}\s*s?"
+)
 
 
 def strategy_name(strategy: Strategy) -> str:
@@ -142,19 +151,22 @@ def parse_strategy(spec: str) -> Strategy:
         raise ValueError(f"a poll strategy must be a non-empty string, got {spec!r}")
     text = spec.strip()
     low = text.lower()
-    if m := _WAIT.fullmatch(low):
-        return wait_then_every(float(m.group(1)), float(m.group(2)))
-    if m := _EVERY.fullmatch(low):
-        return every(float(m.group(1)))
-    if low.startswith("backoff") and (m := _BACKOFF.fullmatch(low)):
-        first = float(m.group(1))
-        factor = float(m.group(2)) / first if m.group(2) else 2.0
-        return backoff(first, cap=float(m.group(3)), factor=factor)
+    try:
+        if m := _WAIT.fullmatch(low):
+            return wait_then_every(float(m.group(1)), float(m.group(2)))
+        if m := _EVERY.fullmatch(low):
+            return every(float(m.group(1)))
+        if m := _BACKOFF.fullmatch(low):
+            first = float(m.group(1))
+            factor = float(m.group(2)) / first if m.group(2) else 2.0
+            return backoff(first, cap=float(m.group(3)), factor=factor)
+    except ValueError as err:
+        raise ValueError(f"poll strategy {text!r}: {err}") from err
     if ":" in text:
         module_name, _, attr = text.partition(":")
         try:
             module = importlib.import_module(module_name)
-        except ImportError as err:
+        except (ImportError, ValueError) as err:
             raise ValueError(f"cannot import {module_name!r} for strategy {text!r}: {err}") from err
         func = getattr(module, attr, None)
         if not callable(func):

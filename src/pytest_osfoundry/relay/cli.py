@@ -59,15 +59,23 @@ def add_relay_parser(sub: Any) -> None:
         "sessions with a project, pull and run commands on a fake Graph engine, post "
         "bounded completions. Prints one JSON line once the first sync succeeded.",
     )
-    p.add_argument("--relay-url", required=True, help="the relay API base URL (the server's origin)")
+    p.add_argument(
+        "--relay-url", required=True, help="the relay API base URL (the server's origin)"
+    )
     p.add_argument("--desktop-token", required=True, help="the owner's desktop token")
     p.add_argument("--project-id", required=True, help="the project to share sessions with")
     p.add_argument("--sessions", type=_sessions, default=3, help="sessions to share (default 3)")
     p.add_argument("--interval", type=_positive, default=20.0, help="seconds between passes (20)")
     p.add_argument("--control-poll", type=_positive, default=3.0, help="control poll seconds (3)")
-    p.add_argument("--graph-duration", type=_positive, default=5.0,
-                   help="seconds each fake Graph runs (default 5)")
-    p.add_argument("--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)")
+    p.add_argument(
+        "--graph-duration",
+        type=_positive,
+        default=5.0,
+        help="seconds each fake Graph runs (default 5)",
+    )
+    p.add_argument(
+        "--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for sessions and ids (default 0)")
     p.set_defaults(func=run_relay)
 
@@ -97,8 +105,13 @@ def run_relay(args: argparse.Namespace) -> int:
         return 2
     engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
     relay = FakeRelay(
-        clock, client, engine, interval=args.interval, control_poll=args.control_poll,
-        outbox=outbox, seed=args.seed,
+        clock,
+        client,
+        engine,
+        interval=args.interval,
+        control_poll=args.control_poll,
+        outbox=outbox,
+        seed=args.seed,
     )
     relay.share(args.project_id, sessions)
     sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")

@@ -94,9 +94,13 @@ class FileOutbox:
         except (ValueError, TypeError, KeyError) as err:
             raise ValueError(f"{self.path} is not a pytest-osfoundry outbox file: {err}") from err
 
-    def _save(self) -> None:
+    def _save(self, entries: dict[str, dict[str, Any]]) -> None:
+        """Write ``entries`` atomically, then make them the current ones.
+
+        A body that cannot be stored (not JSON) raises before anything changes.
+        """
         payload = json.dumps(
-            {"version": 1, "entries": [[k, v] for k, v in self._entries.items()]},
+            {"version": 1, "entries": [[k, v] for k, v in entries.items()]},
             ensure_ascii=False,
         )
         fd, tmp = tempfile.mkstemp(prefix=".outbox-", dir=self.path.parent)
@@ -110,18 +114,19 @@ class FileOutbox:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        self._entries = entries
 
     def put(self, command_id: str, body: dict[str, Any]) -> None:
         _check(command_id, body)
         with self._lock:
-            self._entries.pop(command_id, None)
-            self._entries[command_id] = body
-            self._save()
+            entries = {k: v for k, v in self._entries.items() if k != command_id}
+            entries[command_id] = body
+            self._save(entries)
 
     def remove(self, command_id: str) -> None:
         with self._lock:
-            if self._entries.pop(command_id, None) is not None:
-                self._save()
+            if command_id in self._entries:
+                self._save({k: v for k, v in self._entries.items() if k != command_id})
 
     def items(self) -> list[tuple[str, dict[str, Any]]]:
         with self._lock:

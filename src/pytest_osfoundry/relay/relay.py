@@ -128,12 +128,24 @@ class FakeRelay:
         max_sessions: int = MAX_SHARED,
         seed: int | None = None,
     ) -> None:
+        for method in ("now", "call_later", "start"):
+            if not callable(getattr(clock, method, None)):
+                raise TypeError(
+                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
+                )
         if not isinstance(client, RelayClient):
             raise TypeError(f"client must be a RelayClient, got {client!r}")
         if not isinstance(engine, FakeEngine):
             raise TypeError(f"engine must be a FakeEngine, got {engine!r}")
-        if outbox is True:
-            raise TypeError("outbox takes an Outbox instance, None (in memory) or False (off)")
+        if (
+            outbox is not None
+            and outbox is not False
+            and not all(callable(getattr(outbox, m, None)) for m in ("put", "remove", "items"))
+        ):
+            raise TypeError(
+                "outbox takes an Outbox (put/remove/items), None (in memory) or False (off); "
+                f"got {outbox!r}"
+            )
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
             raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
         self.clock = clock
@@ -145,7 +157,9 @@ class FakeRelay:
             None if outbox is False else (outbox if outbox is not None else MemoryOutbox())
         )
         self.max_sessions = max_sessions
-        self._rng = random.Random(seed)
+        # A stream of its own: seeded like the server's command ids, the execution ids
+        # would otherwise repeat the command ids digit for digit.
+        self._rng = random.Random(None if seed is None else f"relay-execution-ids:{seed}")
         self._shares: dict[str, _ProjectShare] = {}
         self._timer: Timer | None = None
         self._busy = False
@@ -168,10 +182,11 @@ class FakeRelay:
         self, project_id: str, sessions: Iterable[SessionInfo | Mapping[str, Any]] = ()
     ) -> None:
         """Enable ``project_id`` and tick ``sessions`` (added to those already ticked)."""
-        share = self._shares.setdefault(_pid(project_id), _ProjectShare())
+        pid = _pid(project_id)
+        ticked = [_session_dict(session) for session in sessions]  # all valid, or no change
+        share = self._shares.setdefault(pid, _ProjectShare())
         share.enabled = True
-        for session in sessions:
-            data = _session_dict(session)
+        for data in ticked:
             share.sessions[data["graph_session_id"]] = data
         self._sharing_changed()
 
@@ -229,7 +244,7 @@ class FakeRelay:
         """Begin polling: the first pass ``phase`` seconds from now, then every interval."""
         if self.running:
             raise RuntimeError("the relay is already started")
-        if isinstance(phase, bool) or not isinstance(phase, (int, float)) or phase < 0:
+        if isinstance(phase, bool) or not isinstance(phase, (int, float)) or not phase >= 0:
             raise ValueError(f"phase must be a non-negative number of seconds, got {phase!r}")
         self.running = True
         if self.online:
@@ -337,10 +352,22 @@ class FakeRelay:
             return
         gsid = str(command.get("graph_session_id", ""))
         arguments = command.get("arguments")
-        run = self.engine.start(
-            gsid, dict(arguments) if isinstance(arguments, Mapping) else {},
-            f"graph:external:{command_id}",
-        )
+        try:
+            run = self.engine.start(
+                gsid,
+                dict(arguments) if isinstance(arguments, Mapping) else {},
+                f"graph:external:{command_id}",
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            # The desktop could not start the Graph: report it instead of leaving the
+            # run ``running`` on the server for ever.
+            message = f"the desktop could not start the Graph: {err}"
+            self._event("engine-refused", command_id, message)
+            self._complete(
+                command_id,
+                bounded_completion(execution_id=execution_id, status="failed", error=message),
+            )
+            return
         self.executed.append(command_id)
         self.current = command_id
         self._event("started", command_id, run.channel)
