@@ -46,3 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "control_poll, sessions, graph, outbox, lose_completions, drop_replies, offline, "
         "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep)",
     )
+
+
+# The conformance suite's options, hooks and fixtures (``osf_target``, ``osf_conf``).
+pytest_plugins = ["pytest_osfoundry.conformance.plugin"]

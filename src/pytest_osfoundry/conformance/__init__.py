@@ -1,0 +1,28 @@
+"""The conformance suite: SPEC.md's rules as named checks against any server.
+
+``pytest --osf-target=URL`` (or ``--osf-target=embedded``) runs the checks in
+:mod:`pytest_osfoundry.conformance.checks` against a server and reports, rule by
+rule, where it differs from the documented and reconstructed behaviour. Each check
+is a function decorated with :func:`check`, working through a :class:`Conformance`
+context; see ``docs/rules.md`` for every check id.
+"""
+
+from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry.conformance.harness import CheckFailure, Conformance, Outcome
+from pytest_osfoundry.conformance.registry import AREAS, RULES, CheckInfo, all_checks, check
+
+SUITE_VERSION = __version__
+"""The suite's version (the package's)."""
+
+__all__ = [
+    "AREAS",
+    "RULES",
+    "SPEC_REVISION",
+    "SUITE_VERSION",
+    "CheckFailure",
+    "CheckInfo",
+    "Conformance",
+    "Outcome",
+    "all_checks",
+    "check",
+]

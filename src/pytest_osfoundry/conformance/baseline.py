@@ -1,0 +1,88 @@
+"""Baseline files: the check ids a team knows fail, so CI can gate on everything else.
+
+Format: one check id per line; ``#`` starts a comment (whole line or after the id);
+blank lines are ignored::
+
+    # known failures of our server, 2026-11
+    D6-get-other-agent      # tracked in #123
+    R11-oversized-413
+
+With ``--osf-baseline`` a listed check that fails is reported as failed *as
+expected* and does not fail the run; a listed check that passes fails the run as a
+stale entry (remove it); an unlisted failure fails the run. ``--osf-write-baseline``
+writes the checks failing now in this format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Baseline", "BaselineError", "read_baseline", "write_baseline"]
+
+_ID = re.compile(r"[DR]\d{1,2}-[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class BaselineError(ValueError):
+    """The baseline file cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The ids listed in a baseline file, in file order, and where it came from."""
+
+    path: str
+    ids: tuple[str, ...]
+
+    def __contains__(self, check_id: object) -> bool:
+        return check_id in self.ids
+
+
+def parse_baseline(text: str, path: str = "<baseline>") -> Baseline:
+    """Parse baseline text.
+
+    Raises:
+        BaselineError: a line holds something that is not a check id.
+    """
+    ids: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        if _ID.fullmatch(entry) is None:
+            raise BaselineError(
+                f"{path}:{number}: {entry!r} is not a check id (like D6-get-other-agent); "
+                "put comments after '#'"
+            )
+        if entry not in ids:
+            ids.append(entry)
+    return Baseline(path, tuple(ids))
+
+
+def read_baseline(path: str | Path) -> Baseline:
+    """Read a baseline file.
+
+    Raises:
+        BaselineError: the file is missing, unreadable or malformed.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise BaselineError(f"cannot read baseline {path}: {err.strerror or err}") from err
+    return parse_baseline(text, str(path))
+
+
+def write_baseline(path: str | Path, ids: Iterable[str], header: Iterable[str] = ()) -> None:
+    """Write ``ids`` (one per line) after ``header`` lines written as comments."""
+    lines = [f"# {line}".rstrip() for line in header]
+    lines += sorted(set(ids), key=_sort_key)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _sort_key(check_id: str) -> tuple[str, int, str]:
+    rule, _, rest = check_id.partition("-")
+    return (rule[0], int(rule[1:]), rest)

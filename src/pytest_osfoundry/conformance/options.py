@@ -1,0 +1,266 @@
+"""The suite's options: each ``--osf-...`` flag, also read from ``OSF_...`` in the environment.
+
+The environment variable of an option is its flag upper-cased with ``-`` turned into
+``_`` and the leading dashes dropped (``--osf-agent-token`` ↔ ``OSF_AGENT_TOKEN``), so
+CI secrets need no command line. A value on the command line wins over the
+environment. :func:`add_options` registers them under pytest's ``osfoundry`` group;
+:meth:`Settings.from_config` reads them back, validated.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import pytest
+
+__all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
+
+Kind = Literal["text", "flag", "int", "level"]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option: its flag, what it means, and how its value is read."""
+
+    flag: str
+    help: str
+    kind: Kind = "text"
+    metavar: str | None = None
+    secret: bool = False
+
+    @property
+    def dest(self) -> str:
+        """The attribute pytest stores the value under (``osf_agent_token``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def env(self) -> str:
+        """The environment variable read when the flag is not given."""
+        return env_name(self.flag)
+
+
+def env_name(flag: str) -> str:
+    """``--osf-agent-token`` → ``OSF_AGENT_TOKEN``."""
+    return flag.lstrip("-").replace("-", "_").upper()
+
+
+#: Every option of the suite, in ``--help`` order.
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "--osf-target",
+        "what to check: the MCP endpoint URL of a server (runs the installed conformance "
+        "suite when no test paths are given), 'embedded' (the kit's reference server on "
+        "a loopback port), or 'embedded:MODULE:FACTORY' (your own in-process server: "
+        "FACTORY() returns a handler with provision())",
+        metavar="URL|embedded",
+    ),
+    OptionSpec(
+        "--osf-relay-url",
+        "base URL of the desktop relay API (default: the target's origin)",
+        metavar="URL",
+    ),
+    OptionSpec(
+        "--osf-agent-token",
+        "bearer token of a connected agent with osfoundry:read and osfoundry:run",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-other-agent-token",
+        "a second agent of the same account and project, both scopes (D6, R5)",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-read-token",
+        "an agent of the project with osfoundry:read only (R2)",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-desktop-token",
+        "the owner's desktop relay token (the suite plays the desktop)",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-project-id",
+        "the project the agents are connected to; the suite shares its own fixed sessions in it",
+        metavar="ID",
+    ),
+    OptionSpec(
+        "--osf-stranger-token",
+        "an agent of ANOTHER account, both scopes (cross-account checks)",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-stranger-desktop-token",
+        "the desktop token of that other account (R12, R13)",
+        metavar="TOKEN",
+        secret=True,
+    ),
+    OptionSpec(
+        "--osf-stranger-project-id",
+        "a project of that other account with nothing shared (D4, R3)",
+        metavar="ID",
+    ),
+    OptionSpec("--osf-report", "write the results as JSON to PATH", metavar="PATH"),
+    OptionSpec(
+        "--osf-markdown", "write a Markdown table (for a CI step summary) to PATH", metavar="PATH"
+    ),
+    OptionSpec(
+        "--osf-baseline",
+        "file of known-failing check ids: listed and failing is "
+        "expected (exit 0), listed and passing is a stale entry (exit 1)",
+        metavar="PATH",
+    ),
+    OptionSpec(
+        "--osf-write-baseline", "write the ids of the checks failing now to PATH", metavar="PATH"
+    ),
+    OptionSpec(
+        "--osf-level",
+        "'all' (default) or 'documented': leave out the checks of reconstructed behaviour",
+        kind="level",
+        metavar="documented|all",
+    ),
+    OptionSpec(
+        "--osf-timing",
+        "also run the opt-in D6 timing check (latency of another agent's id against a fresh one)",
+        kind="flag",
+    ),
+    OptionSpec(
+        "--osf-timing-samples",
+        "requests per case in the timing check (default 60)",
+        kind="int",
+        metavar="N",
+    ),
+    OptionSpec(
+        "--osf-timeout",
+        "seconds to wait for each HTTP reply (default 10)",
+        kind="int",
+        metavar="SECONDS",
+    ),
+)
+
+_BY_DEST = {spec.dest: spec for spec in OPTIONS}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every ``--osf-...`` option of the suite in the ``osfoundry`` group."""
+    group = parser.getgroup("osfoundry", "osfoundry: conformance suite and fixtures")
+    for spec in OPTIONS:
+        text = f"{spec.help} [env: {spec.env}]"
+        if spec.kind == "flag":
+            group.addoption(spec.flag, action="store_true", default=None, dest=spec.dest, help=text)
+        else:
+            group.addoption(
+                spec.flag,
+                action="store",
+                default=None,
+                dest=spec.dest,
+                metavar=spec.metavar,
+                help=text,
+            )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The suite's options as given (command line first, then environment), validated."""
+
+    osf_target: str | None = None
+    osf_relay_url: str | None = None
+    osf_agent_token: str | None = None
+    osf_other_agent_token: str | None = None
+    osf_read_token: str | None = None
+    osf_desktop_token: str | None = None
+    osf_project_id: str | None = None
+    osf_stranger_token: str | None = None
+    osf_stranger_desktop_token: str | None = None
+    osf_stranger_project_id: str | None = None
+    osf_report: str | None = None
+    osf_markdown: str | None = None
+    osf_baseline: str | None = None
+    osf_write_baseline: str | None = None
+    osf_level: str = "all"
+    osf_timing: bool = False
+    osf_timing_samples: int = 60
+    osf_timeout: int = 10
+
+    def __repr__(self) -> str:
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and _BY_DEST[f.name].secret:
+                value = "***"
+            shown.append(f"{f.name}={value!r}")
+        return f"Settings({', '.join(shown)})"
+
+    @property
+    def active(self) -> bool:
+        """Whether a target was given (the suite's hooks do nothing otherwise)."""
+        return bool(self.osf_target)
+
+    def secrets(self) -> list[str]:
+        """Every credential given, for masking."""
+        return [value for spec in OPTIONS if spec.secret and (value := getattr(self, spec.dest))]
+
+    @classmethod
+    def from_values(
+        cls, given: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> Settings:
+        """Build from option values (``None`` = not given) and an environment.
+
+        Raises:
+            pytest.UsageError: a value is malformed; the message names the option and
+                its environment variable.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in OPTIONS:
+            raw = given.get(spec.dest)
+            source = spec.flag
+            if raw is None:
+                raw = env.get(spec.env)
+                source = spec.env
+                if raw is not None and spec.kind != "flag" and raw.strip() == "":
+                    raw = None
+            if raw is None:
+                continue
+            values[spec.dest] = _convert(spec, raw, source)
+        return cls(**values)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """The settings of a pytest run (its options, then the environment)."""
+        given = {spec.dest: config.getoption(spec.dest, None) for spec in OPTIONS}
+        return cls.from_values(given)
+
+
+def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
+    if spec.kind == "flag":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise pytest.UsageError(f"{source}: expected 1/0, true/false or yes/no, got {raw!r}")
+    if spec.kind == "int":
+        try:
+            number = int(str(raw).strip())
+        except ValueError:
+            raise pytest.UsageError(f"{source}: expected a whole number, got {raw!r}") from None
+        if number < 1:
+            raise pytest.UsageError(f"{source}: must be at least 1, got {number}")
+        return number
+    text = str(raw).strip()
+    if spec.kind == "level" and text not in ("documented", "all"):
+        raise pytest.UsageError(f"{source}: expected 'documented' or 'all', got {raw!r}")
+    return text
