@@ -1,4 +1,5 @@
-"""The README tells the truth: its Python examples run, and CI runs its test command."""
+"""The README and docs/fixtures.md tell the truth: their Python examples run, and CI
+runs the README's test command."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+FIXTURES_DOC = (ROOT / "docs" / "fixtures.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README + FIXTURES_DOC, flags=re.S)
 TEST_BLOCKS = [b for b in BLOCKS if "def test_" in b]
 
 
 def test_the_readme_has_runnable_examples() -> None:
-    assert len(TEST_BLOCKS) >= 2
+    assert len(TEST_BLOCKS) >= 11
 
 
 @pytest.mark.parametrize("index", range(len(TEST_BLOCKS)))
