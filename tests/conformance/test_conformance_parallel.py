@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 import pytest
 from osf_conformance_kit import SuiteRun
 
-from pytest_osfoundry.conformance.target import _no_nagle
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
 
 
@@ -31,7 +30,6 @@ def shared() -> Iterator[tuple[LoopbackServer, ReferenceServer, Provisioned]]:
     server = ReferenceServer()
     made = server.provision()
     loop = LoopbackServer(server)
-    _no_nagle(loop)
     try:
         yield loop, server, made
     finally:

@@ -17,7 +17,6 @@ from pytest_osfoundry import SPEC_REVISION, __version__
 from pytest_osfoundry.conformance.options import OPTIONS
 from pytest_osfoundry.conformance.plugin import CHECKS_DIR
 from pytest_osfoundry.conformance.registry import all_checks
-from pytest_osfoundry.conformance.target import _no_nagle
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
 
 
@@ -157,7 +156,6 @@ def loopback() -> Iterator[tuple[LoopbackServer, ReferenceServer, Provisioned]]:
     server = ReferenceServer()
     made = server.provision()
     loop = LoopbackServer(server)
-    _no_nagle(loop)
     try:
         yield loop, server, made
     finally:

@@ -9,6 +9,7 @@ large, ...); a body that is not the JSON object the API promises raises
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -46,7 +47,7 @@ class RelayClient:
         self._post_headers = {**self._get_headers, "Content-Type": "application/json"}
 
     def _command_url(self, command_id: str, action: str) -> str:
-        return f"{self._root}/commands/{quote(command_id, safe='')}/{action}"
+        return f"{self._root}/commands/{_quoted(command_id)}/{action}"
 
     def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
         if payload is None:
@@ -55,8 +56,8 @@ class RelayClient:
             reply = self.transport.request(
                 method, url, self._post_headers, _dumps(payload).encode()
             )
-        where = mask_url(url, (self._token,))
         if reply.status < 200 or reply.status > 299:
+            where = mask_url(url, (self._token,))
             raise HttpStatusError(
                 reply.status,
                 reply.headers,
@@ -67,10 +68,12 @@ class RelayClient:
         try:
             data = json.loads(reply.body)
         except ValueError:
+            where = mask_url(url, (self._token,))
             raise ProtocolViolation(
                 f"{method} {where} answered {reply.status} with a body that is not JSON"
             ) from None
         if not isinstance(data, dict):
+            where = mask_url(url, (self._token,))
             raise ProtocolViolation(
                 f"{method} {where} answered a JSON {type(data).__name__}, not an object"
             )
@@ -106,3 +109,9 @@ class RelayClient:
     def __repr__(self) -> str:
         token = "***" if self._token is not None else None
         return f"RelayClient(base_url={mask_url(self.base_url)!r}, token={token!r})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _quoted(command_id: str) -> str:
+    """A command id as one URL path segment (cached: the relay polls the same ids)."""
+    return quote(command_id, safe="")

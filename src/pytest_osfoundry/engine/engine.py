@@ -14,7 +14,8 @@ How a run unfolds (``d`` is its sampled duration, ``n`` the number of waves):
   it has one, else ``completed`` with the Graph's result. Either way it reports all
   its tokens and cost.
 * :meth:`EngineRun.cancel` (the engine's ``fleet_cancel_run``) stops a running run
-  ``stop_latency`` seconds later (0.5 s by default) with outcome ``cancelled``, no result and no error. It keeps the tokens spent
+  ``stop_latency`` seconds later (0.5 s by default) with outcome ``cancelled``, no
+  result and no error. It keeps the tokens spent
   so far: with waves, the sum of the waves already started (a wave counts from the
   instant it starts); without waves, ``floor(total_tokens * elapsed / d)``. The cost
   kept is ``reported_cost`` times the fraction of the planned tokens spent (or of the

@@ -171,8 +171,10 @@ class ReferenceServer:
         if has_query_token(request.query):
             return json_response(
                 400,
-                {"error": "tokens in the query string are never accepted; "
-                          "send Authorization: Bearer <token>"},
+                {
+                    "error": "tokens in the query string are never accepted; "
+                    "send Authorization: Bearer <token>"
+                },
             )
         path = request.path
         if path == self.mcp_path or path == self.mcp_path + "/":

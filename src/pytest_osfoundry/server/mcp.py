@@ -103,7 +103,7 @@ class McpEndpoint:
             )
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _rpc_error(
-                400, None, INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 object'
+                400, None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object"
             )
         method = message.get("method")
         has_id = "id" in message
@@ -165,8 +165,11 @@ class McpEndpoint:
             # encoded once, not twice (once as the text, once as the object).
             return self._reply_text(
                 '{"jsonrpc":"2.0","id":' + dumps(msg_id) + ',"result":{"content":[{"type":'
-                '"text","text":' + dumps(result.text) + '}],"structuredContent":'
-                + result.text + "}}",
+                '"text","text":'
+                + dumps(result.text)
+                + '}],"structuredContent":'
+                + result.text
+                + "}}",
                 headers,
             )
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
@@ -223,8 +226,11 @@ class McpEndpoint:
     def _call_tool(self, request: Request, params: dict[str, Any], origin: str) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str) or name not in _TOOL_IMPLS:
-            raise _InvalidParams(f"Unknown tool: {name!r}" if isinstance(name, str) else
-                                 "Invalid params: name must be a string")
+            raise _InvalidParams(
+                f"Unknown tool: {name!r}"
+                if isinstance(name, str)
+                else "Invalid params: name must be a string"
+            )
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}
@@ -266,9 +272,7 @@ class _ToolResult(dict[str, Any]):
     __slots__ = ("text",)
 
     def __init__(self, structured: dict[str, Any], text: str) -> None:
-        super().__init__(
-            content=[{"type": "text", "text": text}], structuredContent=structured
-        )
+        super().__init__(content=[{"type": "text", "text": text}], structuredContent=structured)
         self.text = text
 
 

@@ -92,7 +92,7 @@ class RelayApi:
             return "sync", None
         if not path.startswith(_COMMANDS):
             return None
-        rest = path[len(_COMMANDS):]
+        rest = path[len(_COMMANDS) :]
         command_id, _, action = rest.partition("/")
         if not command_id or action not in _ACTIONS:
             return None

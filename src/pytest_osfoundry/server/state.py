@@ -305,9 +305,7 @@ class ServerState:
             }
 
     # ------------------------------------------------------------------ relay API
-    def relay_sync(
-        self, account: Account, project_id: str, sessions: list[Any]
-    ) -> dict[str, Any]:
+    def relay_sync(self, account: Account, project_id: str, sessions: list[Any]) -> dict[str, Any]:
         """D10: replace the project's shared sessions; hand out its queued commands."""
         with self._lock:
             project = self._owned_project(account, project_id)
@@ -318,9 +316,7 @@ class ServerState:
                     f"at most {MAX_SYNC_SESSIONS} sessions per sync, got {len(sessions)}"
                 )
             project.sessions = [_session_record(s, i) for i, s in enumerate(sessions)]
-            queued = sorted(
-                self._queued[project.project_id].values(), key=lambda r: r.queued_at
-            )
+            queued = sorted(self._queued[project.project_id].values(), key=lambda r: r.queued_at)
             return {
                 "project_id": project.project_id,
                 "commands": [

@@ -121,9 +121,7 @@ TOOLS: tuple[dict[str, Any], ...] = (
 TOOL_NAMES: tuple[str, ...] = tuple(t["name"] for t in TOOLS)
 
 #: The one scope each tool needs, read off its ``securitySchemes``.
-REQUIRED_SCOPE: dict[str, str] = {
-    t["name"]: t["securitySchemes"][0]["scopes"][0] for t in TOOLS
-}
+REQUIRED_SCOPE: dict[str, str] = {t["name"]: t["securitySchemes"][0]["scopes"][0] for t in TOOLS}
 
 #: A compiled JSON Schema 2020-12 validator per tool, built once.
 VALIDATORS: dict[str, Draft202012Validator] = {
