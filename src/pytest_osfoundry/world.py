@@ -62,6 +62,7 @@ class WorldConfig:
     start: float = DEFAULT_START
     interval: float = 20.0
     control_poll: float = 3.0
+    stop_latency: float = 0.5
     sessions: int = 3
     graph: Graph | None = None
     graphs: Mapping[str, Graph] | None = None
@@ -175,6 +176,7 @@ class OsfWorld:
             cfg.graphs,
             default=cfg.graph if cfg.graph is not None else Graph(duration=SEED_DURATION),
             seed=cfg.seed,
+            stop_latency=cfg.stop_latency,
         )
         self.sessions: list[SessionInfo] = make_sessions(cfg.sessions, seed=cfg.seed)
         self.relay = self.make_relay(

@@ -33,6 +33,9 @@ __all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
+#: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
+#: 404 and initializes again, as the MCP specification provides).
+MAX_SESSIONS = 10_000
 SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": "0.1.0"}
 
 PARSE_ERROR = -32700
@@ -81,7 +84,7 @@ class McpEndpoint:
         self.state = state
         self.tokens = tokens
         self.sse = sse
-        self._sessions: dict[str, str] = {}
+        self._sessions: dict[str, str] = {}  # insertion order: oldest first
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ HTTP
@@ -212,6 +215,8 @@ class McpEndpoint:
         session_id = secrets.token_hex(16)
         with self._lock:
             self._sessions[session_id] = version
+            while len(self._sessions) > MAX_SESSIONS:  # forget the oldest; it re-initializes
+                del self._sessions[next(iter(self._sessions))]
         result = {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},

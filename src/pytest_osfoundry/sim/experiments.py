@@ -141,10 +141,10 @@ def make_world(
             graph=default,
             graphs=graphs,
             sessions=sessions,
+            stop_latency=params.stop_latency,
             **config,
         )
     )
-    world.engine.stop_latency = params.stop_latency  # validated by SimParams
     return world
 
 
