@@ -43,7 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "osf(**options): configure the osf_ fixtures (any WorldConfig field: seed, interval, "
-        "control_poll, stop_latency, sessions, graph, outbox, lose_completions, drop_replies, offline, "
+        "control_poll, stop_latency, sessions, graph, outbox, lose_completions, "
+        "drop_replies, offline, "
         "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep)",
     )
 
