@@ -695,3 +695,24 @@ def test_fast_argument_check_agrees_with_jsonschema(call: tuple[str, Any]) -> No
     if tooldefs.surely_valid(tool, args):
         assert valid  # the fast path never accepts what jsonschema refuses
     assert (tooldefs.argument_error(tool, args) is None) == valid
+
+
+@pytest.mark.parametrize("status", [["completed"], {"s": 1}, 3, None, True])
+def test_completion_status_of_an_unhashable_or_wrong_type_is_a_400(status: Any) -> None:
+    """Found by hypothesis: a list status once reached ``in frozenset`` and raised (500)."""
+    from pytest_osfoundry.clock import VirtualClock
+    from pytest_osfoundry.http import Request
+    from pytest_osfoundry.server import ReferenceServer
+
+    server = ReferenceServer(VirtualClock())
+    creds = server.provision()
+    server.state.share(creds.project_id, [{"graph_session_id": "gs_" + "a" * 32, "slug": "s"}])
+    agent = next(a for a in server.state.agents.values() if a.project_ids)
+    ticket = server.state.run_graph_session(agent, "gs_" + "a" * 32, "key-0000001")
+    cid = ticket["command_id"]
+    body = json.dumps({"status": status}).encode()
+    headers = {"authorization": f"Bearer {creds.desktop_token}"}
+    path = f"/external-assistants/graph-relays/commands/{cid}/complete"
+    reply = server(Request.build("POST", path, headers, body))
+    assert reply.status == 400
+    assert server.state.runs[cid].status == "queued"

@@ -30,7 +30,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_osfoundry.jsstring import js_length, js_stringify_length
+from pytest_osfoundry.jsstring import js_stringify_length
+from pytest_osfoundry.limits import ERROR_LIMIT, RESULT_LIMIT, cut_error
 
 __all__ = [
     "ERROR_LIMIT",
@@ -43,53 +44,10 @@ __all__ = [
     "max_result_text",
 ]
 
-#: The most characters (``JSON.stringify(completion).length``) a completion may
-#: take and still carry its result (D18).
-RESULT_LIMIT = 100_000
-#: The most characters (UTF-16 code units) of an error the relay posts (D18).
-ERROR_LIMIT = 2_000
 #: The terminal statuses a completion may carry.
 STATUSES = ("completed", "failed", "cancelled")
 
 _NULL_LENGTH = len("null")
-
-
-def cut_error(error: str, limit: int = ERROR_LIMIT) -> str:
-    """``error`` cut to at most ``limit`` UTF-16 code units, never splitting a pair.
-
-    Returns ``error`` itself when it already fits. A character outside the BMP that
-    would straddle the cut is dropped whole, so the result may be one unit shorter
-    than ``limit``. (A Python string holding a high and a low surrogate as two code
-    points is treated the same way: the pair is never split.)
-    """
-    if not isinstance(error, str):
-        raise TypeError(f"error must be a str, got {type(error).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValueError(f"limit must be a non-negative int, got {limit!r}")
-    if len(error) <= limit and (error.isascii() or js_length(error) <= limit):
-        return error
-    # Each character is at least one code unit, so the cut lies within error[:limit].
-    prefix = error[:limit]
-    if js_length(prefix) <= limit:
-        cut = prefix
-    else:
-        units = 0
-        end = 0
-        for ch in prefix:
-            width = 2 if ch > "\uffff" else 1
-            if units + width > limit:
-                break
-            units += width
-            end += 1
-        cut = prefix[:end]
-    if (
-        cut
-        and "\ud800" <= cut[-1] <= "\udbff"
-        and len(error) > len(cut)
-        and "\udc00" <= error[len(cut)] <= "\udfff"
-    ):
-        cut = cut[:-1]
-    return cut
 
 
 def _check_args(

@@ -31,7 +31,8 @@ from typing import Any
 from pytest_osfoundry.clock import Clock, RealClock
 from pytest_osfoundry.ids import new_command_id
 from pytest_osfoundry.ids import rfc3339 as _format_rfc3339
-from pytest_osfoundry.jsstring import js_length, js_stringify_length
+from pytest_osfoundry.jsstring import js_stringify_length
+from pytest_osfoundry.limits import ERROR_LIMIT, RESULT_LIMIT, cut_error
 
 __all__ = [
     "COMPLETION_LIMIT",
@@ -62,8 +63,7 @@ KEY_CONFLICT = "idempotency_key was already used with different arguments"
 
 STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
-COMPLETION_LIMIT = 100_000
-ERROR_LIMIT = 2_000
+COMPLETION_LIMIT = RESULT_LIMIT
 MAX_SYNC_SESSIONS = 100
 SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
 #: Formatting a timestamp (datetime + strftime) is the costliest step of a run view,
@@ -498,7 +498,7 @@ def _session_record(raw: Any, index: int) -> dict[str, Any]:
 def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
     """R11/D18: the completion's fields and their types; the error is cut to 2,000."""
     status = body.get("status")
-    if status not in TERMINAL:
+    if not isinstance(status, str) or status not in TERMINAL:
         raise BadRequest("status must be one of completed, failed, cancelled")
     unknown = set(body) - {"status", *RELAY_REPORTED}
     if unknown:
@@ -522,7 +522,7 @@ def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
     if error is not None:
         if not isinstance(error, str):
             raise BadRequest("error must be a string")
-        out["error"] = _cut(error, ERROR_LIMIT)
+        out["error"] = cut_error(error, ERROR_LIMIT)
     for name in ("total_tokens", "reported_cost"):
         value = body.get(name)
         if value is None:
@@ -531,15 +531,3 @@ def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
             raise BadRequest(f"{name} must be a non-negative number")
         out[name] = value
     return out
-
-
-def _cut(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` UTF-16 code units without splitting a surrogate pair."""
-    if len(text) <= limit // 2 or js_length(text) <= limit:
-        return text
-    units = 0
-    for i, ch in enumerate(text):
-        units += 2 if ord(ch) > 0xFFFF else 1
-        if units > limit:
-            return text[:i]
-    return text
