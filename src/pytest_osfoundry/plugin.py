@@ -8,34 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osfoundry.fixtures import (
-    osf_agent,
-    osf_clock,
-    osf_config,
-    osf_engine,
-    osf_loopback,
-    osf_make_agent,
-    osf_make_relay,
-    osf_relay,
-    osf_respx,
-    osf_server,
-    osf_world,
-)
+from pytest_osfoundry import fixtures
+from pytest_osfoundry.fixtures import *  # noqa: F403 - pytest finds fixtures by module name
 
-__all__ = [
-    "osf_agent",
-    "osf_clock",
-    "osf_config",
-    "osf_engine",
-    "osf_loopback",
-    "osf_make_agent",
-    "osf_make_relay",
-    "osf_relay",
-    "osf_respx",
-    "osf_server",
-    "osf_world",
-    "pytest_configure",
-]
+__all__ = [*fixtures.__all__, "pytest_configure"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

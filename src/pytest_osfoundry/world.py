@@ -270,5 +270,4 @@ class OsfWorld:
     # ------------------------------------------------------------------ views
     def run_view(self, command_id: str) -> dict[str, Any]:
         """The run as its agent would see it, read straight from the state."""
-        run = self.server.state.runs[command_id]
-        return self.server.state._run_view(run)
+        return self.server.state.view(command_id)

@@ -464,6 +464,14 @@ class ServerState:
         raise NotFound(SESSION_NOT_FOUND)
 
     # ------------------------------------------------------------------ introspection
+    def view(self, command_id: str) -> dict[str, Any]:
+        """The run as its agent sees it (R6), with no access check: for tests and tools."""
+        with self._lock:
+            run = self.runs.get(command_id)
+            if run is None:
+                raise KeyError(f"no run {command_id!r}")
+            return self._run_view(run)
+
     def counts(self) -> dict[str, int]:
         """How many runs exist in each status (for tests and experiments)."""
         with self._lock:
