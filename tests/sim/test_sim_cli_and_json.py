@@ -11,7 +11,7 @@ import pytest
 
 from pytest_osfoundry.sim import NAMES, SEED
 from pytest_osfoundry.sim.cli import main
-from pytest_osfoundry.sim.experiments import plan
+from pytest_osfoundry.sim.experiments import Task, plan
 from pytest_osfoundry.sim.params import DEFAULT_STRATEGIES, SimParams
 from pytest_osfoundry.world import SEED_SIGMA
 
@@ -148,6 +148,40 @@ def test_plan_never_depends_on_jobs_and_schedules_big_tasks_first() -> None:
     assert sum(t.size for t in tasks if t.kind == "cancel") == 2000
     with pytest.raises(ValueError, match="unknown experiment"):
         plan(["nope"], SimParams())
+
+
+def _sizes(tasks: list[Task]) -> dict[tuple[str, int], int]:
+    sizes: dict[tuple[str, int], int] = {}
+    for t in tasks:
+        sizes[t.kind, t.option] = sizes.get((t.kind, t.option), 0) + t.size
+    return sizes
+
+
+def test_fanout_single_runs_are_the_baseline_runs() -> None:
+    # Option 1 of a baseline task: watched by the strategies; of a fan-out task: k.
+    assert _sizes(plan(NAMES, SimParams())) == {
+        ("baseline", 1): 2000,
+        ("fanout", 3): 500,
+        ("fanout", 5): 500,
+        ("cancel", 0): 2000,
+        ("idempotency", 0): 600,
+        ("offline", 0): 1,
+        ("outbox", 0): 1,
+        ("truncation", 0): 1,
+        ("access", 0): 1,
+    }
+    assert _sizes(plan(["fanout"], SimParams())) == {
+        ("baseline", 0): 1500,
+        ("fanout", 3): 500,
+        ("fanout", 5): 500,
+    }
+    assert _sizes(plan(["pickup", "fanout"], SimParams())) == {
+        ("baseline", 0): 2000,
+        ("fanout", 3): 500,
+        ("fanout", 5): 500,
+    }
+    # No single-run row, no baseline.
+    assert _sizes(plan(["fanout"], SimParams(fanout=(3,), runs=30))) == {("fanout", 3): 10}
 
 
 def test_python_dash_m_runs_the_cli() -> None:

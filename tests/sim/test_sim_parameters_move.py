@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.sim import SimParams, simulate
+from pytest_osfoundry.sim.experiments import Task, run_task
+from pytest_osfoundry.sim.params import DEFAULT_RUNS
 
 
 def every_7(attempt: int, elapsed: float) -> float:
@@ -99,6 +101,45 @@ def test_results_do_not_depend_on_jobs() -> None:
     two = simulate(["cancel", "fanout", "idempotency", "access"], params, jobs=2)
     assert one.experiments == two.experiments
     assert two.jobs == 2 and one.events == two.events
+
+
+def test_watchers_never_move_a_baseline_run() -> None:
+    # Fan-out's single runs are read off the baseline runs whether or not the
+    # strategies watch them: their polls must not change when a run starts or ends.
+    params = SimParams(runs=40)
+    for index in (0, 1):
+        alone = run_task((params, Task("baseline", index, 40, 0))).data
+        watched = run_task((params, Task("baseline", index, 40, 1))).data
+        assert alone["calls"] == [] and len(watched["calls"]) == len(params.strategies)
+        assert watched["pickup"] == alone["pickup"]
+        assert watched["finished"] == alone["finished"]
+        assert len(alone["finished"]) == 40
+        assert all(f > p for f, p in zip(alone["finished"], alone["pickup"], strict=True))
+
+
+def test_the_single_run_row_does_not_depend_on_what_else_runs() -> None:
+    params = SimParams(runs=60, fanout=(1, 3))
+    alone = simulate(["fanout"], params, jobs=1).experiments["fanout"]
+    every = simulate(None, params, jobs=2).experiments
+    assert every["fanout"] == alone
+    assert [r["n"] for r in alone] == [60, 20]
+    assert alone[0]["first_median"] == alone[0]["last_median"]
+
+
+@pytest.mark.parametrize(("pickup", "fanout"), [(90, 50), (50, 90), (300, 260)])
+def test_the_single_run_row_reads_the_first_baseline_runs(
+    monkeypatch: pytest.MonkeyPatch, pickup: int, fanout: int
+) -> None:
+    # Unequal run counts (the seed's are 2,000 and 1,500): the baseline covers the
+    # larger, each experiment reads its own count off the front, in task order.
+    monkeypatch.setitem(DEFAULT_RUNS, "pickup", pickup)
+    monkeypatch.setitem(DEFAULT_RUNS, "fanout", fanout)
+    params = SimParams(fanout=(1,))
+    alone = simulate(["fanout"], params, jobs=1).experiments
+    both = simulate(["pickup", "fanout"], params, jobs=1).experiments
+    assert both["fanout"] == alone["fanout"]
+    assert alone["fanout"][0]["n"] == fanout
+    assert both["pickup"]["n"] == pickup
 
 
 def test_the_seed_changes_the_draws_but_not_the_shape() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_osfoundry.sim import SimParams
 from pytest_osfoundry.sim.experiments import derive_seed
-from pytest_osfoundry.sim.fit import fanout_loss
+from pytest_osfoundry.sim.fit import fanout_loss, fit_sigma
 from pytest_osfoundry.sim.report import compare
 from pytest_osfoundry.sim.stats import mean, median, percentile, summary
 
@@ -98,3 +98,14 @@ def test_fanout_loss_is_zero_at_the_seed_and_grows_away_from_it() -> None:
     assert fanout_loss(worse) > 0
     with pytest.raises(ValueError, match="no fan-out row"):
         fanout_loss([{"queued": 2, "first_median": 1, "last_median": 1, "last_p95": 1}])
+
+
+def test_fit_sigma_scores_each_grid_point_on_the_fanout_table() -> None:
+    best, points = fit_sigma(SimParams(runs=30), grid=[0.5, 0.82], replicas=1)
+    assert [p.sigma for p in points] == [0.5, 0.82]
+    assert best == min(points, key=lambda p: p.loss).sigma
+    narrow, wide = points
+    assert [r["queued"] for r in narrow.rows] == [1, 3, 5]
+    assert [r["n"] for r in narrow.rows] == [30, 10, 10]
+    # Common random numbers: the same runs, only wider durations.
+    assert wide.rows[0]["last_p95"] > narrow.rows[0]["last_p95"]

@@ -25,12 +25,15 @@ The experiments (``NAMES``):
   command on the server (R5), watched by every strategy. Pickup is the server's
   ``started_at - queued_at``; calls per run count ``get_graph_run`` calls (not the
   start call); lateness is :attr:`~pytest_osfoundry.agent.scripted.AgentRun.late`.
-  Asked for alone, ``pickup`` queues the same runs without the watchers (same
-  figures: pollers never change when a run starts).
+  Asked for without ``polling``, the same runs are queued without the watchers
+  (same figures: pollers never change when a run starts or finishes).
 * ``fanout``: one agent queues 1, 3 or 5 runs at the same instant (1,500 single
   runs, 500 batches of 3 and of 5); first and last result are the server's
   ``finished_at`` of the first and last run to finish minus their common
-  ``queued_at``.
+  ``queued_at``. A single run queued at a random phase against an idle relay is
+  exactly a baseline run, so the row "1 queued" is read off the first 1,500
+  baseline runs (``finished_at - queued_at``), simulated once for all three
+  experiments; only the batches of 3 and 5 have tasks of their own.
 * ``cancel``: the agent cancels each run at a uniform 0-40 s after queueing; the
   run's state at the cancel is what ``cancel_graph_run`` answered; "terminal after"
   is ``finished_at`` minus the cancel's time.
@@ -179,10 +182,10 @@ def _wait_done(world: OsfWorld, record: AgentRun) -> None:
 class Task:
     """One unit of work: ``size`` runs (or repetitions) of one experiment in one world.
 
-    ``kind`` is the simulation to run (``baseline`` feeds pickup and polling);
-    ``option`` is the fan-out row (runs queued at once), or 1 when the baseline's
-    runs are watched by the strategies (0: not watched). ``cost`` is a rough
-    estimate used to schedule the biggest tasks first.
+    ``kind`` is the simulation to run (``baseline`` feeds pickup, polling and the
+    fan-out row of single runs); ``option`` is the fan-out row (runs queued at once,
+    2 or more), or 1 when the baseline's runs are watched by the strategies (0: not
+    watched). ``cost`` is a rough estimate used to schedule the biggest tasks first.
     """
 
     kind: str
@@ -218,19 +221,23 @@ def plan(names: Sequence[str], params: SimParams) -> list[Task]:
         raise ValueError(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
     wanted = set(names)
     tasks: list[Task] = []
-    if wanted & {"pickup", "polling"}:
-        watched = "polling" in wanted
-        total = max(params.runs_for("polling") if watched else 0, params.runs_for("pickup"))
+    # Fan-out's single runs are baseline runs (see module doc): the baseline covers
+    # the most runs any wanted experiment reads off it.
+    singles = "fanout" in wanted and 1 in params.fanout
+    watched = "polling" in wanted
+    baseline = [params.runs_for(n) for n in ("pickup", "polling") if n in wanted]
+    if singles:
+        baseline.append(params.runs_for("fanout"))
+    if baseline:
         per_run = 0.25 + (0.8 * len(params.strategies) / 6 if watched else 0)
-        for i, size in enumerate(_chunks(total, _BASELINE_CHUNK)):
+        for i, size in enumerate(_chunks(max(baseline), _BASELINE_CHUNK)):
             tasks.append(Task("baseline", i, size, int(watched), size * per_run))
     if "fanout" in wanted:
-        runs = params.runs_for("fanout")
-        for k in params.fanout:
-            # A single run is cheap and its p95 noisy: three times the batches.
-            reps = runs if k == 1 else math.ceil(runs / 3)
+        # Batches of k > 1 runs: a third as many as single runs (whose p95 is noisier).
+        batches = math.ceil(params.runs_for("fanout") / 3)
+        for k in sorted(set(params.fanout) - {1}):
             per_chunk = max(1, math.ceil(_FANOUT_CHUNK_RUNS / k))
-            for i, size in enumerate(_chunks(reps, per_chunk)):
+            for i, size in enumerate(_chunks(batches, per_chunk)):
                 tasks.append(Task("fanout", i, size, k, size * k * 0.22))
     if "cancel" in wanted:
         for i, size in enumerate(_chunks(params.runs_for("cancel"), _CANCEL_CHUNK)):
@@ -264,7 +271,8 @@ def run_task(job: tuple[SimParams, Task]) -> TaskResult:
 
 # ---------------------------------------------------------------------- baseline
 def _baseline(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str, Any]:
-    """Pickup waits, and (when watched) each strategy's calls and lateness per run."""
+    """Per run: pickup wait, result (``finished_at - queued_at``) and, when watched,
+    each strategy's calls and lateness."""
     world = make_world(params, derive_seed(params.seed, "baseline", task.index))
     worlds.append(world)
     runs = world.server.state.runs
@@ -274,6 +282,7 @@ def _baseline(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str
     watchers = [world.make_agent(strategy=s) for s in strategies]
     starter = world.make_agent()
     pickup: list[float] = []
+    finished: list[float] = []
     calls: list[list[int]] = [[] for _ in watchers]
     late: list[list[float]] = [[] for _ in watchers]
     for _ in range(task.size):
@@ -298,12 +307,16 @@ def _baseline(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str
             record = starter.start(gsid, key=key, poll=False, delay=delay)
             _wait_done(world, record)
             run = runs[record.command_id or ""]
-            _wait_terminal(world, run)
             starter.runs.clear()
+        # Watched, every agent has seen a terminal status, so this returns at once.
+        _wait_terminal(world, run)
         if run.started_at is None:
             raise SimulationError(f"run ended {run.status} without starting")
+        if run.status != "completed" or run.finished_at is None:
+            raise SimulationError(f"a baseline run ended {run.status}")
         pickup.append(run.started_at - run.queued_at)
-    return {"pickup": pickup, "calls": calls, "late": late}
+        finished.append(run.finished_at - run.queued_at)
+    return {"pickup": pickup, "finished": finished, "calls": calls, "late": late}
 
 
 # ---------------------------------------------------------------------- fanout
@@ -661,9 +674,14 @@ def combine(
         elif name == "fanout":
             rows = []
             for k in params.fanout:
-                parts = [r for r in by_kind.get("fanout", []) if r.option == k]
-                first = [x for r in parts for x in r.data["first"]]
-                last = [x for r in parts for x in r.data["last"]]
+                if k == 1:
+                    # One run queued at once is a baseline run (see module doc).
+                    n = params.runs_for("fanout")
+                    first = last = [x for r in base for x in r.data["finished"]][:n]
+                else:
+                    parts = [r for r in by_kind.get("fanout", []) if r.option == k]
+                    first = [x for r in parts for x in r.data["first"]]
+                    last = [x for r in parts for x in r.data["last"]]
                 rows.append(
                     {
                         "queued": k,

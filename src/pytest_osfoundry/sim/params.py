@@ -29,9 +29,9 @@ from pytest_osfoundry.world import SEED_SIGMA
 __all__ = ["DEFAULT_RUNS", "DEFAULT_STRATEGIES", "SimParams"]
 
 #: Runs per experiment at the seed's counts: pickup and polling 2,000 runs (one
-#: shared set of runs, see docs/experiments.md), fanout 1,500 single runs and 500
-#: batches of 3 and of 5 (1,500 / 1,500 / 2,500 runs), cancel 2,000 runs,
-#: idempotency 200 runs per repetition.
+#: shared set of *baseline* runs, see docs/experiments.md), fanout 1,500 single runs
+#: (the first 1,500 baseline runs) and 500 batches of 3 and of 5 (1,500 / 2,500
+#: runs), cancel 2,000 runs, idempotency 200 runs per repetition.
 DEFAULT_RUNS: Final[dict[str, int]] = {
     "pickup": 2000,
     "fanout": 1500,
@@ -62,9 +62,10 @@ class SimParams:
         seed: the master seed; every world, agent and fault draws from seeds derived
             from it and the experiment's name and chunk, never from global state.
         runs: when set, the run count of every statistical experiment (pickup and
-            polling runs; fanout: ``runs`` single runs and ``ceil(runs / 3)`` batches
-            of each larger size; cancel runs; idempotency runs per repetition)
-            instead of :data:`DEFAULT_RUNS`.
+            polling runs; fanout: ``runs`` single runs — baseline runs, shared with
+            pickup and polling — and ``ceil(runs / 3)`` batches of each larger size;
+            cancel runs; idempotency runs per repetition) instead of
+            :data:`DEFAULT_RUNS`.
         poll_interval: seconds between the relay's passes (D11).
         control_poll: seconds between the relay's control polls while a run runs (D14).
         duration_median, duration_sigma, duration_min: the Graph durations,
