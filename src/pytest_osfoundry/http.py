@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pytest_osfoundry.jsonwire import dumps
+
 __all__ = ["Handler", "Request", "Response", "json_response"]
 
 
@@ -67,9 +69,8 @@ class Handler(Protocol):
 
 
 def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:
-    """A ``application/json`` response with ``payload`` encoded compactly."""
+    """A ``application/json`` response with ``payload`` encoded compactly (UTF-8)."""
     out = {"content-type": "application/json"}
     if headers:
         out.update({k.lower(): v for k, v in headers.items()})
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Response(status, out, body)
+    return Response(status, out, dumps(payload))

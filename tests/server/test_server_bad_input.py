@@ -716,3 +716,39 @@ def test_completion_status_of_an_unhashable_or_wrong_type_is_a_400(status: Any) 
     reply = server(Request.build("POST", path, headers, body))
     assert reply.status == 400
     assert server.state.runs[cid].status == "queued"
+
+
+def test_a_lone_surrogate_in_arguments_reaches_the_relay_escaped(srv: Srv) -> None:
+    # Regression: the relay's sync answered 500 on every pass once such a run was
+    # queued (the text could not be UTF-8). Now it is written as JSON.stringify
+    # writes it, "\ud800", and the run is handed out like any other.
+    body = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_graph_session",'
+        f'"arguments":{{"graph_session_id":"{GS1}","idempotency_key":"surrogate-1",'
+        '"arguments":{"x":"a\\ud800b"}}}}'
+    ).encode()
+    srv.sync()
+    ticket = json.loads(assert_clean(srv.rpc_raw(body, srv.agent))["result"]["content"][0]["text"])
+    reply = srv.relay("POST", "/sync", {"project_id": srv.pid, "sessions": [session(GS1)]})
+    assert reply.status == 200
+    assert b'"a\\ud800b"' in reply.body
+    (command,) = json.loads(reply.body)["commands"]
+    assert command["command_id"] == ticket["command_id"]
+    assert command["arguments"] == {"x": "a\ud800b"}
+
+
+def test_a_number_too_big_for_a_double_is_handed_on_as_null(srv: Srv) -> None:
+    # JSON.parse reads 1e400 as Infinity and JSON.stringify writes it null; the
+    # server writes null too, never the non-JSON "Infinity".
+    body = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_graph_session",'
+        f'"arguments":{{"graph_session_id":"{GS1}","idempotency_key":"huge-number-1",'
+        '"arguments":{"x":1e400,"n":123456789012345678901234567890}}}}'
+    ).encode()
+    srv.sync()
+    assert_clean(srv.rpc_raw(body, srv.agent))
+    reply = srv.relay("POST", "/sync", {"project_id": srv.pid, "sessions": [session(GS1)]})
+    assert reply.status == 200
+    assert b"Infinity" not in reply.body
+    (command,) = json.loads(reply.body)["commands"]
+    assert command["arguments"] == {"x": None, "n": 123456789012345678901234567890}

@@ -24,6 +24,8 @@ from pytest_osfoundry.client.errors import (
 from pytest_osfoundry.client.exchange import mask_token, mask_url
 from pytest_osfoundry.client.transport import Transport
 from pytest_osfoundry.http import Response
+from pytest_osfoundry.jsonwire import dumps as _dumps
+from pytest_osfoundry.jsonwire import loads as _fast_loads
 
 __all__ = ["CLIENT_NAME", "SUPPORTED_PROTOCOL_VERSIONS", "McpClient", "parse_sse"]
 
@@ -35,8 +37,12 @@ SUPPORTED_PROTOCOL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
 
 _ACCEPT = "application/json, text/event-stream"
 _MAX_TOOL_PAGES = 100
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
+
+
+def _lenient(data: bytes | str) -> Any:
+    """The standard library's reading of a reply (UTF-8 only; ``NaN`` tolerated)."""
+    return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
 
 
 @lru_cache(maxsize=1)
@@ -188,7 +194,7 @@ class McpClient:
     # -- sending ----------------------------------------------------------------
 
     def _post(self, payload: dict[str, Any]) -> Response:
-        return self.transport.request("POST", self.url, self._headers, _dumps(payload).encode())
+        return self.transport.request("POST", self.url, self._headers, _dumps(payload))
 
     def _ensure_initialized(self) -> None:
         if not self._initialized and self.auto_initialize:
@@ -274,7 +280,7 @@ class McpClient:
 
     def _decode_json(self, data: bytes | str, what: str) -> Any:
         try:
-            return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+            return _fast_loads(data, _lenient)
         except ValueError as exc:  # UnicodeDecodeError included
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
             snippet = self._mask(text[:120])
@@ -449,7 +455,7 @@ class McpClient:
             return structured
         if isinstance(text, str):
             try:
-                parsed = _loads(text)
+                parsed = _fast_loads(text, _lenient)
             except ValueError:
                 return result
             if isinstance(parsed, dict):

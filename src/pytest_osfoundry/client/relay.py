@@ -18,13 +18,13 @@ from urllib.parse import quote
 from pytest_osfoundry.client.errors import HttpStatusError, ProtocolViolation
 from pytest_osfoundry.client.exchange import mask_token, mask_url
 from pytest_osfoundry.client.transport import Transport
+from pytest_osfoundry.jsonwire import dumps as _dumps
+from pytest_osfoundry.jsonwire import loads as _fast_loads
 
 __all__ = ["RELAY_PREFIX", "RelayClient"]
 
 RELAY_PREFIX = "/external-assistants/graph-relays"
 """Path of the relay API under the base URL."""
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class RelayClient:
@@ -53,9 +53,7 @@ class RelayClient:
         if payload is None:
             reply = self.transport.request(method, url, self._get_headers, b"")
         else:
-            reply = self.transport.request(
-                method, url, self._post_headers, _dumps(payload).encode()
-            )
+            reply = self.transport.request(method, url, self._post_headers, _dumps(payload))
         if reply.status < 200 or reply.status > 299:
             where = mask_url(url, (self._token,))
             raise HttpStatusError(
@@ -66,7 +64,7 @@ class RelayClient:
                 body_text=mask_token(reply.body.decode("utf-8", "replace"), (self._token,)),
             )
         try:
-            data = json.loads(reply.body)
+            data = _fast_loads(reply.body, json.loads)
         except ValueError:
             where = mask_url(url, (self._token,))
             raise ProtocolViolation(

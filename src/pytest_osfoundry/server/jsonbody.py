@@ -3,7 +3,9 @@
 :func:`parse_body` accepts exactly RFC 8259 JSON (no ``NaN``/``Infinity``, which
 Python's :mod:`json` would otherwise let in and later echo back as invalid JSON) and
 at most :data:`MAX_DEPTH` levels of nesting, so that nothing a caller sends can make
-the server recurse too deep (a ``RecursionError`` would be a 500).
+the server recurse too deep (a ``RecursionError`` would be a 500). Parsing and
+:func:`dumps` go through :mod:`pytest_osfoundry.jsonwire` (orjson where it gives the
+standard library's answer).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pytest_osfoundry import jsonwire
+
 __all__ = ["MAX_DEPTH", "BadJson", "dumps", "parse_body"]
 
 #: Deepest nesting of arrays and objects a request body may have (serde_json's default).
 MAX_DEPTH = 128
 
-#: Compact JSON with non-ASCII left as is: the one encoder every answer uses.
-dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+#: Compact UTF-8 JSON bytes: the one encoder every answer uses.
+dumps = jsonwire.dumps
 
 
 class BadJson(ValueError):
@@ -33,6 +37,16 @@ _decode = json.JSONDecoder(parse_constant=_no_constant).decode
 
 def parse_body(body: bytes) -> Any:
     """Parse a request body; raise :class:`BadJson` with a short reason when it is not JSON."""
+    value = jsonwire.loads(body, _strict)
+    # Only a body with many brackets can be deep: count them (in C) before walking.
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _strict(body: bytes | str) -> Any:
+    """The standard library's strict parse (the reference for :func:`parse_body`)."""
+    assert isinstance(body, bytes)
     try:
         # What json.loads does with bytes: UTF-8 (BOM tolerated), UTF-16 or UTF-32.
         text = body.decode(json.detect_encoding(body), "surrogatepass")
@@ -43,9 +57,6 @@ def parse_body(body: bytes) -> Any:
         raise
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
         raise BadJson("the body is not JSON") from None
-    # Only a body with many brackets can be deep: count them (in C) before walking.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
 

@@ -166,25 +166,26 @@ class McpEndpoint:
         if isinstance(result, _ToolResult):
             # The same bytes as dumps() of the whole message; structuredContent is
             # encoded once, not twice (once as the text, once as the object).
-            return self._reply_text(
-                '{"jsonrpc":"2.0","id":' + dumps(msg_id) + ',"result":{"content":[{"type":'
-                '"text","text":'
+            return self._reply_bytes(
+                b'{"jsonrpc":"2.0","id":'
+                + dumps(msg_id)
+                + b',"result":{"content":[{"type":"text","text":'
                 + dumps(result.text)
-                + '}],"structuredContent":'
-                + result.text
-                + "}}",
+                + b'}],"structuredContent":'
+                + result.encoded
+                + b"}}",
                 headers,
             )
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
 
     def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
-        return self._reply_text(dumps(payload), headers)
+        return self._reply_bytes(dumps(payload), headers)
 
-    def _reply_text(self, body: str, headers: dict[str, str]) -> Response:
+    def _reply_bytes(self, body: bytes, headers: dict[str, str]) -> Response:
         if self.sse:
             out = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
-            return Response(200, out, f"event: message\ndata: {body}\n\n".encode())
-        return Response(200, {**_JSON_HEADERS, **headers}, body.encode())
+            return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
+        return Response(200, {**_JSON_HEADERS, **headers}, body)
 
     def _check_headers(self, request: Request, msg_id: Any) -> Response | None:
         version = request.header("mcp-protocol-version")
@@ -272,12 +273,14 @@ class McpEndpoint:
 
 
 class _ToolResult(dict[str, Any]):
-    """A successful ``tools/call`` result (R3) that keeps its text: never mutate it."""
+    """A successful ``tools/call`` result (R3) that keeps its encoding: never mutate it."""
 
-    __slots__ = ("text",)
+    __slots__ = ("encoded", "text")
 
-    def __init__(self, structured: dict[str, Any], text: str) -> None:
+    def __init__(self, structured: dict[str, Any], encoded: bytes) -> None:
+        text = encoded.decode("utf-8")
         super().__init__(content=[{"type": "text", "text": text}], structuredContent=structured)
+        self.encoded = encoded
         self.text = text
 
 
