@@ -17,13 +17,14 @@ from :meth:`RealClock.run`, so one relay implementation serves both.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from functools import partial
+from heapq import heappop, heappush
 from typing import Any, Protocol, TypeAlias
 
 __all__ = [
@@ -62,8 +63,9 @@ class Signal:
         self.is_set = True
         self.value = value
         waiters, self._waiters = self._waiters, []
+        clock = self._clock
         for wake in waiters:
-            self._clock.call_at(self._clock.now(), lambda w=wake: w(True))  # type: ignore[misc]
+            clock._schedule(clock.now(), partial(wake, True))
 
     def _add_waiter(self, wake: Callable[[bool], None]) -> None:
         self._waiters.append(wake)
@@ -90,34 +92,23 @@ Yieldable: TypeAlias = float | int | Signal | Wait
 ProcessGen: TypeAlias = Generator[Yieldable, Any, Any]
 
 
-class _Entry:
-    """One scheduled call (the scheduler orders ``(when, seq, entry)`` tuples)."""
+class Timer:
+    """A handle on a scheduled call; :meth:`cancel` stops it from running.
 
-    __slots__ = ("cancelled", "fn", "seq", "when")
+    It is also the scheduler's own record of the call (``when``, ``fn``), so
+    scheduling allocates one object.
+    """
 
-    def __init__(self, when: float, seq: int, fn: Callable[[], None]) -> None:
+    __slots__ = ("cancelled", "fn", "when")
+
+    def __init__(self, when: float, fn: Callable[[], None]) -> None:
         self.when = when
-        self.seq = seq
         self.fn = fn
         self.cancelled = False
 
-
-class Timer:
-    """A handle on a scheduled call; :meth:`cancel` stops it from running."""
-
-    __slots__ = ("_entry",)
-
-    def __init__(self, entry: _Entry) -> None:
-        self._entry = entry
-
-    @property
-    def when(self) -> float:
-        """The time the call is (or was) due."""
-        return self._entry.when
-
     def cancel(self) -> None:
         """Do not run the call (no effect once it has run)."""
-        self._entry.cancelled = True
+        self.cancelled = True
 
 
 class Process:
@@ -130,6 +121,8 @@ class Process:
         self.done = Signal(clock)
         self.error: BaseException | None = None
         self._timer: Timer | None = None
+        self._resume = partial(self._step, None)  # made once: every sleep reuses it
+        self._fired = partial(self._step, True)
 
     @property
     def finished(self) -> bool:
@@ -148,47 +141,29 @@ class Process:
             self.error = exc
             self.done.set(None)
             raise
+        clock = self._clock
+        if (type(item) is float or type(item) is int) and item >= 0:  # the common case: a sleep
+            self._timer = clock._schedule(clock.now() + item, self._resume)
+            return
         self._wait_for(item)
 
     def _wait_for(self, item: Yieldable) -> None:
         clock = self._clock
-        if type(item) is float or type(item) is int:  # the common case first: a sleep
-            self._timer = clock._schedule(
-                clock.now() + _check_delay(item), lambda: self._step(None)
-            )
-            return
         if isinstance(item, Signal):
             if item.is_set:
-                clock.call_at(clock.now(), lambda: self._step(True))
+                clock._schedule(clock.now(), self._fired)
             else:
                 item._add_waiter(self._step)
             return
         if isinstance(item, Wait):
             sig = item.signal
             if sig.is_set:
-                clock.call_at(clock.now(), lambda: self._step(True))
+                clock._schedule(clock.now(), self._fired)
                 return
-            state = {"fired": False}
-
-            def on_signal(_: bool) -> None:
-                if state["fired"]:
-                    return
-                state["fired"] = True
-                timer.cancel()
-                self._step(True)
-
-            def on_timeout() -> None:
-                if state["fired"]:
-                    return
-                state["fired"] = True
-                sig._remove_waiter(on_signal)
-                self._step(False)
-
-            timer = clock.call_later(_check_delay(item.timeout), on_timeout)
-            sig._add_waiter(on_signal)
+            _Waiting(self, sig, item.timeout)
             return
         if isinstance(item, (int, float)) and not isinstance(item, bool):
-            self._timer = clock.call_later(_check_delay(item), lambda: self._step(None))
+            self._timer = clock._schedule(clock.now() + _check_delay(item), self._resume)
             return
         raise TypeError(
             f"process {self.name or self._gen!r} yielded {item!r}; "
@@ -203,6 +178,34 @@ class Process:
             self._timer.cancel()
         self._gen.close()
         self.done.set(None)
+
+
+class _Waiting:
+    """A process waiting on a :class:`Wait`: whichever of signal and timeout comes first wins."""
+
+    __slots__ = ("fired", "proc", "signal", "timer")
+
+    def __init__(self, proc: Process, signal: Signal, timeout: float) -> None:
+        self.proc = proc
+        self.signal = signal
+        self.fired = False
+        clock = proc._clock
+        self.timer = clock._schedule(clock.now() + timeout, self.on_timeout)
+        signal._add_waiter(self.on_signal)
+
+    def on_signal(self, _: bool) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        self.timer.cancel()
+        self.proc._step(True)
+
+    def on_timeout(self) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        self.signal._remove_waiter(self.on_signal)
+        self.proc._step(False)
 
 
 def _check_delay(seconds: float) -> float:
@@ -255,12 +258,14 @@ class _Scheduler:
     """The event queue both clocks share."""
 
     def __init__(self) -> None:
-        # (when, seq, entry): ordered by plain tuple comparison (in C, no dataclass
+        # (when, seq, timer): ordered by plain tuple comparison (in C, no dataclass
         # __lt__), ties in scheduling order since seq is unique.
-        self._queue: list[tuple[float, int, _Entry]] = []
+        self._queue: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._lock = threading.RLock()
         self.events_run = 0
+        #: False while :meth:`_wake` is the no-op (the virtual clock): skip calling it.
+        self._wakes = type(self)._wake is not _Scheduler._wake
 
     def now(self) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -274,11 +279,12 @@ class _Scheduler:
 
     def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
         """Queue ``fn`` at ``when`` (a float, not in the past): callers have validated."""
-        entry = _Entry(when, next(self._seq), fn)
+        timer = Timer(when, fn)
         with self._lock:
-            heapq.heappush(self._queue, (when, entry.seq, entry))
-        self._wake()
-        return Timer(entry)
+            heappush(self._queue, (when, next(self._seq), timer))
+        if self._wakes:
+            self._wake()
+        return timer
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
         if not callable(fn):
@@ -306,7 +312,7 @@ class _Scheduler:
         """The time of the earliest pending event, or ``None`` when nothing is scheduled."""
         with self._lock:
             while self._queue and self._queue[0][2].cancelled:
-                heapq.heappop(self._queue)
+                heappop(self._queue)
             return self._queue[0][0] if self._queue else None
 
     @property
@@ -315,16 +321,16 @@ class _Scheduler:
         with self._lock:
             return sum(1 for _, _, e in self._queue if not e.cancelled)
 
-    def _pop_due(self, limit: float) -> _Entry | None:
+    def _pop_due(self, limit: float) -> Timer | None:
         with self._lock:
             queue = self._queue
             while queue:
-                head = queue[0][2]
+                when, _, head = queue[0]
                 if head.cancelled:
-                    heapq.heappop(queue)
+                    heappop(queue)
                     continue
-                if head.when <= limit:
-                    heapq.heappop(queue)
+                if when <= limit:
+                    heappop(queue)
                     return head
                 return None
             return None
@@ -406,14 +412,16 @@ class VirtualClock(_Scheduler):
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
         deadline = self._now + _check_limit(limit)
+        pop_due = self._pop_due
         while not check():
-            entry = self._pop_due(deadline)
+            entry = pop_due(deadline)
             if entry is None:
                 raise TimeoutError(
                     f"condition not met after {self._now - (deadline - limit):.1f} s of "
                     "virtual time" + (" (nothing left to run)" if self.next_due() is None else "")
                 )
-            self._move(entry.when)
+            if entry.when != self._now:
+                self._move(entry.when)
             self.events_run += 1
             entry.fn()
         return self._now

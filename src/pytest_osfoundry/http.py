@@ -11,16 +11,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol
 
 from pytest_osfoundry.jsonwire import dumps
 
 __all__ = ["Handler", "Request", "Response", "json_response"]
 
 
-@dataclass(frozen=True)
-class Request:
-    """One HTTP request as the app sees it.
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
+class Request(NamedTuple):
+    """One HTTP request as the app sees it (immutable; cheap to make).
 
     ``path`` excludes the query string, which is kept raw in ``query``.
     ``headers`` keys are lower-case; use :meth:`header` for lookups.
@@ -28,7 +31,7 @@ class Request:
 
     method: str
     path: str
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = _NO_HEADERS
     body: bytes = b""
     query: str = ""
 

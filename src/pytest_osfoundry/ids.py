@@ -12,6 +12,7 @@ import random
 import re
 import uuid
 from datetime import datetime, timezone
+from functools import lru_cache
 
 __all__ = [
     "GRAPH_SESSION_ID_RE",
@@ -46,8 +47,12 @@ def new_command_id(rng: random.Random | None = None) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
+@lru_cache(maxsize=65_536)
 def rfc3339(epoch: float) -> str:
-    """Format ``epoch`` seconds as an RFC 3339 UTC timestamp with milliseconds."""
+    """Format ``epoch`` seconds as an RFC 3339 UTC timestamp with milliseconds.
+
+    Cached: a run's timestamps are formatted again at every poll of it.
+    """
     millis = round(epoch * 1000)
     secs, ms = divmod(millis, 1000)
     stamp = datetime.fromtimestamp(secs, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")

@@ -14,14 +14,15 @@ from collections import deque
 from collections.abc import Mapping
 from functools import lru_cache
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
-
-import httpx
 
 from pytest_osfoundry.client.errors import ProtocolViolation, ReplyLost
 from pytest_osfoundry.client.exchange import Exchange, mask_url, secrets_in
 from pytest_osfoundry.http import Handler, Request, Response
+
+if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx
+    import httpx
 
 __all__ = [
     "DirectTransport",
@@ -87,12 +88,16 @@ class HttpxTransport:
     """
 
     def __init__(self, client: httpx.Client | None = None, *, timeout: float = 10.0) -> None:
+        import httpx
+
         self._owned = client is None
         self.client = client if client is not None else httpx.Client(timeout=timeout)
         self.timeout = timeout
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request and read the whole reply."""
+        import httpx
+
         try:
             reply = self.client.request(
                 method, url, headers=dict(headers), content=body, timeout=self.timeout

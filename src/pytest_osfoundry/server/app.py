@@ -178,7 +178,7 @@ class ReferenceServer:
             )
         path = request.path
         if path == self.mcp_path or path == self.mcp_path + "/":
-            return self.mcp.handle(request, self.origin(request))
+            return self.mcp.handle(request, self.origin)
         if RelayApi.owns(path):
             return self.relay.handle(request)
         if path == WELL_KNOWN or path == WELL_KNOWN + self.mcp_path:

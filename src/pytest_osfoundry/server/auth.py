@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 __all__ = [
@@ -78,8 +79,12 @@ class TokenStore:
         return cred
 
 
+@lru_cache(maxsize=1024)
 def bearer_token(header: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header; ``None`` if absent or malformed."""
+    """The token of an ``Authorization: Bearer <token>`` header; ``None`` if absent or malformed.
+
+    Cached: a client sends the same header on every call.
+    """
     if not header:
         return None
     scheme, _, token = header.strip().partition(" ")

@@ -88,8 +88,12 @@ class McpEndpoint:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ HTTP
-    def handle(self, request: Request, origin: str) -> Response:
-        """Serve one HTTP request to the MCP endpoint (``origin`` names this server)."""
+    def handle(self, request: Request, origin: Callable[[Request], str]) -> Response:
+        """Serve one HTTP request to the MCP endpoint.
+
+        ``origin(request)`` names this server as the caller sees it (asked only when
+        a challenge needs it).
+        """
         if request.method == "DELETE":
             return self._delete(request)
         if request.method != "POST":
@@ -139,6 +143,7 @@ class McpEndpoint:
                 _error_payload(msg_id, INVALID_PARAMS, "Invalid params: params must be an object"),
                 headers,
             )
+        result: dict[str, Any] | _ToolResult
         try:
             if method == "initialize":
                 result, headers = self._initialize(params)
@@ -170,7 +175,7 @@ class McpEndpoint:
                 b'{"jsonrpc":"2.0","id":'
                 + dumps(msg_id)
                 + b',"result":{"content":[{"type":"text","text":'
-                + dumps(result.text)
+                + dumps(result.encoded.decode("utf-8"))
                 + b'}],"structuredContent":'
                 + result.encoded
                 + b"}}",
@@ -229,7 +234,9 @@ class McpEndpoint:
         }
         return result, {"mcp-session-id": session_id}
 
-    def _call_tool(self, request: Request, params: dict[str, Any], origin: str) -> dict[str, Any]:
+    def _call_tool(
+        self, request: Request, params: dict[str, Any], origin: Callable[[Request], str]
+    ) -> dict[str, Any] | _ToolResult:
         name = params.get("name")
         if not isinstance(name, str) or name not in _TOOL_IMPLS:
             raise _InvalidParams(
@@ -252,7 +259,7 @@ class McpEndpoint:
             return _tool_error(err.message)
         return _ToolResult(structured, dumps(structured))
 
-    def _authorize(self, request: Request, tool: str, origin: str) -> Agent:
+    def _authorize(self, request: Request, tool: str, origin: Callable[[Request], str]) -> Agent:
         """R2: 401 without a usable agent token, 403 without the tool's scope."""
         scope = tooldefs.REQUIRED_SCOPE[tool]
         raw = request.header("authorization")
@@ -261,27 +268,25 @@ class McpEndpoint:
         if cred is None:
             error = None if raw is None else "invalid_token"
             message = "Unauthorized: a valid bearer token is required"
-            raise _Refusal(401, challenge(origin, scope, error), message)
+            raise _Refusal(401, challenge(origin(request), scope, error), message)
         agent = self.state.agents.get(cred.principal_id) if cred.kind == "agent" else None
         if agent is None or scope not in agent.scopes:
             raise _Refusal(
                 403,
-                challenge(origin, scope, "insufficient_scope"),
+                challenge(origin(request), scope, "insufficient_scope"),
                 f"Forbidden: this token lacks the {scope} scope",
             )
         return agent
 
 
-class _ToolResult(dict[str, Any]):
-    """A successful ``tools/call`` result (R3) that keeps its encoding: never mutate it."""
+class _ToolResult:
+    """A successful ``tools/call`` result (R3): the structured content, encoded once."""
 
-    __slots__ = ("encoded", "text")
+    __slots__ = ("encoded", "structured")
 
     def __init__(self, structured: dict[str, Any], encoded: bytes) -> None:
-        text = encoded.decode("utf-8")
-        super().__init__(content=[{"type": "text", "text": text}], structuredContent=structured)
+        self.structured = structured
         self.encoded = encoded
-        self.text = text
 
 
 class _InvalidParams(Exception):

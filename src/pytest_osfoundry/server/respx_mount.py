@@ -12,10 +12,13 @@ raises, so a test never talks to the network by accident.
 
 from __future__ import annotations
 
-import httpx
-import respx
+from typing import TYPE_CHECKING
 
 from pytest_osfoundry.http import Handler, Request
+
+if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx or respx
+    import httpx
+    import respx
 
 __all__ = ["mount", "to_httpx_response"]
 
@@ -42,6 +45,8 @@ def _side_effect(handler: Handler) -> respx.types.SideEffectTypes:
 
 def to_httpx_response(response: object) -> httpx.Response:
     """Turn a kit :class:`~pytest_osfoundry.http.Response` into an ``httpx.Response``."""
+    import httpx
+
     from pytest_osfoundry.http import Response
 
     if not isinstance(response, Response):
@@ -58,6 +63,8 @@ def mount(
     ``start()``/``stop()``. Pass an existing ``router`` (e.g. the ``respx_mock``
     fixture) to add the route to it instead.
     """
+    import respx
+
     if not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
     if router is None:

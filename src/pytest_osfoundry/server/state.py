@@ -411,7 +411,7 @@ class ServerState:
         if run.completion is not None:
             for key in RELAY_REPORTED:
                 if key in run.completion and key != "execution_id":
-                    view[key] = copy.deepcopy(run.completion[key])
+                    view[key] = _copied(run.completion[key])
         return view
 
     # ------------------------------------------------------------------ lookups
@@ -539,3 +539,11 @@ def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
             raise BadRequest(f"{name} must be a non-negative number")
         out[name] = value
     return out
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value (an immutable scalar is its own copy)."""
+    return value if type(value) in _ATOMS else copy.deepcopy(value)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = [
     "CANCEL_GRAPH_RUN",
@@ -29,10 +31,10 @@ __all__ = [
     "RUN_SCOPE",
     "TOOLS",
     "TOOL_NAMES",
-    "VALIDATORS",
     "argument_error",
     "surely_valid",
     "tools_listing",
+    "validator",
 ]
 
 READ_SCOPE = "osfoundry:read"
@@ -123,10 +125,20 @@ TOOL_NAMES: tuple[str, ...] = tuple(t["name"] for t in TOOLS)
 #: The one scope each tool needs, read off its ``securitySchemes``.
 REQUIRED_SCOPE: dict[str, str] = {t["name"]: t["securitySchemes"][0]["scopes"][0] for t in TOOLS}
 
-#: A compiled JSON Schema 2020-12 validator per tool, built once.
-VALIDATORS: dict[str, Draft202012Validator] = {
-    t["name"]: Draft202012Validator(t["inputSchema"]) for t in TOOLS
-}
+
+@cache
+def validator(tool: str) -> Draft202012Validator:
+    """``tool``'s compiled JSON Schema 2020-12 validator (built on first use, then kept).
+
+    Raises ``KeyError`` for an unknown tool. jsonschema is imported here, not at
+    module import: valid calls never need it (see :func:`surely_valid`).
+    """
+    from jsonschema import Draft202012Validator
+
+    schema = next((t["inputSchema"] for t in TOOLS if t["name"] == tool), None)
+    if schema is None:
+        raise KeyError(f"unknown tool {tool!r}")
+    return Draft202012Validator(schema)
 
 
 Check = Callable[[dict[str, Any]], bool]
@@ -170,12 +182,16 @@ def _compile(schema: dict[str, Any]) -> Check:
         return lambda arguments: False
     required = frozenset(schema.get("required", ()))
     known = frozenset(props)
+    compiled = {name: c for name, c in checks.items() if c is not None}
 
     def surely(arguments: dict[str, Any]) -> bool:
         keys = arguments.keys()
         if not required <= keys or not keys <= known:
             return False
-        return all(checks[name](value) for name, value in arguments.items())  # type: ignore[misc]
+        for name, value in arguments.items():  # noqa: SIM110 - a loop: no generator per call
+            if not compiled[name](value):
+                return False
+        return True
 
     return surely
 
@@ -192,7 +208,7 @@ def argument_error(tool: str, arguments: dict[str, Any]) -> str | None:
     """Why ``arguments`` break ``tool``'s inputSchema (jsonschema's first error), or ``None``."""
     if _FAST[tool](arguments):
         return None
-    errors = sorted(VALIDATORS[tool].iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(validator(tool).iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None
     where = "/".join(str(p) for p in errors[0].path) or "arguments"
