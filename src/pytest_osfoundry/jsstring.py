@@ -59,6 +59,7 @@ _SHORT_ESCAPES = {
 _MAX_SAFE = 2**53
 _MAX_ARRAY_INDEX = 2**32 - 2
 _INDEX_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
+_DIGITS = frozenset("0123456789")
 
 
 def _escape_one(match: re.Match[str]) -> str:
@@ -134,7 +135,11 @@ def _key_order(keys: list[str]) -> list[str]:
     indices: list[tuple[int, str]] = []
     others: list[str] = []
     for key in keys:
-        if _INDEX_KEY.fullmatch(key) is not None and int(key) <= _MAX_ARRAY_INDEX:
+        if (
+            key[:1] in _DIGITS  # cheap test first: an index starts with a digit
+            and _INDEX_KEY.fullmatch(key) is not None
+            and int(key) <= _MAX_ARRAY_INDEX
+        ):
             indices.append((int(key), key))
         else:
             others.append(key)
@@ -182,7 +187,11 @@ def _walk(value: Any, path: str, out: list[str], stack: set[int]) -> None:
             first = False
             out.append(_quote(key))
             out.append(":")
-            _walk(value[key], _child_path(path, key), out, stack)
+            child = value[key]
+            if type(child) is str:  # the common leaf: no path needed
+                out.append(_quote(child))
+            else:
+                _walk(child, _child_path(path, key), out, stack)
         out.append("}")
         stack.discard(ident)
     elif isinstance(value, (list, tuple)):

@@ -22,7 +22,7 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pytest_osfoundry.agent.strategies import Strategy, wait_then_every
 from pytest_osfoundry.client.errors import OsfClientError, ReplyLost, ToolError
@@ -36,9 +36,8 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 Retry = Literal["same-key", "new-key"]
 
 
-@dataclass(frozen=True)
-class CallRecord:
-    """One tool call: when, which tool, and ``ok``, ``lost`` or ``error``."""
+class CallRecord(NamedTuple):
+    """One tool call: when, which tool, and ``ok``, ``lost`` or ``error`` (immutable)."""
 
     at: float
     tool: str

@@ -252,7 +252,9 @@ class McpClient:
                 url=self._where(),
                 body_text=self._mask(reply.body.decode("utf-8", "replace")),
             )
-        ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
+        ctype = reply.headers.get("content-type")
+        if ctype != "application/json":  # the common case needs no normalising
+            ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
         if ctype == "application/json":
             message = self._decode_json(reply.body, "response body")
             if not isinstance(message, dict):

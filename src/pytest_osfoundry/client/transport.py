@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from functools import lru_cache
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -41,7 +41,7 @@ class Transport(Protocol):
         ...
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65_536)
 def split_target(url: str) -> tuple[str, str]:
     """``(path, query)`` of an absolute URL, as an HTTP server would see them.
 
@@ -60,17 +60,31 @@ class DirectTransport:
     are lower-cased, and the handler's :class:`Response` is returned as it is.
     Whatever the handler raises propagates (it is a bug in the handler, not a lost
     reply); only fault-injecting wrappers raise ``ReplyLost``.
+
+    The handler gets the headers as a read-only mapping. Each client sends the same
+    headers dict call after call, so the lower-cased copy made for a dict is kept
+    (for up to 64 dicts) and reused while the dict still holds what it held then.
     """
 
-    __slots__ = ("handler",)
+    __slots__ = ("_lowered", "handler")
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
+        # id(headers) -> (a copy of them, lower-cased read-only version); one tuple per
+        # entry, so threads sharing the transport never see one half without the other.
+        self._lowered: dict[int, tuple[dict[str, str], Mapping[str, str]]] = {}
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Build a :class:`Request` and hand it to the handler."""
         path, query = split_target(url)
-        lowered = {k.lower(): v for k, v in headers.items()}
+        seen = self._lowered.get(id(headers))
+        if seen is not None and seen[0] == headers:
+            lowered = seen[1]
+        else:
+            lowered = MappingProxyType({k.lower(): v for k, v in headers.items()})
+            if len(self._lowered) >= 64:
+                self._lowered.clear()
+            self._lowered[id(headers)] = (dict(headers), lowered)
         return self.handler(Request(method.upper(), path, lowered, body, query))
 
     def __repr__(self) -> str:

@@ -372,9 +372,10 @@ class FakeRelay:
         self.current = command_id
         self._event("started", command_id, run.channel)
         cancelled = False
+        poll = Wait(run.done, self.control_poll)  # immutable: one for every control poll
         try:
             while True:
-                finished = yield Wait(run.done, self.control_poll)
+                finished = yield poll
                 if finished:
                     break
                 if self._cancel_requested(command_id):

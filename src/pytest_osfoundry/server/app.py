@@ -157,8 +157,8 @@ class ReferenceServer:
         if self.public_url:
             scheme, _, rest = self.public_url.partition("://")
             return f"{scheme}://{rest.split('/', 1)[0]}"
-        host = request.header("host") or "127.0.0.1"
-        scheme = "https" if request.header("x-forwarded-proto") == "https" else "http"
+        host = request.headers.get("host") or "127.0.0.1"
+        scheme = "https" if request.headers.get("x-forwarded-proto") == "https" else "http"
         return f"{scheme}://{host}"
 
     def mcp_url(self, request: Request) -> str:

@@ -193,7 +193,7 @@ class McpEndpoint:
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
     def _check_headers(self, request: Request, msg_id: Any) -> Response | None:
-        version = request.header("mcp-protocol-version")
+        version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_VERSIONS:
             return _rpc_error(
                 400,
@@ -202,13 +202,13 @@ class McpEndpoint:
                 f"Unsupported MCP-Protocol-Version {version!r}; supported: "
                 + ", ".join(SUPPORTED_VERSIONS),
             )
-        session = request.header("mcp-session-id")
+        session = request.headers.get("mcp-session-id")
         if session is not None and session not in self._sessions:
             return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
         return None
 
     def _delete(self, request: Request) -> Response:
-        session = request.header("mcp-session-id")
+        session = request.headers.get("mcp-session-id")
         with self._lock:
             if session is None or self._sessions.pop(session, None) is None:
                 return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
@@ -262,7 +262,7 @@ class McpEndpoint:
     def _authorize(self, request: Request, tool: str, origin: Callable[[Request], str]) -> Agent:
         """R2: 401 without a usable agent token, 403 without the tool's scope."""
         scope = tooldefs.REQUIRED_SCOPE[tool]
-        raw = request.header("authorization")
+        raw = request.headers.get("authorization")
         token = bearer_token(raw)
         cred = self.tokens.lookup(token, self.state.clock.now())
         if cred is None:

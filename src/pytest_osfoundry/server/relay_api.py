@@ -101,7 +101,7 @@ class RelayApi:
     def _authenticate(self, request: Request) -> Account | Response:
         """R12: a desktop token of an account; 401 unknown, 403 an agent's token."""
         cred = self.tokens.lookup(
-            bearer_token(request.header("authorization")), self.state.clock.now()
+            bearer_token(request.headers.get("authorization")), self.state.clock.now()
         )
         if cred is None:
             return _error(401, _NEED_DESKTOP, {"www-authenticate": "Bearer"})

@@ -324,7 +324,7 @@ class ServerState:
                         "command_id": r.command_id,
                         "graph_session_id": r.graph_session_id,
                         "slug": r.slug,
-                        "arguments": copy.deepcopy(r.arguments),
+                        "arguments": _copied(r.arguments),
                         "queued_at": rfc3339(r.queued_at),
                     }
                     for r in queued
@@ -500,7 +500,7 @@ def _session_record(raw: Any, index: int) -> dict[str, Any]:
         isinstance(version, bool) or not isinstance(version, (int, float, str))
     ):
         raise BadRequest(f"sessions[{index}].version must be a number or a string")
-    return {name: copy.deepcopy(raw.get(name)) for name in SESSION_FIELDS}
+    return {name: raw.get(name) for name in SESSION_FIELDS}  # checked: immutable scalars
 
 
 def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
