@@ -121,8 +121,11 @@ class Process:
         self.done = Signal(clock)
         self.error: BaseException | None = None
         self._timer: Timer | None = None
-        self._resume = partial(self._step, None)  # made once: every sleep reuses it
-        self._fired = partial(self._step, True)
+        # Made once: every sleep reuses them. They refer back to the process, so
+        # _release() drops them when it ends (no reference cycle is left for the
+        # garbage collector to find).
+        self._resume: Callable[[], None] = partial(self._step, None)
+        self._fired: Callable[[], None] = partial(self._step, True)
 
     @property
     def finished(self) -> bool:
@@ -135,9 +138,11 @@ class Process:
         try:
             item = self._gen.send(value)
         except StopIteration as stop:
+            self._release()
             self.done.set(stop.value)
             return
         except BaseException as exc:
+            self._release()
             self.error = exc
             self.done.set(None)
             raise
@@ -176,8 +181,21 @@ class Process:
             return
         if self._timer is not None:
             self._timer.cancel()
+        self._release()
         self._gen.close()
         self.done.set(None)
+
+    def _release(self) -> None:
+        self._timer = None
+        self._resume = self._fired = _nothing
+
+
+def _nothing() -> None:
+    """What a finished process's wake-ups do."""
+
+
+_SPENT = Timer(0.0, _nothing)
+_SPENT.cancelled = True
 
 
 class _Waiting:
@@ -198,12 +216,14 @@ class _Waiting:
             return
         self.fired = True
         self.timer.cancel()
+        self.timer = _SPENT  # the cancelled timer refers back to us: no cycle
         self.proc._step(True)
 
     def on_timeout(self) -> None:
         if self.fired:
             return
         self.fired = True
+        self.timer = _SPENT
         self.signal._remove_waiter(self.on_signal)
         self.proc._step(False)
 

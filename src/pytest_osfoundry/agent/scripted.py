@@ -275,7 +275,7 @@ class ScriptedAgent:
                     return
             run.error = f"still not terminal after {self.max_polls} polls"
         finally:
-            run.done.set(run)
+            run.done.set(None)  # not the run itself: that would be a reference cycle
 
     def _cancel(self, run: AgentRun) -> None:
         if run.command_id is None or (run.done.is_set and run.seen_at is not None):
