@@ -281,7 +281,7 @@ class _Scheduler:
         # (when, seq, timer): ordered by plain tuple comparison (in C, no dataclass
         # __lt__), ties in scheduling order since seq is unique.
         self._queue: list[tuple[float, int, Timer]] = []
-        self._seq = itertools.count()
+        self._next_seq = itertools.count().__next__
         self._lock = threading.RLock()
         self.events_run = 0
         #: False while :meth:`_wake` is the no-op (the virtual clock): skip calling it.
@@ -301,7 +301,7 @@ class _Scheduler:
         """Queue ``fn`` at ``when`` (a float, not in the past): callers have validated."""
         timer = Timer(when, fn)
         with self._lock:
-            heappush(self._queue, (when, next(self._seq), timer))
+            heappush(self._queue, (when, self._next_seq(), timer))
         if self._wakes:
             self._wake()
         return timer
@@ -432,9 +432,20 @@ class VirtualClock(_Scheduler):
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
         deadline = self._now + _check_limit(limit)
-        pop_due = self._pop_due
+        queue, lock = self._queue, self._lock
         while not check():
-            entry = pop_due(deadline)
+            entry = None
+            with lock:  # _pop_due(deadline), inlined: this loop runs every event
+                while queue:
+                    when, _, head = queue[0]
+                    if head.cancelled:
+                        heappop(queue)
+                    elif when <= deadline:
+                        heappop(queue)
+                        entry = head
+                        break
+                    else:
+                        break
             if entry is None:
                 raise TimeoutError(
                     f"condition not met after {self._now - (deadline - limit):.1f} s of "

@@ -15,7 +15,8 @@ reads is what it wrote and read with :mod:`json` alone:
   (only a number such as ``1e400`` in a request can make one) is written ``null``, as
   ``JSON.stringify`` writes it; :mod:`json` would write ``Infinity``, which is not JSON.
 * :func:`loads` returns orjson's parse when orjson accepts the text and the parse
-  holds no float of magnitude 1e16 or more; otherwise it returns what the caller's
+  holds no float of magnitude 1e16 or more (nor a string with a ``+``); otherwise
+  it returns what the caller's
   ``fallback`` (the standard-library parser it always used, strict or lenient) says
   — its value or its error. orjson reads an integer literal beyond 64 bits as a
   float (:mod:`json` keeps it exact), and such a float is always that large.
@@ -30,7 +31,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["dumps", "dumps_text", "loads"]
+__all__ = ["dumps", "dumps_text", "loads", "string_of"]
 
 T = TypeVar("T")
 
@@ -40,6 +41,7 @@ _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
+_PLUS = ord("+")
 _utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
@@ -58,6 +60,16 @@ def dumps(value: Any) -> bytes:
 def dumps_text(value: Any) -> str:
     """:func:`dumps` as a ``str`` (for splicing into a larger JSON text)."""
     return dumps(value).decode("utf-8")
+
+
+def string_of(encoded: bytes) -> bytes:
+    """The JSON string whose value is the JSON text ``encoded`` (as :func:`dumps` wrote it).
+
+    The same bytes as ``dumps(encoded.decode())``, made by escaping only ``\\`` and
+    ``"``: text from :func:`dumps` holds no raw control character and no lone
+    surrogate, the only other things a JSON string must escape.
+    """
+    return b'"' + encoded.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 
 def _stdlib_dumps(value: Any) -> bytes:
@@ -87,10 +99,11 @@ def loads(data: bytes | str, fallback: Callable[[bytes | str], T]) -> Any | T:
     """
     try:
         value = _orjson_loads(data)
-        # A float of 1e16 or more is written with an exponent: it may be an integer
-        # beyond 64 bits read as a float. (A string holding "e+" also lands here.)
+        # A float of 1e16 or more is written with an exponent, "e+": it may be an
+        # integer beyond 64 bits read as a float. (Any "+" in a string also lands
+        # here: the byte test is a memchr, many times cheaper than looking for "e+".)
         # orjson writes at most 255 levels: deeper input raises TypeError.
-        if isinstance(value, (dict, list, float)) and b"e+" in _orjson_dumps(value):
+        if isinstance(value, (dict, list, float)) and _PLUS in _orjson_dumps(value):
             return fallback(data)
     except (_JSONDecodeError, TypeError):
         return fallback(data)

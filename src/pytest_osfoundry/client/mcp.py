@@ -213,7 +213,7 @@ class McpClient:
         Auto-initializes first (unless ``method`` is ``initialize``). The request's
         id is :attr:`last_id`.
         """
-        if method != "initialize":
+        if not self._initialized and method != "initialize":
             self._ensure_initialized()
         return self._post(self._request_payload(method, params))
 
@@ -224,7 +224,9 @@ class McpClient:
 
     def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
         """Send one JSON-RPC request and return its ``result``."""
-        reply = self.rpc_raw(method, params)
+        if not self._initialized and method != "initialize":
+            self._ensure_initialized()
+        reply = self._post(self._request_payload(method, params))
         return self._read_result(reply, self._next_id)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> Response:

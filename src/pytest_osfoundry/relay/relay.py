@@ -229,6 +229,10 @@ class FakeRelay:
         share = self._share(project_id)
         return [dict(s) for s in list(share.sessions.values())[: self.max_sessions]]
 
+    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+        """The ticked sessions a sync uploads (the relay's own dicts: encoded at once)."""
+        return list(share.sessions.values())[: self.max_sessions]
+
     def _share(self, project_id: str) -> _ProjectShare:
         share = self._shares.get(_pid(project_id))
         if share is None:
@@ -310,7 +314,7 @@ class FakeRelay:
                 if not share.enabled:
                     continue
                 try:
-                    commands = self.client.sync(project_id, self.shared_sessions(project_id))
+                    commands = self.client.sync(project_id, self._to_sync(share))
                 except OsfClientError as err:
                     self._event("sync-failed", detail=f"{project_id}: {err}")
                     continue

@@ -38,8 +38,13 @@ _decode = json.JSONDecoder(parse_constant=_no_constant).decode
 def parse_body(body: bytes) -> Any:
     """Parse a request body; raise :class:`BadJson` with a short reason when it is not JSON."""
     value = jsonwire.loads(body, _strict)
-    # Only a body with many brackets can be deep: count them (in C) before walking.
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    # Only a body with many brackets can be deep: more than 2 * MAX_DEPTH bytes (each
+    # bracket opened is closed), then more than MAX_DEPTH openings; only then walk.
+    if (
+        len(body) > 2 * MAX_DEPTH
+        and body.count(b"[") + body.count(b"{") > MAX_DEPTH
+        and _depth(value) > MAX_DEPTH
+    ):
         raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 

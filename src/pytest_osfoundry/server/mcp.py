@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.http import Request, Response, json_response
+from pytest_osfoundry.jsonwire import string_of
 from pytest_osfoundry.server import tools as tooldefs
 from pytest_osfoundry.server.auth import TokenStore, bearer_token, challenge
 from pytest_osfoundry.server.jsonbody import BadJson, dumps, parse_body
@@ -175,7 +176,7 @@ class McpEndpoint:
                 b'{"jsonrpc":"2.0","id":'
                 + dumps(msg_id)
                 + b',"result":{"content":[{"type":"text","text":'
-                + dumps(result.encoded.decode("utf-8"))
+                + string_of(result.encoded)
                 + b'}],"structuredContent":'
                 + result.encoded
                 + b"}}",

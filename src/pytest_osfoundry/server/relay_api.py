@@ -27,6 +27,7 @@ __all__ = ["RELAY_PREFIX", "RelayApi"]
 
 RELAY_PREFIX = "/external-assistants/graph-relays"
 _COMMANDS = RELAY_PREFIX + "/commands/"
+_SYNC = RELAY_PREFIX + "/sync"
 _ACTIONS = {"start": "POST", "control": "GET", "complete": "POST"}
 _NEED_DESKTOP = "a valid desktop bearer token is required"
 
@@ -88,7 +89,7 @@ class RelayApi:
 
     @staticmethod
     def _route(path: str) -> tuple[str, str | None] | None:
-        if path == RELAY_PREFIX + "/sync":
+        if path == _SYNC:
             return "sync", None
         if not path.startswith(_COMMANDS):
             return None
@@ -96,7 +97,7 @@ class RelayApi:
         command_id, _, action = rest.partition("/")
         if not command_id or action not in _ACTIONS:
             return None
-        return action, unquote(command_id)
+        return action, unquote(command_id) if "%" in command_id else command_id
 
     def _authenticate(self, request: Request) -> Account | Response:
         """R12: a desktop token of an account; 401 unknown, 403 an agent's token."""
