@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 import re
+import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 
 __all__ = [
@@ -55,8 +56,11 @@ def rfc3339(epoch: float) -> str:
     """
     millis = round(epoch * 1000)
     secs, ms = divmod(millis, 1000)
-    stamp = datetime.fromtimestamp(secs, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{stamp}.{ms:03d}Z"
+    t = time.gmtime(secs)
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{ms:03d}Z"
+    )
 
 
 def parse_rfc3339(text: object) -> datetime | None:

@@ -9,7 +9,6 @@ large, ...); a body that is not the JSON object the API promises raises
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -45,9 +44,17 @@ class RelayClient:
         if token is not None:
             self._get_headers["Authorization"] = f"Bearer {token}"
         self._post_headers = {**self._get_headers, "Content-Type": "application/json"}
+        self._urls: dict[tuple[str, str], str] = {}
 
     def _command_url(self, command_id: str, action: str) -> str:
-        return f"{self._root}/commands/{_quoted(command_id)}/{action}"
+        url = self._urls.get((command_id, action))
+        if url is None:  # the relay polls one command's control URL again and again
+            if len(self._urls) >= 4096:
+                self._urls.clear()
+            url = self._urls[command_id, action] = (
+                f"{self._root}/commands/{quote(command_id, safe='')}/{action}"
+            )
+        return url
 
     def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
         if payload is None:
@@ -107,9 +114,3 @@ class RelayClient:
     def __repr__(self) -> str:
         token = "***" if self._token is not None else None
         return f"RelayClient(base_url={mask_url(self.base_url)!r}, token={token!r})"
-
-
-@functools.lru_cache(maxsize=4096)
-def _quoted(command_id: str) -> str:
-    """A command id as one URL path segment (cached: the relay polls the same ids)."""
-    return quote(command_id, safe="")

@@ -328,7 +328,8 @@ class FakeRelay:
             record.ended_at = self.clock.now()
 
     def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
-        command_id = command.get("command_id") if isinstance(command, Mapping) else None
+        is_mapping = isinstance(command, (dict, Mapping))  # dict first: no ABC check
+        command_id = command.get("command_id") if is_mapping else None
         if not is_uuid(command_id):
             self._event("refused", detail=f"command id {command_id!r} is not a UUID (D15)")
             return

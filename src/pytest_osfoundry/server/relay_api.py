@@ -28,6 +28,7 @@ __all__ = ["RELAY_PREFIX", "RelayApi"]
 RELAY_PREFIX = "/external-assistants/graph-relays"
 _COMMANDS = RELAY_PREFIX + "/commands/"
 _SYNC = RELAY_PREFIX + "/sync"
+_UNDER = RELAY_PREFIX + "/"
 _ACTIONS = {"start": "POST", "control": "GET", "complete": "POST"}
 _NEED_DESKTOP = "a valid desktop bearer token is required"
 
@@ -46,7 +47,7 @@ class RelayApi:
     @staticmethod
     def owns(path: str) -> bool:
         """True when ``path`` belongs to the relay API."""
-        return path == RELAY_PREFIX or path.startswith(RELAY_PREFIX + "/")
+        return path == RELAY_PREFIX or path.startswith(_UNDER)
 
     def handle(self, request: Request) -> Response:
         """Serve one relay request (path already known to be under the relay prefix)."""

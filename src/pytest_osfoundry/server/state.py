@@ -483,7 +483,7 @@ class ServerState:
 
 def _session_record(raw: Any, index: int) -> dict[str, Any]:
     """A shared session as a sync uploads it: the six documented fields (D10)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, (dict, Mapping)):  # dict first: no ABC check
         raise BadRequest(f"sessions[{index}] must be an object")
     gsid = raw.get("graph_session_id")
     if not isinstance(gsid, str) or not gsid:
