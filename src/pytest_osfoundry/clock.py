@@ -71,8 +71,11 @@ class Signal:
         self._waiters.append(wake)
 
     def _remove_waiter(self, wake: Callable[[bool], None]) -> None:
-        if wake in self._waiters:
+        # Not contextlib.suppress: it costs more than the removal itself.
+        try:  # noqa: SIM105
             self._waiters.remove(wake)
+        except ValueError:  # already woken: nothing to remove
+            pass
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,11 @@ _SPENT.cancelled = True
 
 
 class _Waiting:
-    """A process waiting on a :class:`Wait`: whichever of signal and timeout comes first wins."""
+    """A process waiting on a :class:`Wait`: whichever of signal and timeout comes first wins.
+
+    It is itself the signal's waiter (called with ``True``), so that removing it on a
+    timeout finds it by identity.
+    """
 
     __slots__ = ("fired", "proc", "signal", "timer")
 
@@ -209,9 +216,10 @@ class _Waiting:
         self.fired = False
         clock = proc._clock
         self.timer = clock._schedule(clock.now() + timeout, self.on_timeout)
-        signal._add_waiter(self.on_signal)
+        signal._add_waiter(self)
 
-    def on_signal(self, _: bool) -> None:
+    def __call__(self, _: bool) -> None:
+        """The signal fired first."""
         if self.fired:
             return
         self.fired = True
@@ -224,7 +232,7 @@ class _Waiting:
             return
         self.fired = True
         self.timer = _SPENT
-        self.signal._remove_waiter(self.on_signal)
+        self.signal._remove_waiter(self)
         self.proc._step(False)
 
 

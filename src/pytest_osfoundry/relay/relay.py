@@ -37,7 +37,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pytest_osfoundry.client.errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client.relay import RelayClient
@@ -67,9 +67,8 @@ class PassRecord:
     ended_at: float | None = None
 
 
-@dataclass(frozen=True)
-class RelayEvent:
-    """One thing the relay did, for tests and logs (``kind`` names it)."""
+class RelayEvent(NamedTuple):
+    """One thing the relay did, for tests and logs (``kind`` names it; immutable)."""
 
     at: float
     kind: str
