@@ -45,7 +45,19 @@ def new_command_id(rng: random.Random | None = None) -> str:
     """A fresh random (version 4) UUID string; deterministic when ``rng`` is given."""
     if rng is None:
         return str(uuid.uuid4())
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    h = uuid4_hex(rng.getrandbits(128))
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+#: The bits ``uuid.UUID(int=n, version=4)`` overwrites: the variant (2 bits) and
+#: the version (4 bits).
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
+def uuid4_hex(n: int) -> str:
+    """``uuid.UUID(int=n, version=4).hex`` for a 128-bit ``n``, without the UUID object."""
+    return f"{(n & _UUID4_CLEAR) | _UUID4_SET:032x}"
 
 
 @lru_cache(maxsize=65_536)

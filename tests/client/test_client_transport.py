@@ -36,6 +36,33 @@ class Capture:
         return Response(self.status, {"x-echo": request.method}, b"body:" + request.body)
 
 
+def test_direct_transport_sees_every_change_to_a_reused_headers_dict() -> None:
+    handler = Capture()
+    transport = DirectTransport(handler)
+    mine = {"Authorization": "Bearer one"}
+    other = {"Authorization": "Bearer two", "X-Other": "1"}
+    transport.request("GET", "https://h.test/a", mine, b"")
+    transport.request("GET", "https://h.test/a", other, b"")
+    mine["Authorization"] = "Bearer three"  # the same dict, changed in place
+    transport.request("GET", "https://h.test/a", mine, b"")
+    mine["Mcp-Session-Id"] = "s1"
+    transport.request("GET", "https://h.test/a", mine, b"")
+    seen = [dict(r.headers) for r in handler.seen]
+    assert seen == [
+        {"authorization": "Bearer one"},
+        {"authorization": "Bearer two", "x-other": "1"},
+        {"authorization": "Bearer three"},
+        {"authorization": "Bearer three", "mcp-session-id": "s1"},
+    ]
+
+
+def test_direct_transport_hands_the_handler_read_only_headers() -> None:
+    handler = Capture()
+    DirectTransport(handler).request("GET", "https://h.test/a", {"A": "1"}, b"")
+    with pytest.raises(TypeError):
+        handler.seen[0].headers["a"] = "2"  # type: ignore[index]
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import random
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -44,7 +43,7 @@ from pytest_osfoundry.client.relay import RelayClient
 from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
 from pytest_osfoundry.engine.engine import FakeEngine
 from pytest_osfoundry.engine.sessions import SessionInfo
-from pytest_osfoundry.ids import is_uuid
+from pytest_osfoundry.ids import is_uuid, uuid4_hex
 from pytest_osfoundry.relay.bounded import bounded_completion
 from pytest_osfoundry.relay.outbox import MemoryOutbox, Outbox
 
@@ -336,7 +335,7 @@ class FakeRelay:
         if self.outbox is not None and any(cid == command_id for cid, _ in self.outbox.items()):
             self._event("skipped", command_id, "its completion waits in the outbox")
             return
-        execution_id = f"exec_{uuid.UUID(int=self._rng.getrandbits(128), version=4).hex}"
+        execution_id = f"exec_{uuid4_hex(self._rng.getrandbits(128))}"
         if not self._still_shared(project_id, command):
             self._event("recheck-cancelled", command_id, NO_LONGER_SHARED)
             self._complete(
