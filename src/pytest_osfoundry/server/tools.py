@@ -180,16 +180,17 @@ def _compile(schema: dict[str, Any]) -> Check:
         or any(c is None for c in checks.values())
     ):
         return lambda arguments: False
-    required = frozenset(schema.get("required", ()))
-    known = frozenset(props)
+    required = tuple(schema.get("required", ()))
     compiled = {name: c for name, c in checks.items() if c is not None}
 
     def surely(arguments: dict[str, Any]) -> bool:
-        keys = arguments.keys()
-        if not required <= keys or not keys <= known:
-            return False
-        for name, value in arguments.items():  # noqa: SIM110 - a loop: no generator per call
-            if not compiled[name](value):
+        # Loops, not set algebra or all(): this runs on every tool call.
+        for name in required:
+            if name not in arguments:
+                return False
+        for name, value in arguments.items():
+            check = compiled.get(name)  # None: not a property (additionalProperties)
+            if check is None or not check(value):
                 return False
         return True
 
