@@ -2,12 +2,14 @@
 
 Usage::
 
-    python benchmarks/bench_sim.py [--jobs 2] [--repeat 3] [--profile] [--runs N]
+    python benchmarks/bench_sim.py [--jobs 2] [--repeat 3] [--profile] [--exchanges] [--runs N]
 
 Prints, for the best of ``--repeat`` runs: wall seconds, CPU seconds summed over
 tasks, virtual-clock events and events per wall second, and the CPU seconds of each
-experiment. ``--profile`` then runs everything once in this process under cProfile
-and prints where the time goes: the share of CPU per source file (kit modules by
+experiment. ``--exchanges`` then runs everything once in this process, timing every
+in-process HTTP exchange (client request to server reply, server included) by kind:
+how many, microseconds each, and their share of the run. ``--profile`` runs it once
+more under cProfile and prints the share of CPU per source file (kit modules by
 path, the standard library's ``json`` as one line) and the top functions.
 """
 
@@ -19,7 +21,49 @@ import cProfile
 import pstats
 import time
 
+from pytest_osfoundry.client.transport import DirectTransport
+from pytest_osfoundry.http import Response
 from pytest_osfoundry.sim import SimParams, simulate
+
+
+def _exchanges(params: SimParams) -> None:
+    """One in-process run with every DirectTransport exchange timed, by kind."""
+    spent: collections.Counter[str] = collections.Counter()
+    count: collections.Counter[str] = collections.Counter()
+    original = DirectTransport.request
+    clock = time.perf_counter
+
+    def timed(
+        self: DirectTransport, method: str, url: str, headers: dict[str, str], body: bytes
+    ) -> Response:
+        began = clock()
+        reply = original(self, method, url, headers, body)
+        kind = "MCP " + body[body.find(b'"name":"') + 8 :].split(b'"', 1)[0].decode()
+        if not url.endswith("/mcp"):
+            kind = "relay " + url.rsplit("/", 1)[-1]
+        elif b'"tools/call"' not in body:
+            kind = "MCP other"
+        spent[kind] += clock() - began
+        count[kind] += 1
+        return reply
+
+    DirectTransport.request = timed  # type: ignore[method-assign,assignment]
+    try:
+        started = time.process_time()
+        simulate(None, params, jobs=1)
+        whole = time.process_time() - started
+    finally:
+        DirectTransport.request = original  # type: ignore[method-assign]
+    inside = sum(spent.values())
+    print(f"\nexchanges (one in-process run, {whole:.2f} s CPU, timer overhead included)")
+    print(f"  {'kind':28s} {'count':>9s} {'us each':>8s} {'share':>6s}")
+    for kind, seconds in spent.most_common():
+        each = seconds / count[kind] * 1e6
+        print(f"  {kind:28s} {count[kind]:9,d} {each:8.1f} {100 * seconds / whole:5.1f}%")
+    print(
+        f"  {'all exchanges':28s} {sum(count.values()):9,d} "
+        f"{inside / sum(count.values()) * 1e6:8.1f} {100 * inside / whole:5.1f}%"
+    )
 
 
 def _by_file(stats: pstats.Stats) -> list[tuple[float, str]]:
@@ -45,6 +89,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--exchanges", action="store_true")
     args = parser.parse_args()
     params = SimParams(runs=args.runs)
     best = None
@@ -70,6 +115,8 @@ def main() -> int:
     print("  CPU by task kind:")
     for name, cpu in per.most_common():
         print(f"    {name:14s} {cpu:6.2f} s  {events[name]:9,d} events")
+    if args.exchanges:
+        _exchanges(params)
     if args.profile:
         profiler = cProfile.Profile()
         started = time.perf_counter()

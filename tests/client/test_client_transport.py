@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 import respx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_osfoundry.client import (
     DirectTransport,
@@ -207,3 +210,19 @@ def test_recording_transport_records_lost_replies() -> None:
 def test_recording_transport_rejects_empty_history() -> None:
     with pytest.raises(ValueError, match="keep"):
         RecordingTransport(DirectTransport(Capture()), keep=0)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", ""]),
+    st.text(alphabet="abcAZ09-._~:/?#%&=+,;!$'()*@[] \\é", max_size=40),
+)
+def test_split_target_splits_as_urlsplit_does(scheme: str, rest: str) -> None:
+    url = scheme + rest
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a bad IPv6 host: split_target refuses it the same way
+        with pytest.raises(ValueError):
+            split_target.__wrapped__(url)
+        return
+    assert split_target.__wrapped__(url) == (parts.path or "/", parts.query)

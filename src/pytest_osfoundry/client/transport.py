@@ -9,6 +9,7 @@ Transports never mutate the ``headers`` mapping they are given.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -47,10 +48,21 @@ def split_target(url: str) -> tuple[str, str]:
 
     The path stays percent-encoded as on the wire and is ``/`` when empty; the
     query is raw (no ``?``); a fragment is dropped. Results are cached, since a
-    client reuses a handful of URLs many times.
+    client reuses a handful of URLs many times; a plain ``http(s)://`` URL is split
+    by hand, the same way :func:`urllib.parse.urlsplit` splits it (tested).
     """
+    if url.startswith(("https://", "http://")) and _PLAIN.fullmatch(url) is not None:
+        rest = url.partition("://")[2].partition("#")[0]
+        cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+        path, _, query = rest[cut:].partition("?")
+        return path or "/", query
     parts = urlsplit(url)
     return parts.path or "/", parts.query
+
+
+#: URLs split by hand: ASCII letters, digits and URL punctuation only (no "@" of a
+#: user, no "[" of an IPv6 host, no space, backslash or control character).
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#%&=+,;!$'()*]*")
 
 
 class DirectTransport:

@@ -525,7 +525,7 @@ def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
             raise BadRequest("result and result_truncated: true are exclusive (D18)")
         out["result_truncated"] = True
     elif "result" in body:
-        out["result"] = copy.deepcopy(body["result"])
+        out["result"] = _copied(body["result"])
     error = body.get("error")
     if error is not None:
         if not isinstance(error, str):
