@@ -301,3 +301,37 @@ def test_against_node() -> None:
         ours = js_stringify(value)
         assert units(ours) == units(text), value
         assert js_stringify_length(value) == length, value
+
+
+ASCIIISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(alphabet=st.characters(max_codepoint=127))
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(alphabet=st.characters(max_codepoint=127), max_size=6), inner)
+    ),
+    max_leaves=25,
+)
+
+
+@given(ASCIIISH)
+def test_measured_length_is_stringify_length_for_any_json_data(value: Any) -> None:
+    # The measuring path sums lengths (ASCII fast path, big ints, NaN, tuples);
+    # it must agree with the text JSON.stringify would produce.
+    assert js_stringify_length(value) == js_length(js_stringify(value))
+
+
+def test_deep_data_and_cycles_are_measured_by_the_careful_path() -> None:
+    deep: Any = "x"
+    for _ in range(100):
+        deep = [deep]
+    assert js_stringify_length(deep) == len(js_stringify(deep)) == 203
+    loop: list[Any] = [1]
+    loop.append({"back": loop})
+    with pytest.raises(TypeError, match="contains itself"):
+        js_stringify_length(loop)

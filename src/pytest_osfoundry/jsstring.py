@@ -71,7 +71,9 @@ def _escape_one(match: re.Match[str]) -> str:
 
 
 def _quote(s: str) -> str:
-    if _NEEDS_ESCAPE.search(s) is None:
+    if (s.isascii() and s.isprintable() and '"' not in s and "\\" not in s) or (
+        _NEEDS_ESCAPE.search(s) is None
+    ):
         return f'"{s}"'
     return '"' + _NEEDS_ESCAPE.sub(_escape_one, s) + '"'
 
@@ -257,6 +259,8 @@ def js_length(s: str) -> int:
 
 def _str_length(s: str) -> int:
     """``js_length(js_stringify(s))`` without building the quoted copy when possible."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return len(s) + 2  # printable ASCII without quote or backslash: nothing escaped
     if _NEEDS_ESCAPE.search(s) is None:
         return js_length(s) + 2
     return js_length(_quote(s))
@@ -265,10 +269,51 @@ def _str_length(s: str) -> int:
 def js_stringify_length(value: Any, *, name: str = "value") -> int:
     """``js_length(js_stringify(value))``: the ``.length`` of JavaScript's output.
 
-    Strings are measured without copying when nothing in them needs escaping (the
-    usual case for a large result). Raises :class:`TypeError` as :func:`js_stringify`.
+    Measured without building the text: lengths are summed (key order does not
+    change a length), strings measured without copying when nothing in them needs
+    escaping. Anything unusual (another type, a cycle, very deep nesting) is
+    measured on :func:`js_stringify`'s text instead, which also raises its
+    :class:`TypeError` naming the path.
     """
     _check_name(name)
     if isinstance(value, str):
         return _str_length(value)
-    return js_length(js_stringify(value, name=name))
+    try:
+        return _length(value, 0)
+    except _Unusual:
+        return js_length(js_stringify(value, name=name))
+
+
+class _Unusual(Exception):
+    """:func:`_length` met something it leaves to :func:`js_stringify`."""
+
+
+def _length(value: Any, depth: int) -> int:
+    """JSON.stringify's length of plain JSON data; raises :class:`_Unusual` otherwise."""
+    kind = type(value)
+    if kind is str:
+        return _str_length(value)
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if kind is int:
+        return len(str(value)) if -_MAX_SAFE <= value <= _MAX_SAFE else len(js_number(value))
+    if kind is float:
+        return len(js_number(value))
+    if depth > 64:  # deep, or a cycle: the careful path decides
+        raise _Unusual
+    if kind is dict:
+        count = len(value)
+        total = 2 + count + max(count - 1, 0)  # braces, a colon per key, commas between
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Unusual
+            total += _str_length(key) + _length(item, depth + 1)
+        return total
+    if kind is list or kind is tuple:
+        total = 2 + max(len(value) - 1, 0)
+        for item in value:
+            total += _length(item, depth + 1)
+        return total
+    raise _Unusual
