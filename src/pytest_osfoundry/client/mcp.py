@@ -443,20 +443,21 @@ class McpClient:
         result = self.rpc("tools/call", {"name": name, "arguments": dict(arguments or {})})
         if not isinstance(result, dict):
             raise ProtocolViolation(f"tools/call {name} result is not an object")
+        is_error = result.get("isError") is True
+        structured = result.get("structuredContent")
+        if structured is not None and not is_error:  # the usual answer: done
+            if not isinstance(structured, dict):
+                raise ProtocolViolation(f"tools/call {name} structuredContent is not an object")
+            return structured
         content = result.get("content")
         first = content[0] if isinstance(content, list) and content else None
         text = first.get("text") if isinstance(first, dict) else None
-        if result.get("isError") is True:
+        if is_error:
             if not isinstance(text, str):
                 raise ProtocolViolation(
                     f"tools/call {name} returned isError without a text content[0]"
                 )
             raise ToolError(self._mask(text), result)
-        structured = result.get("structuredContent")
-        if structured is not None:
-            if not isinstance(structured, dict):
-                raise ProtocolViolation(f"tools/call {name} structuredContent is not an object")
-            return structured
         if isinstance(text, str):
             try:
                 parsed = _fast_loads(text, _lenient)
