@@ -373,6 +373,11 @@ class VirtualClock(_Scheduler):
     ``listeners`` registered with :meth:`on_move` are called with the new time each
     time the clock moves (the ``osf_clock`` fixture uses this to keep freezegun's
     ``datetime.now()``/``time.time()`` in step).
+
+    Threads: move it (``advance``, ``run_until``, ``run_all``) from one thread at a
+    time; scheduling on it from any thread is safe, and takes no lock (a queue push
+    is one atomic step; a pop that finds another thread's newer entry on top puts
+    it back).
     """
 
     def __init__(self, start: float = DEFAULT_START) -> None:
@@ -440,20 +445,21 @@ class VirtualClock(_Scheduler):
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
         deadline = self._now + _check_limit(limit)
-        queue, lock = self._queue, self._lock
+        queue = self._queue
         while not check():
             entry = None
-            with lock:  # _pop_due(deadline), inlined: this loop runs every event
-                while queue:
-                    when, _, head = queue[0]
-                    if head.cancelled:
-                        heappop(queue)
-                    elif when <= deadline:
-                        heappop(queue)
-                        entry = head
-                        break
-                    else:
-                        break
+            while queue:  # _pop_due(deadline), inlined: this loop runs every event
+                first = queue[0]
+                head = first[2]
+                if not head.cancelled and first[0] > deadline:
+                    break
+                popped = heappop(queue)
+                if popped is not first:  # another thread queued an earlier entry: see _pop_due
+                    heappush(queue, popped)
+                    continue
+                if not head.cancelled:
+                    entry = head
+                    break
             if entry is None:
                 raise TimeoutError(
                     f"condition not met after {self._now - (deadline - limit):.1f} s of "
@@ -470,6 +476,28 @@ class VirtualClock(_Scheduler):
         deadline = self._now + _check_limit(limit)
         self._run(deadline)
         return self._now
+
+    def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
+        # No lock: heappush is one C call, atomic under the GIL, so a call_later from
+        # another thread is safe; every pop checks it took the entry it looked at.
+        timer = Timer(when, fn)
+        heappush(self._queue, (when, self._next_seq(), timer))
+        return timer
+
+    def _pop_due(self, limit: float) -> Timer | None:
+        queue = self._queue
+        while queue:
+            first = queue[0]
+            head = first[2]
+            if not head.cancelled and first[0] > limit:
+                return None
+            popped = heappop(queue)
+            if popped is not first:  # another thread queued an earlier entry meanwhile
+                heappush(queue, popped)
+                continue
+            if not head.cancelled:
+                return head
+        return None
 
     def _run(self, target: float) -> None:
         while True:
