@@ -89,11 +89,16 @@ class ReferenceServer:
             raise ValueError(f"mcp_path must start with '/', got {mcp_path!r}")
         self.state = state if state is not None else ServerState(clock, seed=seed)
         self.tokens = TokenStore()
-        self.mcp_path = mcp_path
+        self._mcp_paths = (mcp_path, mcp_path + "/")
         self.public_url = public_url
         self.mcp = McpEndpoint(self.state, self.tokens, sse=sse)
         self.relay = RelayApi(self.state, self.tokens)
         self.provisioned: Provisioned | None = None
+
+    @property
+    def mcp_path(self) -> str:
+        """The path of the MCP endpoint (fixed when the server is made)."""
+        return self._mcp_paths[0]
 
     # ------------------------------------------------------------------ provisioning
     def provision(
@@ -168,7 +173,7 @@ class ReferenceServer:
     def _dispatch(self, request: Request) -> Response:
         if len(request.body) > MAX_BODY:
             return json_response(413, {"error": f"request body over {MAX_BODY} bytes"})
-        if has_query_token(request.query):
+        if request.query and has_query_token(request.query):
             return json_response(
                 400,
                 {
@@ -177,7 +182,7 @@ class ReferenceServer:
                 },
             )
         path = request.path
-        if path == self.mcp_path or path == self.mcp_path + "/":
+        if path in self._mcp_paths:
             return self.mcp.handle(request, self.origin)
         if RelayApi.owns(path):
             return self.relay.handle(request)

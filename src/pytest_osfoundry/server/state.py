@@ -546,4 +546,8 @@ _ATOMS = (str, int, float, bool, type(None))
 
 def _copied(value: Any) -> Any:
     """A deep copy of a JSON value (an immutable scalar is its own copy)."""
-    return value if type(value) in _ATOMS else copy.deepcopy(value)
+    if type(value) in _ATOMS:
+        return value
+    if not value and type(value) is dict:  # the usual arguments: none
+        return {}
+    return copy.deepcopy(value)
