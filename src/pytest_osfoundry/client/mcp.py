@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
+from pytest_osfoundry import __version__
 from pytest_osfoundry.client.errors import (
     HttpStatusError,
     JsonRpcError,
@@ -43,16 +43,6 @@ _loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8
 def _lenient(data: bytes | str) -> Any:
     """The standard library's reading of a reply (UTF-8 only; ``NaN`` tolerated)."""
     return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
-
-
-@lru_cache(maxsize=1)
-def _client_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("pytest-osfoundry")
-    except Exception:
-        return "0.0.0"
 
 
 def parse_sse(text: str) -> list[tuple[str, str]]:
@@ -365,7 +355,7 @@ class McpClient:
         params = {
             "protocolVersion": self.protocol_version,
             "capabilities": {},
-            "clientInfo": {"name": CLIENT_NAME, "version": _client_version()},
+            "clientInfo": {"name": CLIENT_NAME, "version": __version__},
         }
         reply = self._post(self._request_payload("initialize", params))
         result = self._read_result(reply, self._next_id)
