@@ -95,9 +95,9 @@ class McpEndpoint:
         ``origin(request)`` names this server as the caller sees it (asked only when
         a challenge needs it).
         """
-        if request.method == "DELETE":
-            return self._delete(request)
         if request.method != "POST":
+            if request.method == "DELETE":
+                return self._delete(request)
             return json_response(
                 405, {"error": "use POST for MCP messages"}, {"allow": "POST, DELETE"}
             )
@@ -105,18 +105,18 @@ class McpEndpoint:
             message = parse_body(request.body)
         except BadJson as bad:
             return _rpc_error(400, None, PARSE_ERROR, f"Parse error: {bad}")
-        if isinstance(message, list):
+        if type(message) is list:
             return _rpc_error(
                 400, None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported"
             )
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
             return _rpc_error(
                 400, None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object"
             )
         method = message.get("method")
         has_id = "id" in message
         msg_id = message.get("id")
-        if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+        if has_id and type(msg_id) is not int and type(msg_id) is not str:  # bool: refused
             return _rpc_error(
                 400, None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
             )
@@ -146,14 +146,14 @@ class McpEndpoint:
             )
         result: dict[str, Any] | _ToolResult
         try:
-            if method == "initialize":
+            if method == "tools/call":  # by far the most common: first
+                result = self._call_tool(request, params, origin)
+            elif method == "initialize":
                 result, headers = self._initialize(params)
             elif method == "ping":
                 result = {}
             elif method == "tools/list":
                 result = {"tools": tooldefs.tools_listing()}
-            elif method == "tools/call":
-                result = self._call_tool(request, params, origin)
             else:
                 return self._reply(
                     _error_payload(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}"),
