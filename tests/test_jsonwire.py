@@ -76,7 +76,6 @@ def test_writing_round_trips_through_json(value: Any) -> None:
     if not has_float(value):  # floats may differ in notation (0.00001 vs 1e-05) only
         compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         assert out == compact.encode("utf-8")
-    assert jsonwire.dumps_text(value) == out.decode("utf-8")
 
 
 @pytest.mark.parametrize(

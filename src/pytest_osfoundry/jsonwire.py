@@ -3,8 +3,9 @@
 Every JSON body the kit's hot paths write or read — the reference server's answers
 and the clients' requests and replies — goes through :func:`dumps` and :func:`loads`.
 orjson does the work (several times faster than :mod:`json`); the standard library
-takes over wherever orjson would answer differently, so what the kit writes and
-reads is what it wrote and read with :mod:`json` alone:
+takes over wherever orjson would answer differently, so the kit reads exactly what
+:mod:`json` would read, and writes the same JSON values it would write, but for the
+two cases below where :mod:`json` writes text that is not valid UTF-8 JSON:
 
 * :func:`dumps` writes compact UTF-8 JSON (no spaces, non-ASCII as is). What orjson
   refuses goes to the standard library: integers beyond 64 bits (written exactly),
@@ -16,10 +17,10 @@ reads is what it wrote and read with :mod:`json` alone:
   ``JSON.stringify`` writes it; :mod:`json` would write ``Infinity``, which is not JSON.
 * :func:`loads` returns orjson's parse when orjson accepts the text and the parse
   holds no float of magnitude 1e16 or more (nor a string with a ``+``); otherwise
-  it returns what the caller's
-  ``fallback`` (the standard-library parser it always used, strict or lenient) says
-  — its value or its error. orjson reads an integer literal beyond 64 bits as a
-  float (:mod:`json` keeps it exact), and such a float is always that large.
+  it returns what the caller's ``fallback`` (the standard-library parser it always
+  used, strict or lenient) says — its value or its error. orjson reads an integer
+  literal beyond 64 bits as a float (:mod:`json` keeps it exact), and such a float
+  is always that large.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["dumps", "dumps_text", "loads", "string_of"]
+__all__ = ["dumps", "loads", "string_of"]
 
 T = TypeVar("T")
 
@@ -55,11 +56,6 @@ def dumps(value: Any) -> bytes:
         return _orjson_dumps(value, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return _stdlib_dumps(value)
-
-
-def dumps_text(value: Any) -> str:
-    """:func:`dumps` as a ``str`` (for splicing into a larger JSON text)."""
-    return dumps(value).decode("utf-8")
 
 
 def string_of(encoded: bytes) -> bytes:
