@@ -98,8 +98,8 @@ ProcessGen: TypeAlias = Generator[Yieldable, Any, Any]
 class Timer:
     """A handle on a scheduled call; :meth:`cancel` stops it from running.
 
-    It is also the scheduler's own record of the call (``when``, ``fn``), so
-    scheduling allocates one object.
+    It is also the scheduler's own record of the call (``when``, ``fn``,
+    ``cancelled``: read them, do not set them), so scheduling allocates one object.
     """
 
     __slots__ = ("cancelled", "fn", "when")

@@ -224,8 +224,7 @@ class FakeRelay:
 
     def shared_sessions(self, project_id: str) -> list[dict[str, Any]]:
         """The sessions a sync for ``project_id`` uploads now (at most ``max_sessions``)."""
-        share = self._share(project_id)
-        return [dict(s) for s in list(share.sessions.values())[: self.max_sessions]]
+        return [dict(s) for s in self._to_sync(self._share(project_id))]
 
     def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
         """The ticked sessions a sync uploads (the relay's own dicts: encoded at once)."""
