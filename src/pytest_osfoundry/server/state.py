@@ -167,8 +167,12 @@ class _KeyEntry:
     command_id: str
 
 
+#: Canonical JSON (keys sorted, compact): made once, not per call as json.dumps would.
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
 def _fingerprint(graph_session_id: str, arguments: Mapping[str, Any]) -> str:
-    return json.dumps([graph_session_id, arguments], sort_keys=True, separators=(",", ":"))
+    return _canonical([graph_session_id, arguments])
 
 
 class ServerState:
