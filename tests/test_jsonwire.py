@@ -164,3 +164,29 @@ def test_string_of_is_dumps_of_the_text(value: Any) -> None:
     encoded = jsonwire.dumps(value)
     assert jsonwire.string_of(encoded) == jsonwire.dumps(encoded.decode("utf-8"))
     assert json.loads(json.loads(jsonwire.string_of(encoded))) == json.loads(encoded)
+
+
+json_ish_text = st.text(
+    alphabet='{}[]":,.-+eE0123456789 \t\n\\/abcnulltrufs\u00e9\ud800', max_size=40
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=40), json_ish_text.map(lambda t: t.encode("utf-8", "surrogatepass"))
+    )
+)
+def test_any_bytes_get_the_standard_librarys_verdict(data: bytes) -> None:
+    # Valid or not: orjson must never accept what json refuses, nor read it otherwise.
+    def verdict(reader: Any) -> tuple[str, Any]:
+        try:
+            return ("value", reader(data))
+        except (ValueError, RecursionError):
+            return ("error", None)
+
+    expected = verdict(json.loads)
+    got = verdict(lambda d: jsonwire.loads(d, json.loads))
+    assert got[0] == expected[0]
+    if got[0] == "value":
+        assert same(got[1], expected[1])
