@@ -126,3 +126,32 @@ def test_session_info_validation(kwargs: dict[str, Any], error: type, fragment: 
     with pytest.raises(error) as info:
         SessionInfo(**args)
     assert fragment in str(info.value)
+
+
+def test_the_reused_faker_gives_what_a_fresh_one_gives() -> None:
+    from pytest_osfoundry.engine import sessions
+
+    first = make_sessions(6, seed=11)
+    make_sessions(3, seed=99)  # the process's one instance, re-seeded in between
+    again = make_sessions(6, seed=11)
+    sessions._fakers.clear()  # as if in a new process
+    fresh = make_sessions(6, seed=11)
+    assert first == again == fresh
+
+
+def test_sessions_made_from_threads_at_once_are_each_their_seeds() -> None:
+    import threading
+
+    expected = {seed: make_sessions(4, seed=seed) for seed in range(8)}
+    got: dict[int, list[Any]] = {}
+
+    def make(seed: int) -> None:
+        for _ in range(20):
+            got[seed] = make_sessions(4, seed=seed)
+
+    threads = [threading.Thread(target=make, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got == expected
