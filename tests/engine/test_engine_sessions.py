@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -150,8 +151,13 @@ def test_sessions_made_from_threads_at_once_are_each_their_seeds() -> None:
             got[seed] = make_sessions(4, seed=seed)
 
     threads = [threading.Thread(target=make, args=(seed,)) for seed in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
     assert got == expected
