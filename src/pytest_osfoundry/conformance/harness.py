@@ -491,7 +491,7 @@ class Conformance:
         """Start one of the check's commands as the desktop; the status answered."""
         __tracebackhide__ = True
         tracked = self._tracked.get(command_id)
-        execution_id = f"osf-conf-exec-{uuid.uuid4().hex}"
+        execution_id = _new_execution_id()
         try:
             status = self.desktop.start(command_id, execution_id)
         except OsfClientError as err:
@@ -505,7 +505,7 @@ class Conformance:
         tracked = self._tracked.get(command_id)
         if tracked is not None and tracked.execution_id:
             return tracked.execution_id
-        return f"osf-conf-exec-{uuid.uuid4().hex}"
+        return _new_execution_id()
 
     def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """Post a completion as the desktop, failing the check unless it is accepted."""
@@ -689,3 +689,8 @@ class Conformance:
                 )
             except (OsfClientError, AssertionError, pytest.skip.Exception):
                 continue  # best effort: a broken target must not turn into teardown errors
+
+
+def _new_execution_id() -> str:
+    """A fresh execution id, recognisably the suite's own."""
+    return f"osf-conf-exec-{uuid.uuid4().hex}"

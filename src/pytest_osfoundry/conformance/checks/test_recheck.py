@@ -11,7 +11,6 @@ that completion for a command it never started, and the agent must then read
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +33,7 @@ def _delivered(
 def _recheck_cancels(conf: Conformance, command_id: str) -> None:
     __tracebackhide__ = True
     body = bounded_completion(
-        execution_id=f"osf-conf-exec-{uuid.uuid4().hex}",
+        execution_id=conf.execution_id(command_id),
         status="cancelled",
         error=NO_LONGER_SHARED,
     )

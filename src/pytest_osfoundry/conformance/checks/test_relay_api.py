@@ -203,7 +203,7 @@ def check_redelivered_until_started(osf_conf: Conformance) -> None:
 def check_start_running(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.queue()["command_id"]
-    reply = c.relay_raw("start", command_id, {"execution_id": f"osf-conf-exec-{uuid.uuid4().hex}"})
+    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
     c.decisive()
     c.expect_equal(reply.status, 200, "HTTP status of the start")
     c.expect_equal(_status_of(reply.body), "running", "the start answer's status")
@@ -218,7 +218,7 @@ def check_start_cancelled(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.queue()["command_id"]
     c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    reply = c.relay_raw("start", command_id, {"execution_id": f"osf-conf-exec-{uuid.uuid4().hex}"})
+    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
     c.decisive()
     c.expect_equal(reply.status, 200, "HTTP status of the start")
     c.expect_equal(_status_of(reply.body), "cancelled", "the start answer's status")
@@ -350,7 +350,7 @@ def check_never_started_completed_refused(osf_conf: Conformance) -> None:
         "complete",
         command_id,
         {
-            "execution_id": f"osf-conf-exec-{uuid.uuid4().hex}",
+            "execution_id": c.execution_id(command_id),
             "status": "completed",
             "result": "never ran",
         },
@@ -373,7 +373,7 @@ def check_never_started_failed_accepted(osf_conf: Conformance) -> None:
     answer = c.complete(
         command_id,
         {
-            "execution_id": f"osf-conf-exec-{uuid.uuid4().hex}",
+            "execution_id": c.execution_id(command_id),
             "status": "failed",
             "error": "could not bind",
         },
@@ -398,7 +398,7 @@ def check_cancelled_after_agent_cancel(osf_conf: Conformance) -> None:
         "complete",
         command_id,
         {  # ... and its re-check cancels it too
-            "execution_id": f"osf-conf-exec-{uuid.uuid4().hex}",
+            "execution_id": c.execution_id(command_id),
             "status": "cancelled",
             "result": None,
             "error": NO_LONGER_SHARED,
