@@ -552,12 +552,7 @@ class Conformance:
         """
         __tracebackhide__ = True
         who = client or self.agent
-        gsid = (session or self.sessions[0])["graph_session_id"]
-        args = {
-            "graph_session_id": gsid,
-            "idempotency_key": key or self.new_key(),
-            "arguments": dict(arguments) if arguments is not None else self.probe(),
-        }
+        args = self.run_args(session=session, key=key, arguments=arguments)
         out = self.call(who, "run_graph_session", args)
         if not self._synced and out.refused and out.message == SESSION_NOT_FOUND:
             self.sync()  # the fixed sessions are not shared (yet): share them, retry
@@ -568,6 +563,31 @@ class Conformance:
             self.fail(f"run_graph_session's ticket has no command_id string: {_short(ticket)}")
         self.track(who, command_id)
         return ticket
+
+    def run_args(
+        self,
+        *,
+        session: Mapping[str, Any] | None = None,
+        key: Any = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``run_graph_session`` arguments: the first fixed session, a new key and a new
+        probe as ``arguments``, unless given (``key`` may be anything, to be refused)."""
+        return {
+            "graph_session_id": (session or self.sessions[0])["graph_session_id"],
+            "idempotency_key": self.new_key() if key is None else key,
+            "arguments": dict(arguments) if arguments is not None else self.probe(),
+        }
+
+    def call_start(self, client: McpClient, arguments: Mapping[str, Any]) -> Outcome:
+        """``run_graph_session`` as ``client``, decoded whatever it is; a run it queued
+        is tracked, so teardown ends it even when the check expected a refusal."""
+        out = self.call(client, "run_graph_session", arguments)
+        if out.kind == "result" and isinstance(out.structured, dict):
+            command_id = out.structured.get("command_id")
+            if isinstance(command_id, str):
+                self.track(client, command_id)
+        return out
 
     def view(self, command_id: str, client: McpClient | None = None) -> dict[str, Any]:
         """``get_graph_run`` of one of the check's runs, by the agent that queued it."""

@@ -333,19 +333,11 @@ def check_timing(osf_conf: Conformance) -> None:
 def check_session_not_found(osf_conf: Conformance) -> None:
     c = osf_conf
     c.sync()
-    probe = c.probe()
-    out = c.call(
-        c.agent,
-        "run_graph_session",
-        {
-            "graph_session_id": unshared_session_id(c.project_id),
-            "idempotency_key": c.new_key(),
-            "arguments": probe,
-        },
-    )
+    args = c.run_args(session={"graph_session_id": unshared_session_id(c.project_id)})
+    out = c.call_start(c.agent, args)
     c.decisive()
     c.expect_error(out, SESSION_NOT_FOUND, "run_graph_session of an unshared session")
-    c.expect_nothing_queued(probe, "the unshared session was refused")
+    c.expect_nothing_queued(args["arguments"], "the unshared session was refused")
 
 
 @check(
@@ -358,19 +350,11 @@ def check_session_other_account(osf_conf: Conformance) -> None:
     c = osf_conf
     stranger = c.stranger
     c.sync()
-    probe = c.probe()
-    out = c.call(
-        stranger,
-        "run_graph_session",
-        {
-            "graph_session_id": c.sessions[0]["graph_session_id"],
-            "idempotency_key": c.new_key(),
-            "arguments": probe,
-        },
-    )
+    args = c.run_args()
+    out = c.call_start(stranger, args)
     c.decisive()
     c.expect_error(out, SESSION_NOT_FOUND, "another account running this project's session")
-    c.expect_nothing_queued(probe, "another account's run was refused")
+    c.expect_nothing_queued(args["arguments"], "another account's run was refused")
 
 
 @check(

@@ -17,21 +17,13 @@ KEY_CONFLICT = "idempotency_key was already used with different arguments"
 def _refused_key(conf: Conformance, key: Any, what: str, *, omit: bool = False) -> None:
     __tracebackhide__ = True
     conf.sync()
-    probe = conf.probe()
-    args: dict[str, Any] = {
-        "graph_session_id": conf.sessions[0]["graph_session_id"],
-        "arguments": probe,
-    }
-    if not omit:
-        args["idempotency_key"] = key
-    out = conf.call(conf.agent, "run_graph_session", args)
+    args = conf.run_args(key=key)
+    if omit:
+        del args["idempotency_key"]
+    out = conf.call_start(conf.agent, args)
     conf.decisive()
-    if out.kind == "result" and isinstance(out.structured, dict):
-        command_id = out.structured.get("command_id")
-        if isinstance(command_id, str):
-            conf.track(conf.agent, command_id)
     conf.expect_schema_refusal(out, what)
-    conf.expect_nothing_queued(probe, f"{what} was refused")
+    conf.expect_nothing_queued(args["arguments"], f"{what} was refused")
 
 
 @check(
@@ -86,18 +78,8 @@ def check_different_arguments(osf_conf: Conformance) -> None:
     key = c.new_key()
     c.queue(key=key, arguments=c.probe())
     other = c.probe()
-    out = c.call(
-        c.agent,
-        "run_graph_session",
-        {
-            "graph_session_id": c.sessions[0]["graph_session_id"],
-            "idempotency_key": key,
-            "arguments": other,
-        },
-    )
+    out = c.call_start(c.agent, c.run_args(key=key, arguments=other))
     c.decisive()
-    if out.kind == "result" and isinstance(out.structured, dict):
-        c.track(c.agent, str(out.structured.get("command_id")))
     c.expect_error(out, KEY_CONFLICT, "the same key with different arguments")
     c.expect_nothing_queued(other, "the conflicting call was refused")
 
@@ -111,18 +93,8 @@ def check_different_session(osf_conf: Conformance) -> None:
     c = osf_conf
     key, probe = c.new_key(), c.probe()
     c.queue(key=key, arguments=probe)
-    out = c.call(
-        c.agent,
-        "run_graph_session",
-        {
-            "graph_session_id": c.sessions[2]["graph_session_id"],
-            "idempotency_key": key,
-            "arguments": probe,
-        },
-    )
+    out = c.call_start(c.agent, c.run_args(session=c.sessions[2], key=key, arguments=probe))
     c.decisive()
-    if out.kind == "result" and isinstance(out.structured, dict):
-        c.track(c.agent, str(out.structured.get("command_id")))
     c.expect_error(out, KEY_CONFLICT, "the same key for another session")
     delivered = c.commands_with(c.sync(), probe)
     c.expect_equal(len(delivered), 1, "commands queued with the key")
@@ -138,15 +110,7 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
     key, probe = c.new_key(), c.probe()
     other = c.other_agent
     first = c.queue(key=key, arguments=probe)["command_id"]
-    out = c.call(
-        other,
-        "run_graph_session",
-        {
-            "graph_session_id": c.sessions[0]["graph_session_id"],
-            "idempotency_key": key,
-            "arguments": probe,
-        },
-    )
+    out = c.call_start(other, c.run_args(key=key, arguments=probe))
     c.decisive()
     c.expect(
         first.encode() not in out.raw,
@@ -158,8 +122,6 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
     )
     assert out.structured is not None
     second = out.structured.get("command_id")
-    if isinstance(second, str):
-        c.track(other, second)
     c.expect(second != first, "the other agent got the first agent's command id")
     delivered = c.commands_with(c.sync(), probe)
     c.expect_equal(len(delivered), 2, "runs queued by the two agents with one key")

@@ -465,17 +465,13 @@ def check_missing_property(osf_conf: Conformance) -> None:
 def check_extra_property(osf_conf: Conformance) -> None:
     c = osf_conf
     c.sync()
-    probe = c.probe()
-    args = {
-        "graph_session_id": c.sessions[0]["graph_session_id"],
-        "idempotency_key": c.new_key(),
-        "arguments": probe,
-        "priority": "high",
-    }
-    out = c.call(c.agent, "run_graph_session", args)
+    args = {**c.run_args(), "priority": "high"}
+    out = c.call_start(c.agent, args)
     c.decisive()
     c.expect_schema_refusal(out, "an extra property")
-    c.expect_nothing_queued(probe, "run_graph_session with an extra property was refused")
+    c.expect_nothing_queued(
+        args["arguments"], "run_graph_session with an extra property was refused"
+    )
 
 
 @check(
@@ -485,13 +481,8 @@ def check_extra_property(osf_conf: Conformance) -> None:
 def check_wrong_type(osf_conf: Conformance) -> None:
     c = osf_conf
     c.sync()
-    probe = c.probe()
-    args = {
-        "graph_session_id": c.sessions[0]["graph_session_id"],
-        "idempotency_key": 1234567890,
-        "arguments": probe,
-    }
-    out = c.call(c.agent, "run_graph_session", args)
+    args = c.run_args(key=1234567890)
+    out = c.call_start(c.agent, args)
     c.decisive()
     c.expect_schema_refusal(out, "a number as idempotency_key")
-    c.expect_nothing_queued(probe, "run_graph_session with a numeric key was refused")
+    c.expect_nothing_queued(args["arguments"], "run_graph_session with a numeric key was refused")

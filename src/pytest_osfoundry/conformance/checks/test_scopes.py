@@ -48,15 +48,6 @@ def _with_headers(
     return decode_reply(conf.http("POST", url, headers, body))
 
 
-def _run_args(conf: Conformance) -> dict[str, Any]:
-    __tracebackhide__ = True
-    return {
-        "graph_session_id": conf.sessions[0]["graph_session_id"],
-        "idempotency_key": conf.new_key(),
-        "arguments": conf.probe(),
-    }
-
-
 def _unauthenticated(conf: Conformance) -> list[tuple[str, Outcome, dict[str, Any]]]:
     __tracebackhide__ = True
     conf.sync()
@@ -66,7 +57,7 @@ def _unauthenticated(conf: Conformance) -> list[tuple[str, Outcome, dict[str, An
         ("an unknown token", {"Authorization": f"Bearer {_unknown_token()}"}),
         ("a malformed Authorization header", {"Authorization": "Basic b3NmOmNvbmZvcm1hbmNl"}),
     ):
-        args = _run_args(conf)
+        args = conf.run_args()
         out.append((label, _with_headers(conf, extra, "run_graph_session", args), args))
         conf.decisive()
     return out
@@ -137,8 +128,8 @@ def check_read_token_cannot_run(osf_conf: Conformance) -> None:
     c = osf_conf
     reader = c.read_agent
     c.sync()
-    args = _run_args(c)
-    out = c.call(reader, "run_graph_session", args)
+    args = c.run_args()
+    out = c.call_start(reader, args)
     c.decisive()
     c.expect(out.refused, f"a read-only agent's run_graph_session answered {out.describe()}")
     c.expect_nothing_queued(args["arguments"], "the read-only agent was refused")
@@ -174,8 +165,8 @@ def check_desktop_token_refused(osf_conf: Conformance) -> None:
     c = osf_conf
     client = c.mcp(c.need("desktop_token"))
     c.sync()
-    args = _run_args(c)
-    out = c.call(client, "run_graph_session", args)
+    args = c.run_args()
+    out = c.call_start(client, args)
     c.decisive()
     c.expect(out.refused, f"run_graph_session with the desktop token answered {out.describe()}")
     c.expect_nothing_queued(args["arguments"], "the desktop token was refused")
@@ -191,7 +182,7 @@ def check_query_token_refused(osf_conf: Conformance) -> None:
     c = osf_conf
     token = c.need("agent_token")
     c.sync()
-    args = _run_args(c)
+    args = c.run_args()
     joiner = "&" if "?" in c.target.mcp_url else "?"
     out = _with_headers(c, {}, "run_graph_session", args, f"{joiner}access_token={token}")
     c.decisive()
@@ -219,7 +210,7 @@ def check_insufficient_scope_403(osf_conf: Conformance) -> None:
     c = osf_conf
     reader = c.read_agent
     command_id = c.queue()["command_id"]
-    out = c.call(reader, "run_graph_session", _run_args(c))
+    out = c.call_start(reader, c.run_args())
     c.decisive()
     _expect_challenge(c, out, 403, "a read-only agent's run_graph_session", "insufficient_scope")
     out = c.call(reader, "cancel_graph_run", {"command_id": command_id})
@@ -248,7 +239,7 @@ def check_read_token_reads(osf_conf: Conformance) -> None:
 def check_desktop_token_status(osf_conf: Conformance) -> None:
     c = osf_conf
     c.sync()
-    out = c.call(c.mcp(c.need("desktop_token")), "run_graph_session", _run_args(c))
+    out = c.call_start(c.mcp(c.need("desktop_token")), c.run_args())
     c.decisive()
     c.expect(
         out.status in (401, 403),
