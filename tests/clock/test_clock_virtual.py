@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import pytest
@@ -466,42 +465,13 @@ def test_signal_belongs_to_its_clock() -> None:
     assert not clock.signal().is_set
 
 
-def test_events_scheduled_from_another_thread_while_it_runs_all_run_once() -> None:
-    import threading
-
-    clock = VirtualClock()
-    ran: list[int] = []
-    done = threading.Event()
-
-    def ticker() -> Any:
-        while not done.is_set():
-            yield 0.001
-
-    def pusher() -> None:
-        for i in range(5_000):
-            clock.call_later(0.0005 * (i % 7), lambda i=i: ran.append(i))
-        done.set()
-
-    proc = clock.spawn(ticker())
-    thread = threading.Thread(target=pusher)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show
-    try:
-        thread.start()
-        clock.run_until(proc.done, limit=10_000)
-        thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    clock.run_all()
-    assert sorted(ran) == list(range(5_000))
-
-
 @pytest.mark.parametrize("move", ["run_until", "advance"])
 def test_an_entry_queued_between_a_look_and_a_pop_is_not_lost(move: str) -> None:
     # White box: the queue is popped without a lock, so another thread may queue
     # an earlier entry after the head was looked at and before it is popped. A
     # timer whose `cancelled` flag queues such an entry when first read makes that
-    # window happen here, deterministically.
+    # window happen here, deterministically. (A threaded stress test could not:
+    # it passed with the safeguard removed, so it is not kept.)
     from heapq import heappush
 
     from pytest_osfoundry.clock import Timer
