@@ -1,11 +1,11 @@
-"""Request bodies as strict JSON, and compact JSON out: shared by the MCP and relay doors.
+"""Request bodies as strict JSON: shared by the MCP and relay doors.
 
 :func:`parse_body` accepts exactly RFC 8259 JSON (no ``NaN``/``Infinity``, which
 Python's :mod:`json` would otherwise let in and later echo back as invalid JSON) and
 at most :data:`MAX_DEPTH` levels of nesting, so that nothing a caller sends can make
-the server recurse too deep (a ``RecursionError`` would be a 500). Parsing and
-:func:`dumps` go through :mod:`pytest_osfoundry.jsonwire` (orjson where it gives the
-standard library's answer).
+the server recurse too deep (a ``RecursionError`` would be a 500). Parsing goes
+through :mod:`pytest_osfoundry.jsonwire` (orjson where it gives the standard
+library's answer), which also writes every answer.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ from typing import Any
 
 from pytest_osfoundry import jsonwire
 
-__all__ = ["MAX_DEPTH", "BadJson", "dumps", "parse_body"]
+__all__ = ["MAX_DEPTH", "BadJson", "parse_body"]
 
 #: Deepest nesting of arrays and objects a request body may have (serde_json's default).
 MAX_DEPTH = 128
-
-#: Compact UTF-8 JSON bytes: the one encoder every answer uses.
-dumps = jsonwire.dumps
 
 
 class BadJson(ValueError):

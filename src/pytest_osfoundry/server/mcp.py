@@ -24,10 +24,10 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.http import Request, Response, json_response
-from pytest_osfoundry.jsonwire import string_of
+from pytest_osfoundry.jsonwire import dumps, string_of
 from pytest_osfoundry.server import tools as tooldefs
 from pytest_osfoundry.server.auth import TokenStore, bearer_token, challenge
-from pytest_osfoundry.server.jsonbody import BadJson, dumps, parse_body
+from pytest_osfoundry.server.jsonbody import BadJson, parse_body
 from pytest_osfoundry.server.state import Agent, DomainError, ServerState
 
 __all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
