@@ -445,21 +445,9 @@ class VirtualClock(_Scheduler):
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
         deadline = self._now + _check_limit(limit)
-        queue = self._queue
+        pop_due = self._pop_due
         while not check():
-            entry = None
-            while queue:  # _pop_due(deadline), inlined: this loop runs every event
-                first = queue[0]
-                head = first[2]
-                if not head.cancelled and first[0] > deadline:
-                    break
-                popped = heappop(queue)
-                if popped is not first:  # another thread queued an earlier entry: see _pop_due
-                    heappush(queue, popped)
-                    continue
-                if not head.cancelled:
-                    entry = head
-                    break
+            entry = pop_due(deadline)
             if entry is None:
                 raise TimeoutError(
                     f"condition not met after {self._now - (deadline - limit):.1f} s of "
