@@ -22,9 +22,9 @@ import random
 import time
 from collections.abc import Callable
 
-from pytest_osfoundry.agent.strategies import every
+from pytest_osfoundry.agent._strategies import every
 from pytest_osfoundry.clock import ProcessGen, VirtualClock
-from pytest_osfoundry.engine.graph import Fixed, Graph
+from pytest_osfoundry.engine._graph import Fixed, Graph
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 

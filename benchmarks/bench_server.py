@@ -110,7 +110,7 @@ def run(seconds: float, rounds: int) -> dict[str, Any]:
     figures["direct_handler"] = _rate(lambda: server(request), seconds, rounds)
 
     try:
-        from pytest_osfoundry.client.transport import DirectTransport
+        from pytest_osfoundry.client._transport import DirectTransport
     except ImportError:
         figures["direct_transport"] = None
     else:

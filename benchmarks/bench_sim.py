@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from pytest_osfoundry.client.transport import DirectTransport
+from pytest_osfoundry.client._transport import DirectTransport
 from pytest_osfoundry.http import Response
 from pytest_osfoundry.sim import SimParams, simulate
 

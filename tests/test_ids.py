@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_osfoundry.ids import is_uuid, new_command_id, rfc3339, uuid4_hex
+from pytest_osfoundry._ids import is_uuid, new_command_id, rfc3339, uuid4_hex
 
 
 @given(st.integers(min_value=0, max_value=2**128 - 1))

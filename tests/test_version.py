@@ -7,7 +7,7 @@ from importlib.metadata import version
 from typing import Any
 
 import pytest_osfoundry
-from pytest_osfoundry.client.mcp import CLIENT_NAME
+from pytest_osfoundry.client._mcp_client import CLIENT_NAME
 from pytest_osfoundry.http import Response
 from pytest_osfoundry.world import OsfWorld
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.agent.scripted import AgentRun, ScriptedAgent
-from pytest_osfoundry.agent.strategies import backoff, every, wait_then_every
+from pytest_osfoundry._ids import is_uuid
+from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
+from pytest_osfoundry.agent._strategies import backoff, every, wait_then_every
 from pytest_osfoundry.clock import DEFAULT_START, RealClock
 from pytest_osfoundry.engine import Graph
-from pytest_osfoundry.ids import is_uuid
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 T0 = DEFAULT_START

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.agent.strategies import (
+from pytest_osfoundry.agent._strategies import (
     SEED_STRATEGIES,
     backoff,
     every,

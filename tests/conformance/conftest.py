@@ -12,9 +12,9 @@ import os
 from collections.abc import Callable, Iterator
 
 import pytest
-from osf_conformance_kit import SuiteRun
 
-from pytest_osfoundry.conformance.registry import all_checks
+from pytest_osfoundry.conformance._registry import all_checks
+from tests.conformance.osf_conformance_kit import SuiteRun
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-VARIANTS_MODULE = "pytest_osfoundry.conformance.variants"
+VARIANTS_MODULE = "tests.conformance.variants"
 
 
 @dataclass

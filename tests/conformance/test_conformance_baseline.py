@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from osf_conformance_kit import SuiteRun, read, variant_target
+
+from tests.conformance.osf_conformance_kit import SuiteRun, read, variant_target
 
 BROKEN = variant_target("idempotency_ignored")
 FAILS = [

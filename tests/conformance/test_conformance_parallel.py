@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
-from osf_conformance_kit import SuiteRun
 
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
+from tests.conformance.osf_conformance_kit import SuiteRun
 
 
 def test_two_workers_embedded(run_suite: Callable[..., SuiteRun], default_ids: set[str]) -> None:

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance import variants
-from pytest_osfoundry.conformance.baseline import (
+from pytest_osfoundry._ids import is_graph_session_id
+from pytest_osfoundry.conformance._baseline import (
     BaselineError,
     parse_baseline,
     read_baseline,
     write_baseline,
 )
-from pytest_osfoundry.conformance.checks.test_access import _mann_whitney_z
-from pytest_osfoundry.conformance.checks.test_scopes import challenge_params
-from pytest_osfoundry.conformance.harness import (
+from pytest_osfoundry.conformance._harness import (
     decode_reply,
     extra_sessions,
     fixed_sessions,
@@ -24,19 +22,21 @@ from pytest_osfoundry.conformance.harness import (
     overflow_sessions,
     unshared_session_id,
 )
-from pytest_osfoundry.conformance.options import OPTIONS, Settings, env_name
-from pytest_osfoundry.conformance.plugin import CHECKS_DIR
-from pytest_osfoundry.conformance.registry import AREAS, RULES, all_checks, check
-from pytest_osfoundry.conformance.report import Summary
-from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
-from pytest_osfoundry.conformance.target import (
+from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
+from pytest_osfoundry.conformance._plugin import CHECKS_DIR
+from pytest_osfoundry.conformance._registry import AREAS, RULES, all_checks, check
+from pytest_osfoundry.conformance._report import Summary
+from pytest_osfoundry.conformance._target import (
     TargetError,
     describe_target,
     origin_of,
     parse_target,
 )
+from pytest_osfoundry.conformance.checks.test_access import _mann_whitney_z
+from pytest_osfoundry.conformance.checks.test_scopes import challenge_params
+from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
 from pytest_osfoundry.http import Response
-from pytest_osfoundry.ids import is_graph_session_id
+from tests.conformance import variants
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -277,6 +277,6 @@ def test_variants_are_documented_factories() -> None:
     for variant in {**variants.VARIANTS, **variants.TIMING_VARIANTS}.values():
         assert variant.factory.__doc__, variant.name
         assert getattr(variants, variant.name) is variant.factory
-        assert variant.target == f"embedded:pytest_osfoundry.conformance.variants:{variant.name}"
+        assert variant.target == f"embedded:tests.conformance.variants:{variant.name}"
         server = variant.factory()
         assert callable(server) and callable(server.provision)

@@ -11,13 +11,13 @@ import textwrap
 from collections.abc import Callable, Iterator
 
 import pytest
-from osf_conformance_kit import SuiteRun
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.conformance.options import OPTIONS
-from pytest_osfoundry.conformance.plugin import CHECKS_DIR
-from pytest_osfoundry.conformance.registry import all_checks
+from pytest_osfoundry.conformance._options import OPTIONS
+from pytest_osfoundry.conformance._plugin import CHECKS_DIR
+from pytest_osfoundry.conformance._registry import all_checks
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
+from tests.conformance.osf_conformance_kit import SuiteRun
 
 
 def test_reference_server_passes_every_check(

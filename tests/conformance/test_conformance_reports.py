@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable
 
 import pytest
-from osf_conformance_kit import SuiteRun, read, variant_target
 
-from pytest_osfoundry.conformance.report import OUTCOMES
+from pytest_osfoundry.conformance._report import OUTCOMES
+from tests.conformance.osf_conformance_kit import SuiteRun, read, variant_target
 
 
 def test_failure_shows_exchanges_and_a_replay(run_suite: Callable[..., SuiteRun]) -> None:
@@ -45,7 +45,7 @@ def test_json_report_shape(run_suite: Callable[..., SuiteRun]) -> None:
     run = run_suite(variant_target("short_key_accepted"), "-k", "D7")
     doc = run.report
     assert set(doc) >= {"suite_version", "spec", "target", "summary", "checks"}
-    assert doc["target"] == "embedded:pytest_osfoundry.conformance.variants:short_key_accepted"
+    assert doc["target"] == "embedded:tests.conformance.variants:short_key_accepted"
     assert doc["summary"]["line"] == "4 passed, 1 failed, 0 skipped"
     assert doc["summary"]["failed"] == 1 and doc["summary"]["ok"] is False
     for check in doc["checks"]:
@@ -104,7 +104,7 @@ TOKENS = {
 }
 
 LEAKY_FACTORY = f"""
-from pytest_osfoundry.conformance import variants
+from tests.conformance import variants
 
 
 class Server:

@@ -1,6 +1,6 @@
 """The suite has teeth: every broken variant fails exactly the checks meant for it.
 
-Each variant of the reference server (``pytest_osfoundry.conformance.variants``)
+Each variant of the reference server (``tests.conformance.variants``)
 breaks one rule. Against each, the whole default suite runs; the set of failing
 checks must equal the variant's declared ``fails`` — the targeted check fails and no
 other check fails spuriously.
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from osf_conformance_kit import SuiteRun, variant_target
 
-from pytest_osfoundry.conformance.registry import AREAS, all_checks
-from pytest_osfoundry.conformance.variants import TIMING_VARIANTS, VARIANTS
+from pytest_osfoundry.conformance._registry import AREAS, all_checks
+from tests.conformance.osf_conformance_kit import SuiteRun, variant_target
+from tests.conformance.variants import TIMING_VARIANTS, VARIANTS
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry._jslength import js_length
 from pytest_osfoundry.engine import (
     ALPHABETS,
     Duration,
@@ -19,7 +20,6 @@ from pytest_osfoundry.engine import (
     Uniform,
     ceiling_error,
 )
-from pytest_osfoundry.jsstring import js_length
 
 
 def test_fixed_duration() -> None:

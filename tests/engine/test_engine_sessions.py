@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from faker import Faker
 
+from pytest_osfoundry._ids import is_graph_session_id
 from pytest_osfoundry.engine import SessionInfo, make_sessions, new_graph_session_id
-from pytest_osfoundry.ids import is_graph_session_id
 
 KEYS = ["graph_session_id", "name", "description", "slug", "version", "status"]
 
@@ -130,7 +130,7 @@ def test_session_info_validation(kwargs: dict[str, Any], error: type, fragment: 
 
 
 def test_the_reused_faker_gives_what_a_fresh_one_gives() -> None:
-    from pytest_osfoundry.engine import sessions
+    from pytest_osfoundry.engine import _sessions as sessions
 
     first = make_sessions(6, seed=11)
     make_sessions(3, seed=99)  # the process's one instance, re-seeded in between

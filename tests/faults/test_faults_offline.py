@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry._ids import parse_rfc3339
 from pytest_osfoundry.clock import DEFAULT_START
 from pytest_osfoundry.engine import Graph
 from pytest_osfoundry.faults import schedule_offline
-from pytest_osfoundry.ids import parse_rfc3339
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 T0 = DEFAULT_START

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.client.errors import ReplyLost
+from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.faults import (
     DropReplies,

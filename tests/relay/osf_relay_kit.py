@@ -13,16 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_osfoundry.client.mcp import McpClient
-from pytest_osfoundry.client.relay import RelayClient
-from pytest_osfoundry.client.transport import Transport
+from pytest_osfoundry._ids import parse_rfc3339
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.clock import DEFAULT_START
 from pytest_osfoundry.engine import Graph
 from pytest_osfoundry.faults import Fault, FaultyTransport
 from pytest_osfoundry.http import Response
-from pytest_osfoundry.ids import parse_rfc3339
-from pytest_osfoundry.relay.outbox import Outbox
-from pytest_osfoundry.relay.relay import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._outbox import Outbox
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 T0 = DEFAULT_START

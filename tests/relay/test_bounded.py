@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_osfoundry.jsstring import js_length, js_stringify, js_stringify_length
-from pytest_osfoundry.relay.bounded import (
+from pytest_osfoundry._jslength import js_length, js_stringify, js_stringify_length
+from pytest_osfoundry.relay._bounded import (
     ERROR_LIMIT,
     RESULT_LIMIT,
     SEED_ENVELOPE,

@@ -6,12 +6,12 @@ import math
 from typing import Any
 
 import pytest
-from osf_relay_kit import world
 
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.engine import FakeEngine
-from pytest_osfoundry.relay.outbox import MemoryOutbox
-from pytest_osfoundry.relay.relay import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._outbox import MemoryOutbox
+from tests.relay.osf_relay_kit import world
 
 GSID = "gs_" + "a" * 32
 

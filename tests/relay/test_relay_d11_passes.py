@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from osf_relay_kit import T0, queue, world
 
 from pytest_osfoundry.engine import Graph, make_sessions
-from pytest_osfoundry.relay.relay import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay
+from tests.relay.osf_relay_kit import T0, queue, world
 
 
 def ran(relay: FakeRelay) -> list[tuple[float, str]]:

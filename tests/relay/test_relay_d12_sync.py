@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from osf_relay_kit import T0, queue, recorded_relay, world
-
 from pytest_osfoundry.engine import Graph, make_sessions
 from pytest_osfoundry.faults import LoseRequests
+from tests.relay.osf_relay_kit import T0, queue, recorded_relay, world
 
 
 def test_the_outbox_is_flushed_before_the_sync() -> None:

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from osf_relay_kit import T0, engine_runs_for, queue, view, world
 
 from pytest_osfoundry.engine import Graph
-from pytest_osfoundry.relay.relay import NO_LONGER_SHARED
+from pytest_osfoundry.relay._desktop import NO_LONGER_SHARED
+from tests.relay.osf_relay_kit import T0, engine_runs_for, queue, view, world
 
 NO_LONGER_SHARED_TEXT = "Graph session is no longer shared with this project"
 

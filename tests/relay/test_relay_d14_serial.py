@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from osf_relay_kit import T0, queue, recorded_relay, stamp, view, world
-
 from pytest_osfoundry.engine import Graph, LogNormal, Uniform
+from tests.relay.osf_relay_kit import T0, queue, recorded_relay, stamp, view, world
 
 
 def test_five_queued_runs_run_strictly_one_after_another() -> None:

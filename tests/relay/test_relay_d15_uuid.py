@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from osf_relay_kit import queue, view, world
 
-from pytest_osfoundry.client.relay import RelayClient
-from pytest_osfoundry.relay.relay import FakeRelay
+from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.relay._desktop import FakeRelay
+from tests.relay.osf_relay_kit import queue, view, world
 
 BOGUS_IDS: list[Any] = [
     "not-a-uuid",

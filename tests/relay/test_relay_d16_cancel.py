@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from osf_relay_kit import T0, engine_runs_for, queue, recorded_relay, stamp, view, world
 
 from pytest_osfoundry.engine import Graph
+from tests.relay.osf_relay_kit import T0, engine_runs_for, queue, recorded_relay, stamp, view, world
 
 
 def running_world(stop_latency: float | None = None):  # type: ignore[no-untyped-def]

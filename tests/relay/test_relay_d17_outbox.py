@@ -9,12 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from osf_relay_kit import T0, queue, recorded_relay, stamp, view, world
 
 from pytest_osfoundry.engine import Graph
 from pytest_osfoundry.faults import LoseRequests, ServerErrors
-from pytest_osfoundry.relay.outbox import FileOutbox, MemoryOutbox
-from pytest_osfoundry.relay.relay import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox
+from tests.relay.osf_relay_kit import T0, queue, recorded_relay, stamp, view, world
 
 GRAPH = Graph(
     duration=25, result={"answer": "日本語 😀", "n": 42}, total_tokens=1234, reported_cost=0.5
@@ -135,8 +135,8 @@ KILLED_SCRIPT = textwrap.dedent(
     """
     import json, os, sys
     from pytest_osfoundry.engine import Graph
-    from pytest_osfoundry.relay.outbox import FileOutbox
-    from pytest_osfoundry.relay.relay import FakeRelay
+    from pytest_osfoundry.relay._outbox import FileOutbox
+    from pytest_osfoundry.relay._desktop import FakeRelay
     from pytest_osfoundry.world import OsfWorld, WorldConfig
 
     path, seed = sys.argv[1], int(sys.argv[2])

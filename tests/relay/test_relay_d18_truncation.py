@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from osf_relay_kit import queue, recorded_relay, view, world
 
 from pytest_osfoundry.engine import Graph, ResultText
+from tests.relay.osf_relay_kit import queue, recorded_relay, view, world
 
 LIMIT = 100_000
 

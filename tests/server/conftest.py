@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from osf_server_kit import GS1, Srv, session
+
+from tests.server.osf_server_kit import GS1, Srv, session
 
 
 @pytest.fixture

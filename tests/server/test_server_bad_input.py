@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from osf_server_kit import GS1, INVENTED, MCP, RELAY, RUN_NOT_FOUND, Srv, session
 
 from pytest_osfoundry.http import Response
-from pytest_osfoundry.server import tools as tooldefs
+from pytest_osfoundry.server import _tools as tooldefs
+from tests.server.osf_server_kit import GS1, INVENTED, MCP, RELAY, RUN_NOT_FOUND, Srv, session
 
 MIB = 1024 * 1024
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from osf_server_kit import GS1, INVENTED, RUN_NOT_FOUND, session
 
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer, mount
+from tests.server.osf_server_kit import GS1, INVENTED, RUN_NOT_FOUND, session
 
 RELAY = "/external-assistants/graph-relays"
 ACCEPT = {"accept": "application/json, text/event-stream"}

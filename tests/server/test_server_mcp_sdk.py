@@ -13,10 +13,10 @@ from typing import Any
 
 import anyio
 import pytest
-from osf_server_kit import GS1, INVENTED, RUN_NOT_FOUND, session
 
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
+from tests.server.osf_server_kit import GS1, INVENTED, RUN_NOT_FOUND, session
 
 pytest.importorskip("mcp")
 httpx2 = pytest.importorskip("httpx2")

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from osf_server_kit import (
+
+from pytest_osfoundry.server import ReferenceServer
+from tests.server.osf_server_kit import (
     GS1,
     GS2,
     HOST,
@@ -26,8 +28,6 @@ from osf_server_kit import (
     Srv,
     session,
 )
-
-from pytest_osfoundry.server import ReferenceServer
 
 T0 = "2026-11-08T00:00:00.000Z"  # VirtualClock's default start
 

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_osfoundry.http import Request
 from pytest_osfoundry.server import ReferenceServer
-from pytest_osfoundry.server import mcp as mcp_module
+from pytest_osfoundry.server import _mcp as mcp_module
 
 
 def _initialize(server: ReferenceServer) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.relay.bounded import SEED_ENVELOPE, max_result_text
+from pytest_osfoundry.relay._bounded import SEED_ENVELOPE, max_result_text
 from pytest_osfoundry.sim import SEED, SimParams, simulate
 
 MEAN = 0.10

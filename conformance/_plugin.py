@@ -1,0 +1,545 @@
+"""The conformance suite's pytest hooks and fixtures (loaded by the kit's pytest11 plugin).
+
+* Options ``--osf-...`` (and their ``OSF_...`` environment variables), see
+  :mod:`~pytest_osfoundry.conformance._options`.
+* ``pytest --osf-target=...`` with no test paths runs the suite shipped in this
+  package (``pytest_osfoundry/conformance/checks``), from any folder.
+* Each check is collected as one item named by its check id, marked ``documented``
+  or ``reconstructed``; ``--osf-level=documented`` deselects the reconstructed ones,
+  opt-in checks are deselected unless enabled, and baseline entries become
+  non-strict ``xfail`` markers.
+* Fixtures: ``osf_target`` (session: the resolved target, embedded server started)
+  and ``osf_conf`` (one :class:`~pytest_osfoundry.conformance._harness.Conformance`
+  per check).
+* Reports: every test report of a check is masked (no credential reaches the
+  terminal, JUnit XML or any file) and carries an ``osf`` attribute (id, level,
+  outcome, one-line message, the failing exchange) that xdist ships to the
+  controller, which prints the summary by area and writes JSON, Markdown and
+  baseline files; a stale baseline entry fails the run.
+
+Nothing here acts unless a target is given or a check is collected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.conformance._baseline import (
+    Baseline,
+    BaselineError,
+    read_baseline,
+    write_baseline,
+)
+from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance._options import Settings, add_options
+from pytest_osfoundry.conformance._registry import all_checks, check_info
+from pytest_osfoundry.conformance._report import (
+    Results,
+    Summary,
+    render_markdown,
+    report_document,
+    terminal_lines,
+    write_json_report,
+)
+from pytest_osfoundry.conformance._target import (
+    Target,
+    TargetError,
+    describe_target,
+    parse_target,
+    probe,
+    resolve_target,
+)
+
+__all__ = [
+    "CHECKS_DIR",
+    "CheckItem",
+    "osf_conf",
+    "osf_target",
+    "pytest_addoption",
+    "pytest_collect_file",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_pycollect_makeitem",
+    "pytest_report_header",
+    "pytest_runtest_makereport",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "pytest_unconfigure",
+]
+
+#: Where the installed suite lives.
+# Not resolved: through the pytest_osfoundry/conformance symlink of a checkout, the path
+# must stay under pytest_osfoundry/ so that pytest imports the checks as
+# pytest_osfoundry.conformance.checks.* (their only name).
+CHECKS_DIR = Path(__file__).absolute().parent / "checks"
+
+_SETTINGS = pytest.StashKey[Settings]()
+_SECRETS = pytest.StashKey[set[str]]()
+_RESULTS = pytest.StashKey[Results]()
+_BASELINE = pytest.StashKey[Baseline | None]()
+_SUMMARY = pytest.StashKey[Summary]()
+_WRITTEN = pytest.StashKey[list[str]]()
+_CONF = pytest.StashKey[Conformance]()
+
+_CURL_LIMIT = 20_000
+_HISTORY = 8
+
+
+# ---------------------------------------------------------------------- options
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``--osf-...`` options."""
+    add_options(parser)
+
+
+def _settings(config: pytest.Config) -> Settings:
+    settings = config.stash.get(_SETTINGS, None)
+    if settings is None:
+        settings = Settings.from_config(config)
+        config.stash[_SETTINGS] = settings
+    return settings
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the level markers, read the options, point pytest at the suite if asked."""
+    config.addinivalue_line(
+        "markers", "documented: an osfoundry conformance check of documented behaviour"
+    )
+    config.addinivalue_line(
+        "markers",
+        "reconstructed: an osfoundry conformance check of behaviour the kit reconstructed",
+    )
+    settings = Settings.from_config(config)
+    config.stash[_SETTINGS] = settings
+    config.stash[_SECRETS] = set(settings.secrets())
+    results = Results()
+    config.stash[_RESULTS] = results
+    config.pluginmanager.register(_ResultsGatherer(results), "osfoundry-conformance-results")
+    config.stash[_WRITTEN] = []
+    baseline = None
+    if settings.osf_baseline:
+        try:
+            baseline = read_baseline(settings.osf_baseline)
+        except BaselineError as err:
+            raise pytest.UsageError(f"--osf-baseline: {err}") from None
+    config.stash[_BASELINE] = baseline
+    if not settings.active:
+        return
+    try:
+        parse_target(settings.osf_target or "")
+    except TargetError as err:
+        raise pytest.UsageError(str(err)) from None
+    source = getattr(config, "args_source", None)
+    if source is not None and source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [str(CHECKS_DIR)]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Unregister the results gatherer."""
+    gatherer = config.pluginmanager.get_plugin("osfoundry-conformance-results")
+    if gatherer is not None:
+        config.pluginmanager.unregister(gatherer)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the target, the suite version and the spec revision."""
+    settings = _settings(config)
+    if not settings.active:
+        return []
+    line = (
+        f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
+        f"target {describe_target(settings)}, level {settings.osf_level}"
+    )
+    baseline = config.stash.get(_BASELINE, None)
+    if baseline is not None:
+        line += f", baseline {baseline.path} ({len(baseline.ids)} listed)"
+    return [line]
+
+
+# ---------------------------------------------------------------------- collection
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """Collect the suite's modules even when ``python_files`` would not match them."""
+    if file_path.parent != CHECKS_DIR or not fnmatch.fnmatch(file_path.name, "test_*.py"):
+        return None
+    patterns = parent.config.getini("python_files")
+    if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
+        return None  # the python plugin collects it already
+    module: pytest.Module = pytest.Module.from_parent(parent, path=file_path)
+    return module
+
+
+class CheckItem(pytest.Function):
+    """A conformance check: one test item named by its check id.
+
+    A :class:`~pytest_osfoundry.conformance._harness.CheckFailure` is shown with short
+    tracebacks (unless ``--tb`` says otherwise): the check's line and its message.
+    """
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> Any:
+        if isinstance(excinfo.value, CheckFailure) and self.config.getoption("tbstyle") == "auto":
+            entries = [e for e in excinfo.traceback if not _hidden(e, excinfo)]
+            message = str(excinfo.value)
+            lines = []
+            path, lineno = str(self.path), 0
+            if entries:
+                entry = entries[-1]
+                path, lineno = str(entry.path), entry.lineno + 1
+                lines.append(f"{Path(entry.path).name}:{lineno}: in {entry.name}")
+                with contextlib.suppress(IndexError, OSError):  # no source: no line
+                    lines.append("    " + str(entry.statement).strip().splitlines()[0])
+            lines += [f"E   {line}" for line in message.splitlines() or [""]]
+            first = message.splitlines()[0] if message else "check failed"
+            return CheckFailureRepr(lines, _Crash(path, lineno, first))
+        return super().repr_failure(excinfo)
+
+
+@dataclass(frozen=True)
+class _Crash:
+    path: str
+    lineno: int
+    message: str
+
+
+class CheckFailureRepr:
+    """How a failed check is printed: where, the line, and the message (no traceback).
+
+    ``reprcrash.message`` (the message's first line) is what pytest's short summary
+    and JUnit XML show.
+    """
+
+    def __init__(self, lines: list[str], crash: _Crash) -> None:
+        self.lines = lines
+        self.reprcrash = crash
+
+    def toterminal(self, tw: Any) -> None:
+        """Write the lines, messages in red."""
+        for line in self.lines:
+            tw.line(line, red=line.startswith("E "), bold=line.startswith("E "))
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _hidden(entry: Any, excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    try:
+        return bool(entry.ishidden(excinfo))
+    except TypeError:  # pytest < 8: ishidden() takes no argument
+        return bool(entry.ishidden())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> list[pytest.Function] | None:
+    """Collect each check as one item named by its check id."""
+    info = check_info(obj)
+    if info is None or not callable(obj):
+        return None
+    item: pytest.Function = CheckItem.from_parent(collector, name=info.check_id, callobj=obj)
+    return [item]
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Tag checks, apply ``--osf-level`` and opt-ins, and mark baseline entries."""
+    settings = _settings(config)
+    baseline = config.stash.get(_BASELINE, None)
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        info = check_info(getattr(item, "obj", None))
+        if info is None:
+            keep.append(item)
+            continue
+        if settings.osf_level == "documented" and info.level != "documented":
+            dropped.append(item)
+            continue
+        if info.opt_in == "--osf-timing" and not settings.osf_timing:
+            dropped.append(item)
+            continue
+        item.user_properties.extend(
+            [
+                ("osf_check", info.check_id),
+                ("osf_rule", info.rule),
+                ("osf_level", info.level),
+                ("osf_spec", info.spec),
+            ]
+        )
+        if baseline is not None and info.check_id in baseline:
+            item.add_marker(
+                pytest.mark.xfail(reason=f"listed in the baseline {baseline.path}", strict=False)
+            )
+        keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+# ---------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
+    """The target under test, resolved once per process (an embedded server is started)."""
+    settings = _settings(pytestconfig)
+    if not settings.active:
+        pytest.skip("no target: pass --osf-target=URL or --osf-target=embedded")
+    problem = None
+    try:
+        target = resolve_target(settings)
+        pytestconfig.stash[_SECRETS].update(target.creds.secrets())
+        if target.kind == "url":
+            try:
+                probe(target)
+            except TargetError:
+                target.close()
+                raise
+    except TargetError as err:
+        problem = str(err)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+    try:
+        yield target
+    finally:
+        target.close()
+
+
+@pytest.fixture
+def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Conformance]:
+    """A fresh :class:`Conformance` context for the check being run; ends its runs after."""
+    info = check_info(getattr(request.node, "obj", None))
+    if info is None:
+        raise pytest.UsageError("osf_conf is only for conformance checks (@check functions)")
+    secrets = request.config.stash[_SECRETS]
+    conf = Conformance(osf_target, info, secrets=tuple(secrets))
+    request.node.stash[_CONF] = conf
+    try:
+        yield conf
+    finally:
+        conf.close()
+
+
+# ---------------------------------------------------------------------- reports
+def _mask(text: str, secrets: set[str]) -> str:
+    return mask_token(text, secrets) if secrets else text
+
+
+def _mask_report(report: pytest.TestReport, secrets: set[str]) -> None:
+    if not secrets:
+        return
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        path, line, reason = longrepr
+        report.longrepr = (path, line, _mask(str(reason), secrets))
+    elif longrepr is not None:
+        text = str(longrepr)
+        masked = _mask(text, secrets)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, _mask(body, secrets)) for title, body in report.sections]
+    report.user_properties = [
+        (name, _mask(value, secrets) if isinstance(value, str) else value)
+        for name, value in report.user_properties
+    ]
+
+
+def _failure_line(call: pytest.CallInfo[None]) -> str:
+    if call.excinfo is None:
+        return ""
+    exc = call.excinfo.value
+    text = str(exc).strip()
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if isinstance(exc, (CheckFailure, pytest.fail.Exception)):
+        return first
+    if isinstance(exc, AssertionError):
+        return first or "assertion failed"
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason
+    return str(longrepr or "skipped")
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return "xpassed" if report.passed else "xfailed"
+    return report.outcome
+
+
+def _exchange_data(conf: Conformance, secrets: set[str]) -> dict[str, Any] | None:
+    history, decisive = conf.exchanges()
+    if decisive is None:
+        return None
+    curl = decisive.to_curl()
+    if len(curl) > _CURL_LIMIT:
+        curl = (
+            f"# the decisive request's command line is {len(curl)} characters long; "
+            "its request and response are in this report's exchange"
+        )
+    data = {
+        "curl": curl,
+        "decisive": decisive.to_dict(),
+        "history": [e.to_dict() for e in history[-_HISTORY:]],
+    }
+    masked: dict[str, Any] = json.loads(_mask(json.dumps(data, ensure_ascii=False), secrets))
+    return masked
+
+
+def _worth_showing(history: list[Any]) -> list[Any]:
+    """The exchanges minus MCP handshakes (initialize and its notification)."""
+    handshake = (b'"method":"initialize"', b'"method":"notifications/initialized"')
+    return [e for e in history if not any(h in e.request_body[:200] for h in handshake)]
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """Mask every report; give each check's report its id, outcome, message and exchange."""
+    result = yield
+    report: pytest.TestReport = result.get_result()
+    secrets = item.config.stash.get(_SECRETS, set())
+    info = check_info(getattr(item, "obj", None))
+    if info is not None and (report.when == "call" or not report.passed):
+        conf = item.stash.get(_CONF, None)
+        outcome = _outcome(report)
+        if outcome == "passed":
+            message = info.asserts
+            if conf is not None and conf.notes:
+                message += " (" + "; ".join(conf.notes) + ")"
+        elif outcome == "skipped":
+            message = _skip_reason(report)
+        elif outcome == "xpassed":
+            message = "passes now, but is listed in the baseline: remove the entry"
+        else:
+            message = _failure_line(call) or "failed"
+            if report.when == "setup":
+                message = f"error in set-up: {message}"
+            elif report.when == "teardown":
+                message = f"error in teardown: {message}"
+            if outcome == "xfailed":
+                message = f"failed as expected (baseline): {message}"
+        exchange = None
+        if outcome in ("failed", "xfailed") and conf is not None and report.when == "call":
+            exchange = _exchange_data(conf, secrets)
+            if outcome == "failed" and exchange is not None:
+                history, _ = conf.exchanges()
+                shown = "\n\n".join(e.format() for e in _worth_showing(history)[-_HISTORY:])
+                report.sections.append(("osfoundry: the exchanges that led to it", shown))
+                report.sections.append(("osfoundry: replay the decisive request", exchange["curl"]))
+        message = _mask(message, secrets)
+        report.osf = {  # type: ignore[attr-defined]
+            **info.as_dict(),
+            "order": info.order,
+            "outcome": outcome,
+            "message": message,
+            "exchange": exchange,
+        }
+        if report.when == "call":
+            item.user_properties.append(("osf_outcome", f"{outcome}: {message}"))
+    _mask_report(report, secrets)
+
+
+class _ResultsGatherer:
+    """Feeds every test report to the run's :class:`Results` (xdist controller included)."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Fold a check's report into the results."""
+        self.results.add(report)
+
+
+def _known_ids() -> list[str]:
+    try:
+        return [c.check_id for c in all_checks()]
+    except Exception:  # pragma: no cover - a broken install; the run shows it anyway
+        return []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the reports and the baseline; fail the run on stale baseline entries."""
+    config = session.config
+    results = config.stash.get(_RESULTS, None)
+    if _is_worker(config) or results is None:
+        return
+    settings = _settings(config)
+    baseline = config.stash.get(_BASELINE, None)
+    if not results.checks and not settings.active:
+        return
+    summary = results.summary(baseline, _known_ids() if baseline is not None else ())
+    config.stash[_SUMMARY] = summary
+    document = report_document(
+        results,
+        summary,
+        suite_version=__version__,
+        spec=SPEC_REVISION,
+        target=describe_target(settings),
+        level=settings.osf_level,
+        baseline=baseline,
+    )
+    written = config.stash[_WRITTEN]
+    if settings.osf_report:
+        write_json_report(settings.osf_report, document)
+        written.append(f"JSON report: {settings.osf_report}")
+    if settings.osf_markdown:
+        path = Path(settings.osf_markdown)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_markdown(document), encoding="utf-8")
+        written.append(f"Markdown summary: {settings.osf_markdown}")
+    if settings.osf_write_baseline:
+        write_baseline(
+            settings.osf_write_baseline,
+            results.failing_ids(),
+            header=[
+                "osfoundry conformance baseline: known-failing check ids, one per line",
+                f"target {describe_target(settings)}, suite {__version__}, spec {SPEC_REVISION}",
+                "use with --osf-baseline; comments start with '#'",
+            ],
+        )
+        written.append(f"baseline: {settings.osf_write_baseline}")
+    if summary.stale and session.exitstatus in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.NO_TESTS_COLLECTED,
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Print the checks by area and the closing line ``N passed, M failed (...)``."""
+    summary = config.stash.get(_SUMMARY, None)
+    results = config.stash.get(_RESULTS, None)
+    if summary is None or results is None or not results.checks:
+        return
+    settings = _settings(config)
+    header = (
+        f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
+        f"· level {settings.osf_level}"
+    )
+    terminalreporter.write_sep("=", "osfoundry conformance")
+    quiet = config.get_verbosity() < 0
+    width = int(getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 0) or 0)
+    for text, markup in terminal_lines(results, summary, header, quiet, width):
+        terminalreporter.write_line(text, **markup)
+    for line in config.stash.get(_WRITTEN, []):
+        terminalreporter.write_line(f"wrote {line}")

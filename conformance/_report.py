@@ -1,0 +1,316 @@
+"""The suite's results: gathered from pytest's reports, shown and written three ways.
+
+:class:`Results` collects one :class:`CheckResult` per check from the test reports
+(on the xdist controller too: everything it needs travels on the report), then
+:meth:`Results.summary` counts them against the baseline and the renderers write the
+terminal summary (grouped by area), the JSON report and the Markdown table.
+Everything that reaches them is already masked: tokens never appear.
+
+Outcomes are pytest's: ``passed``, ``failed``, ``skipped``, ``xfailed`` (listed in
+the baseline and failing: *failed as expected*) and ``xpassed`` (listed and passing:
+a stale baseline entry, which fails the run).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_osfoundry.conformance._baseline import Baseline
+from pytest_osfoundry.conformance._registry import AREAS
+
+__all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
+
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+
+
+@dataclass
+class CheckResult:
+    """What happened to one check."""
+
+    check_id: str
+    rule: str
+    level: str
+    area: str
+    spec: str
+    asserts: str
+    order: int
+    nodeid: str
+    outcome: str = "passed"
+    message: str = ""
+    exchange: dict[str, Any] | None = None
+    duration: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report's entry for this check."""
+        return {
+            "id": self.check_id,
+            "rule": self.rule,
+            "level": self.level,
+            "area": self.area,
+            "spec": self.spec,
+            "asserts": self.asserts,
+            "outcome": self.outcome,
+            "message": self.message,
+            "exchange": self.exchange,
+            "duration": round(self.duration, 4),
+            "nodeid": self.nodeid,
+        }
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The counts of one run and the baseline entries that need attention."""
+
+    passed: int
+    failed: int
+    expected: int
+    skipped: int
+    stale: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+    @property
+    def unexpected(self) -> int:
+        """Failures not listed in the baseline."""
+        return self.failed - self.expected
+
+    @property
+    def ok(self) -> bool:
+        """Whether CI should pass: no unexpected failure and no stale entry."""
+        return self.unexpected == 0 and not self.stale
+
+    def line(self) -> str:
+        """``41 passed, 2 failed (1 failed as expected), 3 skipped``."""
+        failed = f"{self.failed} failed"
+        if self.expected:
+            failed += f" ({self.expected} failed as expected)"
+        text = f"{self.passed} passed, {failed}, {self.skipped} skipped"
+        if self.stale:
+            entries = "entry" if len(self.stale) == 1 else "entries"
+            text += f", {len(self.stale)} stale baseline {entries}"
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report's ``summary``."""
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "failed_as_expected": self.expected,
+            "failed_unexpectedly": self.unexpected,
+            "skipped": self.skipped,
+            "stale_baseline_entries": list(self.stale),
+            "unknown_baseline_entries": list(self.unknown),
+            "ok": self.ok,
+            "line": self.line(),
+        }
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+@dataclass
+class Results:
+    """One :class:`CheckResult` per check, fed with test reports as they arrive."""
+
+    checks: dict[str, CheckResult] = field(default_factory=dict)
+
+    def add(self, report: pytest.TestReport) -> None:
+        """Fold one (setup, call or teardown) report of a check into its result."""
+        data = getattr(report, "osf", None)
+        if not isinstance(data, dict):
+            return
+        result = self.checks.get(report.nodeid)
+        if result is None:
+            result = CheckResult(
+                check_id=str(data["id"]),
+                rule=str(data["rule"]),
+                level=str(data["level"]),
+                area=str(data["area"]),
+                spec=str(data["spec"]),
+                asserts=str(data["asserts"]),
+                order=int(data.get("order", 0)),
+                nodeid=report.nodeid,
+            )
+            self.checks[report.nodeid] = result
+        result.duration += float(getattr(report, "duration", 0.0) or 0.0)
+        outcome = data.get("outcome")
+        if report.when == "teardown":
+            if outcome == "failed" and result.outcome in ("passed", "xpassed"):
+                result.outcome = "failed"
+                result.message = str(data.get("message", ""))
+            return
+        if report.when == "setup" and outcome == "passed":
+            return
+        if isinstance(outcome, str) and outcome in OUTCOMES:
+            result.outcome = outcome
+            result.message = str(data.get("message", ""))
+            exchange = data.get("exchange")
+            result.exchange = exchange if isinstance(exchange, dict) else None
+
+    def ordered(self) -> list[CheckResult]:
+        """Results in report order: by area, then definition order."""
+
+        def key(r: CheckResult) -> tuple[int, int, str]:
+            area = AREAS.index(r.area) if r.area in AREAS else len(AREAS)
+            return (area, r.order, r.check_id)
+
+        return sorted(self.checks.values(), key=key)
+
+    def summary(self, baseline: Baseline | None, known_ids: Iterable[str] = ()) -> Summary:
+        """Count outcomes; find stale (listed, passing) and unknown baseline entries."""
+        results = list(self.checks.values())
+        known = set(known_ids) | {r.check_id for r in results}
+        stale = tuple(r.check_id for r in self.ordered() if r.outcome == "xpassed")
+        unknown: tuple[str, ...] = ()
+        if baseline is not None and known_ids:
+            unknown = tuple(i for i in baseline.ids if i not in known)
+        return Summary(
+            passed=sum(r.outcome in ("passed", "xpassed") for r in results),
+            failed=sum(r.outcome in ("failed", "xfailed") for r in results),
+            expected=sum(r.outcome == "xfailed" for r in results),
+            skipped=sum(r.outcome == "skipped" for r in results),
+            stale=stale,
+            unknown=unknown,
+        )
+
+    def failing_ids(self) -> list[str]:
+        """Ids of the checks failing now, expected or not (what a new baseline lists)."""
+        return [r.check_id for r in self.ordered() if r.outcome in ("failed", "xfailed")]
+
+
+_LABEL = {
+    "passed": "passed",
+    "failed": "FAILED",
+    "skipped": "skipped",
+    "xfailed": "failed (expected)",
+    "xpassed": "STALE",
+}
+
+
+def terminal_lines(
+    results: Results, summary: Summary, header: str, quiet: bool, width: int = 0
+) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal summary as ``(text, markup)`` lines (markup for TerminalWriter).
+
+    Check lines are cut to ``width`` characters when it is positive.
+    """
+    lines: list[tuple[str, dict[str, bool]]] = [(header, {"bold": True})]
+    ordered = results.ordered()
+    id_width = max((len(r.check_id) for r in ordered), default=10)
+    area = None
+    for r in ordered:
+        if quiet and r.outcome in ("passed", "skipped"):
+            continue
+        if r.area != area:
+            area = r.area
+            lines.append((area, {"bold": True}))
+        markup = {
+            "passed": {"green": True},
+            "failed": {"red": True, "bold": True},
+            "skipped": {"yellow": True},
+            "xfailed": {"yellow": True},
+            "xpassed": {"red": True, "bold": True},
+        }[r.outcome]
+        text = f"  {_LABEL[r.outcome]:<17} {r.check_id:<{id_width}}  {_first_line(r.message)}"
+        if width > 0 and len(text) > width:
+            text = text[: width - 1] + "…"
+        lines.append((text, markup))
+    if summary.stale:
+        lines.append(
+            (
+                "stale baseline entries (these checks pass now: remove them from the baseline): "
+                + ", ".join(summary.stale),
+                {"red": True},
+            )
+        )
+    if summary.unknown:
+        lines.append(
+            (
+                "baseline entries that name no check of this suite: " + ", ".join(summary.unknown),
+                {"yellow": True},
+            )
+        )
+    color = {"green": True} if summary.ok else {"red": True}
+    lines.append((summary.line(), {**color, "bold": True}))
+    return lines
+
+
+def report_document(
+    results: Results,
+    summary: Summary,
+    *,
+    suite_version: str,
+    spec: str,
+    target: str,
+    level: str,
+    baseline: Baseline | None,
+) -> dict[str, Any]:
+    """The JSON report: ``suite_version``, ``spec``, ``target``, ``summary``, ``checks``."""
+    return {
+        "suite_version": suite_version,
+        "spec": spec,
+        "target": target,
+        "level": level,
+        "baseline": None if baseline is None else baseline.path,
+        "summary": summary.as_dict(),
+        "checks": [r.as_dict() for r in results.ordered()],
+    }
+
+
+def write_json_report(path: str | Path, document: dict[str, Any]) -> None:
+    """Write the JSON report (UTF-8, indented), creating parent folders."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _cell(text: str) -> str:
+    return _first_line(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+
+_ICON = {
+    "passed": "✅ passed",
+    "failed": "❌ failed",
+    "skipped": "⏭️ skipped",
+    "xfailed": "⚠️ failed (expected)",
+    "xpassed": "❗ stale baseline entry",
+}
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """A Markdown summary and table of the JSON report, for a CI step summary."""
+    summary = document["summary"]
+    out = [
+        f"## osFoundry conformance: {summary['line']}",
+        "",
+        f"Target `{_cell(document['target'])}` · suite {document['suite_version']} · "
+        f"spec {document['spec']} · level {document['level']}",
+        "",
+    ]
+    if summary["stale_baseline_entries"]:
+        out += [
+            "**Stale baseline entries** (these checks pass now; remove them): "
+            + ", ".join(f"`{i}`" for i in summary["stale_baseline_entries"]),
+            "",
+        ]
+    out += ["| Area | Check | Level | Outcome | Detail |", "|---|---|---|---|---|"]
+    for check in document["checks"]:
+        out.append(
+            f"| {check['area']} | `{check['id']}` | {check['level']} | "
+            f"{_ICON.get(check['outcome'], check['outcome'])} | {_cell(check['message'])} |"
+        )
+    failures = [c for c in document["checks"] if c["outcome"] == "failed" and c["exchange"]]
+    if failures:
+        out += ["", "### Replays", ""]
+        for check in failures:
+            out += [f"`{check['id']}`:", "", "```sh", check["exchange"]["curl"], "```", ""]
+    return "\n".join(out).rstrip() + "\n"

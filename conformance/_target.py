@@ -1,0 +1,286 @@
+"""What the suite checks: a server at a URL, or an embedded one it starts itself.
+
+``--osf-target`` takes one of:
+
+* an ``http(s)://`` URL of the MCP endpoint. The relay API is at
+  ``--osf-relay-url``, by default the URL's origin; credentials come from the
+  ``--osf-...-token`` options.
+* ``embedded``: the kit's :class:`~pytest_osfoundry.server.ReferenceServer`, started
+  on a loopback port (one per pytest process, so one per xdist worker) and tested
+  over real HTTP, with every credential made by its ``provision()``.
+* ``embedded:MODULE:FACTORY``: the same, with the server built by ``FACTORY()``
+  imported from ``MODULE``. The factory returns an HTTP handler
+  (``Request -> Response``, see :mod:`pytest_osfoundry.http`) that also has a
+  ``provision()`` method returning an object with the attributes of
+  :class:`~pytest_osfoundry.server.Provisioned`, and optionally an ``mcp_path``
+  attribute (default ``/mcp``). The kit's broken variants
+  (:mod:`tests.conformance.variants`) are such factories.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from pytest_osfoundry.client._exchange import mask_url
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.server._loopback import LoopbackServer
+
+__all__ = [
+    "Credentials",
+    "Target",
+    "TargetError",
+    "describe_target",
+    "load_factory",
+    "origin_of",
+    "parse_target",
+    "probe",
+    "resolve_target",
+]
+
+
+class TargetError(Exception):
+    """``--osf-target`` cannot be used as given; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The identities the suite plays. ``None`` means not given (checks needing it skip)."""
+
+    agent_token: str | None = field(default=None, repr=False)
+    other_agent_token: str | None = field(default=None, repr=False)
+    read_token: str | None = field(default=None, repr=False)
+    desktop_token: str | None = field(default=None, repr=False)
+    project_id: str | None = None
+    stranger_token: str | None = field(default=None, repr=False)
+    stranger_desktop_token: str | None = field(default=None, repr=False)
+    stranger_project_id: str | None = None
+
+    def secrets(self) -> list[str]:
+        """Every token held (for masking)."""
+        return [
+            t
+            for t in (
+                self.agent_token,
+                self.other_agent_token,
+                self.read_token,
+                self.desktop_token,
+                self.stranger_token,
+                self.stranger_desktop_token,
+            )
+            if t
+        ]
+
+
+@dataclass
+class Target:
+    """A resolved target: where to send requests, as whom, and how to stop it."""
+
+    kind: str
+    label: str
+    mcp_url: str
+    relay_url: str
+    creds: Credentials
+    http: httpx.Client
+    timing_samples: int = 60
+    _loopback: LoopbackServer | None = None
+    _closers: list[Callable[[], None]] = field(default_factory=list)
+    sessions: dict[str, McpClient] = field(default_factory=dict)
+    """Initialized MCP clients by role, reused by the checks of this process (one MCP
+    session per role instead of one per check)."""
+    _rpc_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1_000_000))
+
+    def next_rpc_id(self) -> int:
+        """A JSON-RPC id never used before in this process (MCP forbids reusing ids)."""
+        return next(self._rpc_ids)
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of the MCP endpoint."""
+        return origin_of(self.mcp_url)
+
+    def close(self) -> None:
+        """Close the HTTP client and stop an embedded server (idempotent)."""
+        self.http.close()
+        if self._loopback is not None:
+            self._loopback.close()
+            self._loopback = None
+        while self._closers:
+            self._closers.pop()()
+
+
+def origin_of(url: str) -> str:
+    """The origin of ``url`` (scheme and authority, without user info)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, "", "", ""))
+
+
+def parse_target(spec: str) -> tuple[str, str | None]:
+    """``("url", url)`` or ``("embedded", "MODULE:FACTORY" or None)`` for a target spec.
+
+    Raises:
+        TargetError: the spec is neither a URL nor an ``embedded`` form.
+    """
+    text = spec.strip()
+    if text == "embedded":
+        return "embedded", None
+    if text.startswith("embedded:"):
+        ref = text[len("embedded:") :]
+        if ref.count(":") != 1 or not all(ref.split(":")):
+            raise TargetError(
+                f"--osf-target={spec!r}: write embedded:MODULE:FACTORY, for example "
+                "embedded:tests.conformance.variants:reference"
+            )
+        return "embedded", ref
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise TargetError(
+            f"--osf-target={spec!r} is neither an http(s) URL of an MCP endpoint nor "
+            "'embedded' / 'embedded:MODULE:FACTORY'"
+        )
+    return "url", text
+
+
+def describe_target(settings: Settings) -> str:
+    """A printable name of the target (tokens in a URL masked), without starting it."""
+    if not settings.osf_target:
+        return "(none)"
+    try:
+        kind, value = parse_target(settings.osf_target)
+    except TargetError:
+        return mask_url(settings.osf_target, settings.secrets())
+    if kind == "embedded":
+        return "embedded" if value is None else f"embedded:{value}"
+    assert value is not None
+    parts = urlsplit(value)
+    clean = urlunsplit(
+        (parts.scheme, origin_of(value).split("://", 1)[1], parts.path, parts.query, "")
+    )
+    return mask_url(clean, settings.secrets())
+
+
+def load_factory(ref: str) -> Callable[[], Any]:
+    """Import ``FACTORY`` from ``MODULE`` for ``"MODULE:FACTORY"``.
+
+    Raises:
+        TargetError: the module cannot be imported or has no such callable.
+    """
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise TargetError(f"embedded:{ref}: cannot import {module_name!r}: {err}") from err
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise TargetError(f"embedded:{ref}: {module_name} has no callable {attr!r}")
+    return factory  # type: ignore[no-any-return]
+
+
+def _embedded(settings: Settings, ref: str | None, http: httpx.Client) -> Target:
+    if ref is None:
+        from pytest_osfoundry.server import ReferenceServer
+
+        server: Any = ReferenceServer()
+    else:
+        server = load_factory(ref)()
+    provision = getattr(server, "provision", None)
+    if not callable(server) or not callable(provision):
+        raise TargetError(
+            f"embedded:{ref}: the factory must return a handler (Request -> Response) "
+            "with a provision() method"
+        )
+    made = provision()
+    mcp_path = str(getattr(server, "mcp_path", "/mcp"))
+    loop = LoopbackServer(server)
+    creds = Credentials(
+        agent_token=getattr(made, "agent_token", None),
+        other_agent_token=getattr(made, "other_agent_token", None),
+        read_token=getattr(made, "read_token", None),
+        desktop_token=getattr(made, "desktop_token", None),
+        project_id=getattr(made, "project_id", None),
+        stranger_token=getattr(made, "stranger_token", None) or None,
+        stranger_desktop_token=getattr(made, "stranger_desktop_token", None) or None,
+        stranger_project_id=getattr(made, "stranger_project_id", None) or None,
+    )
+    label = "embedded" if ref is None else f"embedded:{ref}"
+    return Target(
+        kind="embedded",
+        label=label,
+        mcp_url=loop.origin + mcp_path,
+        relay_url=settings.osf_relay_url or loop.origin,
+        creds=creds,
+        http=http,
+        timing_samples=settings.osf_timing_samples,
+        _loopback=loop,
+    )
+
+
+def probe(target: Target) -> None:
+    """Check that the target answers HTTP at all (any status will do).
+
+    Raises:
+        TargetError: no reply came back; the message names the URL and the cause.
+    """
+    try:
+        target.http.post(
+            target.mcp_url,
+            content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+    except httpx.TransportError as err:
+        raise TargetError(
+            f"cannot reach {target.label}: {type(err).__name__} ({err or 'no reply'}); is the "
+            "server up, and is --osf-target the URL of its MCP endpoint?"
+        ) from None
+
+
+def resolve_target(settings: Settings) -> Target:
+    """Resolve ``--osf-target``, starting the embedded server when asked.
+
+    Raises:
+        TargetError: no target, or one that cannot be used (the message says why).
+    """
+    if not settings.osf_target:
+        raise TargetError("no target: pass --osf-target=URL or --osf-target=embedded")
+    kind, value = parse_target(settings.osf_target)
+    http = httpx.Client(timeout=float(settings.osf_timeout), follow_redirects=False)
+    try:
+        if kind == "embedded":
+            return _embedded(settings, value, http)
+        assert value is not None
+        creds = Credentials(
+            agent_token=settings.osf_agent_token,
+            other_agent_token=settings.osf_other_agent_token,
+            read_token=settings.osf_read_token,
+            desktop_token=settings.osf_desktop_token,
+            project_id=settings.osf_project_id,
+            stranger_token=settings.osf_stranger_token,
+            stranger_desktop_token=settings.osf_stranger_desktop_token,
+            stranger_project_id=settings.osf_stranger_project_id,
+        )
+        return Target(
+            kind="url",
+            label=describe_target(settings),
+            mcp_url=value,
+            relay_url=settings.osf_relay_url or origin_of(value),
+            creds=creds,
+            http=http,
+            timing_samples=settings.osf_timing_samples,
+        )
+    except BaseException:
+        http.close()
+        raise

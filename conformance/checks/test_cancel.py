@@ -1,0 +1,124 @@
+"""Cancel: the two cases (D8) and the cancel answer (R7).
+
+The running case needs no waiting: the suite, as the desktop, starts the run, reads
+the control poll after the agent's cancel and completes the run as ``cancelled``, as
+the relay does when its 3 s poll sees the flag.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._registry import check
+
+RUN_NOT_FOUND = "Graph run not found or access removed"
+
+
+@check(
+    "D8-cancel-queued",
+    "Cancelling a queued run makes it cancelled at once, and the desktop's sync never "
+    "delivers it again.",
+)
+def check_cancel_queued(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
+    c.expect_equal(c.view(command_id).get("status"), "cancelled", "status right after the cancel")
+    c.expect(
+        c.command(c.sync(), command_id) is None,
+        "the desktop's sync still delivers the cancelled run",
+    )
+    c.decisive()
+
+
+@check(
+    "D8-cancel-running",
+    "Cancelling a running run sets the flag the desktop's control poll reads, and the "
+    "relay's cancelled completion ends it.",
+)
+def check_cancel_running(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    c.expect_equal(c.start(command_id), "running", "the desktop's start")
+    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the running run")
+    try:
+        control = c.desktop.control(command_id)
+    except Exception as err:
+        c.fail(f"the desktop's control poll failed: {err}")
+    c.decisive()
+    c.expect(
+        control.get("cancel_requested") is True,
+        f"the control poll should read cancel_requested true, got {control}",
+    )
+    c.complete(command_id, {"execution_id": c.execution_id(command_id), "status": "cancelled"})
+    c.expect_equal(c.view(command_id).get("status"), "cancelled", "status after the relay stops")
+
+
+@check(
+    "R7-cancel-queued-answer",
+    "Cancelling a queued run answers {command_id, status: cancelled, cancel_requested: true}.",
+)
+def check_cancel_queued_answer(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
+    c.done(command_id)
+    c.expect_equal(
+        {k: answer.get(k) for k in ("command_id", "status", "cancel_requested")},
+        {"command_id": command_id, "status": "cancelled", "cancel_requested": True},
+        "the cancel answer",
+    )
+
+
+@check(
+    "R7-cancel-running-answer",
+    "Cancelling a running run answers {command_id, status: running, cancel_requested: true}.",
+)
+def check_cancel_running_answer(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    c.start(command_id)
+    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
+    c.expect_equal(
+        {k: answer.get(k) for k in ("command_id", "status", "cancel_requested")},
+        {"command_id": command_id, "status": "running", "cancel_requested": True},
+        "the cancel answer",
+    )
+
+
+@check(
+    "R7-cancel-terminal-unchanged",
+    "Cancelling a completed run answers its unchanged status and changes nothing.",
+)
+def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    c.start(command_id)
+    c.complete(
+        command_id,
+        {
+            "execution_id": c.execution_id(command_id),
+            "status": "completed",
+            "result": "done",
+            "total_tokens": 7,
+            "reported_cost": 0,
+        },
+    )
+    before = c.view(command_id)
+    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
+    c.decisive()
+    c.expect_equal(answer.get("status"), "completed", "the cancel answer's status")
+    c.expect_equal(c.view(command_id), before, "the run after the cancel")
+
+
+@check(
+    "R7-cancel-unknown",
+    "cancel_graph_run of an unknown or malformed command id is refused with 'Graph run not "
+    "found or access removed'.",
+)
+def check_cancel_unknown(osf_conf: Conformance) -> None:
+    c = osf_conf
+    for command_id in (str(uuid.uuid4()), "not-a-uuid"):
+        out = c.call(c.agent, "cancel_graph_run", {"command_id": command_id})
+        c.expect_error(out, RUN_NOT_FOUND, f"cancel_graph_run of {command_id!r}")

@@ -1,0 +1,488 @@
+"""Schema and transport: the tool listing (D3), MCP Streamable HTTP (R1), result shapes (R3).
+
+Input schemas are judged by behaviour, not by spelling: each documented constraint is
+checked by validating instances that SPEC.md allows and forbids, so any schema that
+means the same thing passes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.conformance._harness import Conformance, decode_reply
+from pytest_osfoundry.conformance._registry import check
+
+TOOLS = ("run_graph_session", "list_graph_sessions", "get_graph_run", "cancel_graph_run")
+RUN_DESCRIPTION = (
+    "Queue a Graph run on the owner's online desktop in a connected project. Retrieve "
+    "progress and result with get_graph_run. The desktop can go offline, and local tool "
+    "approvals still apply."
+)
+WORDING = "started by this Connected agent"
+GSID = "gs_" + "0" * 32
+UUID = "00000000-0000-4000-8000-000000000000"
+
+
+def _tools(conf: Conformance) -> dict[str, dict[str, Any]]:
+    __tracebackhide__ = True
+    try:
+        listed = conf.anonymous.list_tools()
+    except OsfClientError as err:
+        conf.fail(f"tools/list without a token failed: {err}")
+    return {str(t.get("name")): t for t in listed}
+
+
+def _tool(conf: Conformance, name: str) -> dict[str, Any]:
+    __tracebackhide__ = True
+    tool = _tools(conf).get(name)
+    if tool is None:
+        conf.fail(f"tools/list does not list {name}")
+    return tool
+
+
+def _validator(conf: Conformance, tool: dict[str, Any]) -> Any:
+    __tracebackhide__ = True
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        conf.fail(f"{tool.get('name')} has no inputSchema object")
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        return cls(schema)
+    except SchemaError as err:
+        conf.fail(f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {err.message}")
+
+
+def _judge(
+    conf: Conformance, tool: dict[str, Any], allowed: list[Any], forbidden: list[Any]
+) -> None:
+    __tracebackhide__ = True
+    name = tool.get("name")
+    validator = _validator(conf, tool)
+    for instance in allowed:
+        conf.expect(
+            validator.is_valid(instance),
+            f"{name}'s inputSchema refuses {json.dumps(instance)}, which SPEC D3 allows",
+        )
+    for instance in forbidden:
+        conf.expect(
+            not validator.is_valid(instance),
+            f"{name}'s inputSchema accepts {json.dumps(instance)}, which SPEC D3 forbids",
+        )
+
+
+def _expect_scope(conf: Conformance, tool: dict[str, Any], scope: str) -> None:
+    __tracebackhide__ = True
+    schemes = tool.get("securitySchemes")
+    ok = isinstance(schemes, list) and any(
+        isinstance(s, dict)
+        and s.get("type") == "oauth2"
+        and isinstance(s.get("scopes"), list)
+        and scope in s["scopes"]
+        for s in schemes
+    )
+    conf.expect(
+        ok,
+        f"{tool.get('name')}'s securitySchemes should hold an oauth2 scheme with scope "
+        f"{scope!r}, got {json.dumps(schemes)}",
+    )
+
+
+def _expect_hint(conf: Conformance, tool: dict[str, Any], hint: str, value: bool) -> None:
+    __tracebackhide__ = True
+    annotations = tool.get("annotations")
+    got = annotations.get(hint) if isinstance(annotations, dict) else None
+    conf.expect(
+        got is value,
+        f"{tool.get('name')}'s annotations.{hint} should be {json.dumps(value)}, "
+        f"got {json.dumps(got)}",
+    )
+
+
+def _props(conf: Conformance, tool: dict[str, Any], names: set[str], required: set[str]) -> None:
+    __tracebackhide__ = True
+    schema = tool.get("inputSchema") or {}
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    got = set(props) if isinstance(props, dict) else set()
+    conf.expect_equal(sorted(got), sorted(names), f"{tool.get('name')}'s input properties")
+    req = schema.get("required") if isinstance(schema, dict) else None
+    conf.expect_equal(
+        sorted(req) if isinstance(req, list) else req,
+        sorted(required),
+        f"{tool.get('name')}'s required properties",
+    )
+
+
+# ---------------------------------------------------------------------- D3 documented
+@check(
+    "D3-tools-list-without-token",
+    "initialize and tools/list succeed with no Authorization header.",
+)
+def check_tools_list_without_token(osf_conf: Conformance) -> None:
+    _tools(osf_conf)
+
+
+@check(
+    "D3-exactly-four-tools",
+    "tools/list lists exactly run_graph_session, list_graph_sessions, get_graph_run and "
+    "cancel_graph_run, each once.",
+)
+def check_exactly_four_tools(osf_conf: Conformance) -> None:
+    try:
+        listed = osf_conf.anonymous.list_tools()
+    except OsfClientError as err:
+        osf_conf.fail(f"tools/list without a token failed: {err}")
+    names = [t.get("name") for t in listed]
+    osf_conf.expect_equal(sorted(map(str, names)), sorted(TOOLS), "the listed tool names")
+
+
+@check(
+    "D3-run-graph-session",
+    "run_graph_session is listed as documented: its description, graph_session_id and "
+    "arguments and an 8-128 character idempotency_key (the first and last required, "
+    "nothing else accepted), readOnlyHint false, destructiveHint true, scope osfoundry:run.",
+)
+def check_run_graph_session(osf_conf: Conformance) -> None:
+    c = osf_conf
+    tool = _tool(c, "run_graph_session")
+    description = " ".join(str(tool.get("description", "")).split())
+    c.expect_equal(description, RUN_DESCRIPTION, "run_graph_session's description")
+    _props(
+        c,
+        tool,
+        {"graph_session_id", "arguments", "idempotency_key"},
+        {"graph_session_id", "idempotency_key"},
+    )
+    key8, key128 = "k" * 8, "k" * 128
+    _judge(
+        c,
+        tool,
+        allowed=[
+            {"graph_session_id": GSID, "idempotency_key": key8},
+            {"graph_session_id": GSID, "idempotency_key": key128, "arguments": {"a": 1}},
+            {"graph_session_id": GSID, "idempotency_key": key8, "arguments": {}},
+        ],
+        forbidden=[
+            {"graph_session_id": GSID},
+            {"idempotency_key": key8},
+            {"graph_session_id": GSID, "idempotency_key": "k" * 7},
+            {"graph_session_id": GSID, "idempotency_key": "k" * 129},
+            {"graph_session_id": 7, "idempotency_key": key8},
+            {"graph_session_id": GSID, "idempotency_key": 12345678},
+            {"graph_session_id": GSID, "idempotency_key": key8, "arguments": "x"},
+            {"graph_session_id": GSID, "idempotency_key": key8, "other": 1},
+        ],
+    )
+    _expect_hint(c, tool, "readOnlyHint", False)
+    _expect_hint(c, tool, "destructiveHint", True)
+    _expect_scope(c, tool, "osfoundry:run")
+
+
+@check(
+    "D3-list-graph-sessions",
+    "list_graph_sessions takes a required string project_id and an integer limit of 1 to "
+    "50, is read-only and needs osfoundry:read.",
+)
+def check_list_graph_sessions(osf_conf: Conformance) -> None:
+    c = osf_conf
+    tool = _tool(c, "list_graph_sessions")
+    _props(c, tool, {"project_id", "limit"}, {"project_id"})
+    _judge(
+        c,
+        tool,
+        allowed=[
+            {"project_id": "p"},
+            {"project_id": "p", "limit": 1},
+            {"project_id": "p", "limit": 50},
+        ],
+        forbidden=[
+            {},
+            {"limit": 5},
+            {"project_id": 5},
+            {"project_id": "p", "limit": 0},
+            {"project_id": "p", "limit": 51},
+            {"project_id": "p", "limit": "5"},
+            {"project_id": "p", "limit": 2.5},
+        ],
+    )
+    _expect_hint(c, tool, "readOnlyHint", True)
+    _expect_scope(c, tool, "osfoundry:read")
+
+
+@check(
+    "D3-get-graph-run",
+    "get_graph_run takes a required string command_id, is read-only and needs osfoundry:read.",
+)
+def check_get_graph_run(osf_conf: Conformance) -> None:
+    c = osf_conf
+    tool = _tool(c, "get_graph_run")
+    _props(c, tool, {"command_id"}, {"command_id"})
+    _judge(c, tool, allowed=[{"command_id": UUID}], forbidden=[{}, {"command_id": 5}])
+    _expect_hint(c, tool, "readOnlyHint", True)
+    _expect_scope(c, tool, "osfoundry:read")
+
+
+@check(
+    "D3-cancel-graph-run",
+    "cancel_graph_run takes a required string command_id and needs osfoundry:run, like "
+    "the start call.",
+)
+def check_cancel_graph_run(osf_conf: Conformance) -> None:
+    c = osf_conf
+    tool = _tool(c, "cancel_graph_run")
+    _props(c, tool, {"command_id"}, {"command_id"})
+    _judge(c, tool, allowed=[{"command_id": UUID}], forbidden=[{}, {"command_id": 5}])
+    _expect_scope(c, tool, "osfoundry:run")
+
+
+# ---------------------------------------------------------------------- D3 reconstructed
+@check(
+    "D3-schemas-closed",
+    "Every tool's inputSchema has type object and additionalProperties false.",
+    level="reconstructed",
+)
+def check_schemas_closed(osf_conf: Conformance) -> None:
+    for name, tool in sorted(_tools(osf_conf).items()):
+        schema = tool.get("inputSchema")
+        osf_conf.expect(isinstance(schema, dict), f"{name} has no inputSchema object")
+        assert isinstance(schema, dict)
+        osf_conf.expect_equal(schema.get("type"), "object", f"{name}'s inputSchema type")
+        osf_conf.expect(
+            schema.get("additionalProperties") is False,
+            f"{name}'s inputSchema should say additionalProperties: false, got "
+            f"{json.dumps(schema.get('additionalProperties'))}",
+        )
+
+
+@check(
+    "D3-schemas-valid",
+    "Every tool's inputSchema is a valid JSON Schema (2020-12).",
+    level="reconstructed",
+)
+def check_schemas_valid(osf_conf: Conformance) -> None:
+    for name, tool in sorted(_tools(osf_conf).items()):
+        try:
+            Draft202012Validator.check_schema(tool.get("inputSchema"))
+        except SchemaError as err:
+            osf_conf.fail(f"{name}'s inputSchema is not valid JSON Schema 2020-12: {err.message}")
+
+
+@check(
+    "D3-started-by-this-agent",
+    "The descriptions of get_graph_run and cancel_graph_run say they work on runs "
+    "'started by this Connected agent'.",
+    level="reconstructed",
+)
+def check_started_by_this_agent(osf_conf: Conformance) -> None:
+    tools = _tools(osf_conf)
+    for name in ("get_graph_run", "cancel_graph_run"):
+        description = " ".join(str(tools.get(name, {}).get("description", "")).split())
+        osf_conf.expect(
+            WORDING in description,
+            f"{name}'s description should contain {WORDING!r}: {description!r}",
+        )
+
+
+# ---------------------------------------------------------------------- R1 transport
+def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
+    __tracebackhide__ = True
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    return conf.http("POST", conf.target.mcp_url, {**base, **headers}, body)
+
+
+@check(
+    "R1-initialize",
+    "initialize offering 2025-11-25 is answered with protocol version 2025-11-25 or "
+    "2025-06-18 and a tools capability.",
+)
+def check_initialize(osf_conf: Conformance) -> None:
+    try:
+        result = osf_conf.mcp(None).initialize()
+    except OsfClientError as err:
+        osf_conf.fail(f"initialize failed: {err}")
+    caps = result.get("capabilities")
+    osf_conf.expect(
+        isinstance(caps, dict) and isinstance(caps.get("tools"), dict),
+        f"initialize's capabilities should declare tools, got {json.dumps(caps)}",
+    )
+    osf_conf.note(f"negotiated {result.get('protocolVersion')}")
+
+
+@check(
+    "R1-notification-202",
+    "notifications/initialized after initialize is answered 202 with no body.",
+)
+def check_notification_202(osf_conf: Conformance) -> None:
+    c = osf_conf
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pytest-osfoundry-conformance", "version": "1"},
+        },
+    }
+    reply = _post(c, init, {})
+    c.expect(200 <= reply.status < 300, f"initialize answered HTTP {reply.status}")
+    out = decode_reply(reply)
+    version = (out.result or {}).get("protocolVersion") if out.kind == "result" else None
+    headers = {"MCP-Protocol-Version": str(version or "2025-11-25")}
+    session = {k.lower(): v for k, v in reply.headers.items()}.get("mcp-session-id")
+    if session:
+        headers["Mcp-Session-Id"] = session
+    ack = _post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    c.decisive()
+    c.expect_equal(ack.status, 202, "HTTP status of notifications/initialized")
+    c.expect(not ack.body, f"the 202 should have no body, got {ack.body[:200]!r}")
+
+
+@check("R1-ping", "ping with no token is answered with an empty result.")
+def check_ping(osf_conf: Conformance) -> None:
+    client = osf_conf.initialized(osf_conf.mcp(None))
+    try:
+        result = client.rpc("ping")
+    except OsfClientError as err:
+        osf_conf.fail(f"ping failed: {err}")
+    osf_conf.expect_equal(result, {}, "ping's result")
+
+
+@check("R1-unknown-method", "An unknown JSON-RPC method gets error -32601.")
+def check_unknown_method(osf_conf: Conformance) -> None:
+    out = decode_reply(osf_conf.rpc_raw(osf_conf.anonymous, "osf/no-such-method", {}))
+    osf_conf.expect(
+        out.kind in ("rpc_error", "http_error") and out.code == -32601,
+        f"an unknown method should get JSON-RPC error -32601, got {out.describe()}",
+    )
+
+
+@check("R1-parse-error", "A body that is not JSON gets JSON-RPC error -32700.")
+def check_parse_error(osf_conf: Conformance) -> None:
+    c = osf_conf
+    client = c.initialized(c.anonymous)
+    reply = c.http("POST", client.url, client.request_headers(), b'{"jsonrpc": "2.0", "id": 1,')
+    out = decode_reply(reply)
+    c.expect(
+        out.code == -32700,
+        f"an unparsable body should get JSON-RPC error -32700, got {out.describe()}",
+    )
+
+
+@check("R1-unknown-tool", "tools/call of a tool that does not exist gets JSON-RPC error -32602.")
+def check_unknown_tool(osf_conf: Conformance) -> None:
+    out = osf_conf.call(osf_conf.agent, "osf_no_such_tool", {})
+    osf_conf.expect(
+        out.kind in ("rpc_error", "http_error") and out.code == -32602,
+        f"an unknown tool should get JSON-RPC error -32602, got {out.describe()}",
+    )
+
+
+@check(
+    "R1-bad-protocol-version",
+    "A request with an unsupported MCP-Protocol-Version header gets HTTP 400.",
+)
+def check_bad_protocol_version(osf_conf: Conformance) -> None:
+    c = osf_conf
+    client = c.initialized(c.anonymous)
+    headers = {**client.request_headers(), "MCP-Protocol-Version": "1999-01-01"}
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}
+    ).encode()
+    reply = c.http("POST", client.url, headers, body)
+    c.expect_equal(reply.status, 400, "HTTP status for MCP-Protocol-Version 1999-01-01")
+
+
+# ---------------------------------------------------------------------- R3 shapes
+@check(
+    "R3-success-shape",
+    "A successful tool call has structuredContent and a content[0] text that is the same "
+    "object as JSON.",
+)
+def check_success_shape(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.sync()
+    out = c.call(c.agent, "list_graph_sessions", {"project_id": c.project_id})
+    c.expect(out.kind == "result", f"list_graph_sessions answered {out.describe()}")
+    result = out.result
+    structured = result.get("structuredContent") if isinstance(result, dict) else None
+    c.expect(isinstance(structured, dict), "the result has no structuredContent object")
+    content = result.get("content") if isinstance(result, dict) else None
+    first = content[0] if isinstance(content, list) and content else None
+    c.expect(
+        isinstance(first, dict)
+        and first.get("type") == "text"
+        and isinstance(first.get("text"), str),
+        f"content[0] should be a text item, got {json.dumps(first)[:300]}",
+    )
+    assert isinstance(first, dict)
+    try:
+        parsed = json.loads(first["text"])
+    except ValueError:
+        c.fail(f"content[0].text is not JSON: {first['text'][:200]!r}")
+    c.expect_equal(parsed, structured, "content[0].text parsed, against structuredContent")
+
+
+@check(
+    "R3-error-shape",
+    "A domain error is a result with isError true whose content[0].text is the message alone.",
+)
+def check_error_shape(osf_conf: Conformance) -> None:
+    out = osf_conf.call(osf_conf.agent, "get_graph_run", {"command_id": str(uuid.uuid4())})
+    osf_conf.expect(
+        out.kind == "tool_error",
+        f"get_graph_run of an unknown id should be an isError result, got {out.describe()}",
+    )
+    content = (out.result or {}).get("content")
+    first = content[0] if isinstance(content, list) and content else {}
+    osf_conf.expect_equal(first.get("type"), "text", "content[0].type")
+    osf_conf.expect_equal(
+        first.get("text"), "Graph run not found or access removed", "content[0].text"
+    )
+
+
+@check(
+    "R3-missing-property",
+    "get_graph_run without command_id is refused as an isError result or JSON-RPC -32602.",
+)
+def check_missing_property(osf_conf: Conformance) -> None:
+    out = osf_conf.call(osf_conf.agent, "get_graph_run", {})
+    osf_conf.expect_schema_refusal(out, "get_graph_run without command_id")
+
+
+@check(
+    "R3-extra-property",
+    "run_graph_session with a property the schema does not have is refused and queues nothing.",
+)
+def check_extra_property(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.sync()
+    args = {**c.run_args(), "priority": "high"}
+    out = c.call_start(c.agent, args)
+    c.decisive()
+    c.expect_schema_refusal(out, "an extra property")
+    c.expect_nothing_queued(
+        args["arguments"], "run_graph_session with an extra property was refused"
+    )
+
+
+@check(
+    "R3-wrong-type",
+    "run_graph_session with a number as idempotency_key is refused and queues nothing.",
+)
+def check_wrong_type(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.sync()
+    args = c.run_args(key=1234567890)
+    out = c.call_start(c.agent, args)
+    c.decisive()
+    c.expect_schema_refusal(out, "a number as idempotency_key")
+    c.expect_nothing_queued(args["arguments"], "run_graph_session with a numeric key was refused")

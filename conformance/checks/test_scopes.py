@@ -1,0 +1,354 @@
+"""Scopes and authentication: the MCP tools as an OAuth resource server (R2), the relay (R12).
+
+R2 is checked twice. The security property — a caller without a usable token or
+without the tool's scope is refused, and nothing is queued or cancelled — is checked
+at the ``documented`` level (D3 documents the scopes), so it holds for every target;
+the exact HTTP shape (401/403 and the ``WWW-Authenticate`` challenge) at the
+``reconstructed`` level.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_osfoundry.conformance._harness import Conformance, Outcome, decode_reply
+from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._target import origin_of
+
+RUN_SCOPE = "osfoundry:run"
+READ_SCOPE = "osfoundry:read"
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+_PARAM = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+
+
+def _unknown_token() -> str:
+    return f"osf-conformance-unknown-{uuid.uuid4().hex}"
+
+
+def _with_headers(
+    conf: Conformance, extra: dict[str, str], tool: str, args: dict[str, Any], url_suffix: str = ""
+) -> Outcome:
+    """Call ``tool`` on an anonymous session with ``extra`` headers (and a URL suffix)."""
+    __tracebackhide__ = True
+    anon = conf.initialized(conf.mcp(None))
+    headers = {**anon.request_headers(), **extra}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": conf.target.next_rpc_id(),
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": args},
+        }
+    ).encode()
+    url = anon.url + url_suffix
+    return decode_reply(conf.http("POST", url, headers, body))
+
+
+def _unauthenticated(conf: Conformance) -> list[tuple[str, Outcome, dict[str, Any]]]:
+    __tracebackhide__ = True
+    conf.sync()
+    out = []
+    for label, extra in (
+        ("no token", {}),
+        ("an unknown token", {"Authorization": f"Bearer {_unknown_token()}"}),
+        ("a malformed Authorization header", {"Authorization": "Basic b3NmOmNvbmZvcm1hbmNl"}),
+    ):
+        args = conf.run_args()
+        out.append((label, _with_headers(conf, extra, "run_graph_session", args), args))
+        conf.decisive()
+    return out
+
+
+def challenge_params(value: str | None) -> dict[str, str] | None:
+    """The auth-params of the ``Bearer`` challenge in a ``WWW-Authenticate`` value."""
+    if not value:
+        return None
+    at = value.lower().find("bearer")
+    if at < 0:
+        return None
+    return {
+        m[0].lower(): (m[1] if m[1] or not m[2] else m[2])
+        for m in _PARAM.findall(value[at + len("bearer") :])
+    }
+
+
+def _expect_challenge(
+    conf: Conformance, out: Outcome, status: int, what: str, error: str | None = None
+) -> None:
+    __tracebackhide__ = True
+    conf.expect_equal(out.status, status, f"HTTP status for {what}")
+    header = out.headers.get("www-authenticate")
+    params = challenge_params(header)
+    conf.expect(
+        params is not None,
+        f"{what}: the {status} should carry a Bearer WWW-Authenticate challenge, got {header!r}",
+    )
+    assert params is not None
+    metadata = params.get("resource_metadata", "")
+    parts = urlsplit(metadata)
+    conf.expect(
+        bool(metadata)
+        and origin_of(metadata) == conf.target.origin
+        and parts.path.startswith(WELL_KNOWN),
+        f"{what}: resource_metadata should be {conf.target.origin}{WELL_KNOWN}, got "
+        f"{metadata or None!r}",
+    )
+    conf.expect(
+        RUN_SCOPE in params.get("scope", "").split(),
+        f"{what}: the challenge's scope should name {RUN_SCOPE}, got {params.get('scope')!r}",
+    )
+    if error is not None:
+        conf.expect_equal(params.get("error"), error, f"{what}: the challenge's error")
+
+
+# ---------------------------------------------------------------------- R2 security
+@check(
+    "R2-unauthenticated-refused",
+    "run_graph_session with no token, an unknown token or a malformed Authorization "
+    "header is refused and queues nothing.",
+    level="documented",
+)
+def check_unauthenticated_refused(osf_conf: Conformance) -> None:
+    c = osf_conf
+    for label, out, args in _unauthenticated(c):
+        c.expect(out.refused, f"run_graph_session with {label} answered {out.describe()}")
+        c.expect_nothing_queued(args["arguments"], f"the call with {label} was refused")
+
+
+@check(
+    "R2-read-token-cannot-run",
+    "An agent with osfoundry:read only is refused run_graph_session and queues nothing.",
+    level="documented",
+)
+def check_read_token_cannot_run(osf_conf: Conformance) -> None:
+    c = osf_conf
+    reader = c.read_agent
+    c.sync()
+    args = c.run_args()
+    out = c.call_start(reader, args)
+    c.decisive()
+    c.expect(out.refused, f"a read-only agent's run_graph_session answered {out.describe()}")
+    c.expect_nothing_queued(args["arguments"], "the read-only agent was refused")
+
+
+@check(
+    "R2-read-token-cannot-cancel",
+    "An agent with osfoundry:read only is refused cancel_graph_run, and the run is not cancelled.",
+    level="documented",
+)
+def check_read_token_cannot_cancel(osf_conf: Conformance) -> None:
+    c = osf_conf
+    reader = c.read_agent
+    command_id = c.queue()["command_id"]
+    out = c.call(reader, "cancel_graph_run", {"command_id": command_id})
+    c.decisive()
+    c.expect(out.refused, f"a read-only agent's cancel_graph_run answered {out.describe()}")
+    view = c.view(command_id)
+    c.expect(
+        view.get("status") == "queued" and view.get("cancel_requested") is False,
+        f"the run changed: status {view.get('status')!r}, cancel_requested "
+        f"{view.get('cancel_requested')!r}",
+    )
+
+
+@check(
+    "R2-desktop-token-refused",
+    "The desktop's relay token used as an agent token is refused run_graph_session and "
+    "queues nothing.",
+    level="documented",
+)
+def check_desktop_token_refused(osf_conf: Conformance) -> None:
+    c = osf_conf
+    client = c.mcp(c.need("desktop_token"))
+    c.sync()
+    args = c.run_args()
+    out = c.call_start(client, args)
+    c.decisive()
+    c.expect(out.refused, f"run_graph_session with the desktop token answered {out.describe()}")
+    c.expect_nothing_queued(args["arguments"], "the desktop token was refused")
+
+
+@check(
+    "R2-query-token-refused",
+    "An agent token sent in the query string (access_token) instead of the Authorization "
+    "header is refused and queues nothing.",
+    level="documented",
+)
+def check_query_token_refused(osf_conf: Conformance) -> None:
+    c = osf_conf
+    token = c.need("agent_token")
+    c.sync()
+    args = c.run_args()
+    joiner = "&" if "?" in c.target.mcp_url else "?"
+    out = _with_headers(c, {}, "run_graph_session", args, f"{joiner}access_token={token}")
+    c.decisive()
+    c.expect(out.refused, f"a token in the query string was accepted: {out.describe()}")
+    c.expect_nothing_queued(args["arguments"], "the query-string token was refused")
+
+
+# ---------------------------------------------------------------------- R2 shapes
+@check(
+    "R2-unauthenticated-401",
+    "run_graph_session with no token, an unknown or a malformed one gets HTTP 401 with a "
+    "Bearer challenge naming resource_metadata and scope osfoundry:run.",
+)
+def check_unauthenticated_401(osf_conf: Conformance) -> None:
+    for label, out, _ in _unauthenticated(osf_conf):
+        _expect_challenge(osf_conf, out, 401, f"run_graph_session with {label}")
+
+
+@check(
+    "R2-insufficient-scope-403",
+    "A read-only agent's run_graph_session and cancel_graph_run get HTTP 403 with "
+    "error=insufficient_scope, scope osfoundry:run and resource_metadata.",
+)
+def check_insufficient_scope_403(osf_conf: Conformance) -> None:
+    c = osf_conf
+    reader = c.read_agent
+    command_id = c.queue()["command_id"]
+    out = c.call_start(reader, c.run_args())
+    c.decisive()
+    _expect_challenge(c, out, 403, "a read-only agent's run_graph_session", "insufficient_scope")
+    out = c.call(reader, "cancel_graph_run", {"command_id": command_id})
+    c.decisive()
+    _expect_challenge(c, out, 403, "a read-only agent's cancel_graph_run", "insufficient_scope")
+
+
+@check(
+    "R2-read-token-reads",
+    "An agent with osfoundry:read only can list the project's sessions and read runs "
+    "(an unknown one gets the D5 error, not 401/403).",
+)
+def check_read_token_reads(osf_conf: Conformance) -> None:
+    c = osf_conf
+    reader = c.read_agent
+    c.sync()
+    c.ok(reader, "list_graph_sessions", {"project_id": c.project_id}, "a read-only agent's list")
+    out = c.call(reader, "get_graph_run", {"command_id": str(uuid.uuid4())})
+    c.expect_error(out, "Graph run not found or access removed", "a read-only agent's read")
+
+
+@check(
+    "R2-desktop-token-status",
+    "The desktop's relay token on tools/call gets HTTP 401 or 403.",
+)
+def check_desktop_token_status(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.sync()
+    out = c.call_start(c.mcp(c.need("desktop_token")), c.run_args())
+    c.decisive()
+    c.expect(
+        out.status in (401, 403),
+        f"the desktop token on tools/call got {out.describe()}; expected HTTP 401 or 403",
+    )
+
+
+@check(
+    "R2-resource-metadata",
+    "GET /.well-known/oauth-protected-resource names the MCP URL as resource, the "
+    "authorization servers and scopes osfoundry:read and osfoundry:run.",
+)
+def check_resource_metadata(osf_conf: Conformance) -> None:
+    c = osf_conf
+    reply = c.http("GET", c.target.origin + WELL_KNOWN, {"Accept": "application/json"})
+    c.expect_equal(reply.status, 200, f"HTTP status of GET {WELL_KNOWN}")
+    try:
+        doc = reply.json()
+    except ValueError:
+        c.fail(f"{WELL_KNOWN} is not JSON: {reply.body[:200]!r}")
+    c.expect(isinstance(doc, dict), f"{WELL_KNOWN} is not a JSON object")
+    c.expect_equal(
+        str(doc.get("resource", "")).rstrip("/"), c.target.mcp_url.rstrip("/"), "resource"
+    )
+    servers = doc.get("authorization_servers")
+    c.expect(
+        isinstance(servers, list) and servers and all(isinstance(s, str) for s in servers),
+        f"authorization_servers should be a non-empty list of URLs, got {servers!r}",
+    )
+    scopes = doc.get("scopes_supported")
+    c.expect(
+        isinstance(scopes, list) and {READ_SCOPE, RUN_SCOPE} <= set(scopes),
+        f"scopes_supported should list {READ_SCOPE} and {RUN_SCOPE}, got {scopes!r}",
+    )
+
+
+# ---------------------------------------------------------------------- R12
+@check(
+    "R12-no-token-401",
+    "The relay's sync and control poll without a token get HTTP 401.",
+)
+def check_relay_no_token(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    reply = c.relay_raw(
+        "sync", body={"project_id": c.project_id, "sessions": c.sessions}, token=None
+    )
+    c.expect_equal(reply.status, 401, "HTTP status of a sync without a token")
+    reply = c.relay_raw("control", command_id, token=None)
+    c.expect_equal(reply.status, 401, "HTTP status of a control poll without a token")
+
+
+@check(
+    "R12-unknown-token-401",
+    "The relay's sync and control poll with an unknown token get HTTP 401.",
+)
+def check_relay_unknown_token(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    token = _unknown_token()
+    reply = c.relay_raw(
+        "sync", body={"project_id": c.project_id, "sessions": c.sessions}, token=token
+    )
+    c.expect_equal(reply.status, 401, "HTTP status of a sync with an unknown token")
+    reply = c.relay_raw("control", command_id, token=token)
+    c.expect_equal(reply.status, 401, "HTTP status of a control poll with an unknown token")
+
+
+@check(
+    "R12-agent-token-403",
+    "An agent's token on the relay's sync, start, control and complete gets HTTP 403, and "
+    "nothing changes.",
+)
+def check_relay_agent_token(osf_conf: Conformance) -> None:
+    c = osf_conf
+    token = c.need("agent_token")
+    command_id = c.queue()["command_id"]
+    try:
+        for action, body in (
+            ("sync", {"project_id": c.project_id, "sessions": []}),
+            ("start", {"execution_id": "osf-conf-agent-as-desktop"}),
+            ("control", None),
+            ("complete", {"execution_id": "osf-conf-agent-as-desktop", "status": "cancelled"}),
+        ):
+            reply = c.relay_raw(action, None if action == "sync" else command_id, body, token=token)
+            c.decisive()
+            c.expect_equal(reply.status, 403, f"HTTP status of {action} with an agent's token")
+        view = c.view(command_id)
+        c.expect_equal(view.get("status"), "queued", "the run's status afterwards")
+    finally:
+        c.sync()
+
+
+@check(
+    "R12-other-owner-sync",
+    "Another account's desktop token cannot sync this project (refused with HTTP 401, 403 or 404).",
+)
+def check_relay_other_owner_sync(osf_conf: Conformance) -> None:
+    c = osf_conf
+    token = c.need("stranger_desktop_token")
+    try:
+        reply = c.relay_raw("sync", body={"project_id": c.project_id, "sessions": []}, token=token)
+        c.decisive()
+        c.expect(
+            reply.status in (401, 403, 404),
+            f"another owner's sync of this project got HTTP {reply.status}; expected it "
+            "refused (401, 403 or 404)",
+        )
+        c.note(f"refused with HTTP {reply.status}")
+    finally:
+        if c.target.creds.desktop_token:
+            c.sync()

@@ -1,0 +1,164 @@
+"""The ``osf_`` fixtures: a whole fake round trip on a virtual clock, fresh per test.
+
+Configure a test with the ``osf`` marker (any :class:`~pytest_osfoundry.world.WorldConfig`
+field, plus ``patch_sleep``)::
+
+    @pytest.mark.osf(seed=1, interval=20, drop_replies=0.3, patch_sleep=True)
+    def test_my_agent(osf_world, osf_clock):
+        ...
+
+or override the ``osf_config`` fixture. Fixtures:
+
+* ``osf_world`` — the :class:`~pytest_osfoundry.world.OsfWorld` (everything below).
+* ``osf_clock`` — its :class:`~pytest_osfoundry.clock.VirtualClock`; while it is in
+  use ``datetime.now()``/``time.time()`` follow it (freezegun), and with
+  ``patch_sleep=True`` ``time.sleep(s)`` advances it instead of sleeping.
+* ``osf_server`` — the :class:`~pytest_osfoundry.server.ReferenceServer`
+  (``osf_server.provisioned`` holds the tokens and project id).
+* ``osf_relay`` — the started :class:`~pytest_osfoundry.relay.FakeRelay`.
+* ``osf_engine`` — the :class:`~pytest_osfoundry.engine.FakeEngine`.
+* ``osf_agent`` — a :class:`~pytest_osfoundry.agent.ScriptedAgent`.
+* ``osf_make_agent`` / ``osf_make_relay`` — factories for more of them.
+* ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
+  strict: other hosts raise), so your own httpx code reaches it.
+* ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+import respx
+
+from pytest_osfoundry.agent._scripted import ScriptedAgent
+from pytest_osfoundry.clock import VirtualClock
+from pytest_osfoundry.engine._fake_engine import FakeEngine
+from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.server._app import ReferenceServer
+from pytest_osfoundry.server._loopback import LoopbackServer
+from pytest_osfoundry.server._respx_mount import mount
+from pytest_osfoundry.world import OsfWorld, WorldConfig
+
+__all__ = [
+    "osf_agent",
+    "osf_clock",
+    "osf_config",
+    "osf_engine",
+    "osf_loopback",
+    "osf_make_agent",
+    "osf_make_relay",
+    "osf_relay",
+    "osf_respx",
+    "osf_server",
+    "osf_world",
+]
+
+_FIXTURE_ONLY = ("patch_sleep",)
+
+
+def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for marker in reversed(list(request.node.iter_markers("osf"))):
+        if marker.args:
+            raise pytest.UsageError(
+                f"@pytest.mark.osf takes keyword arguments only, got {marker.args!r}"
+            )
+        options.update(marker.kwargs)
+    return options
+
+
+@pytest.fixture
+def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
+    """The world's configuration, from the ``osf`` marker (override to set your own)."""
+    options = {k: v for k, v in _marker_options(request).items() if k not in _FIXTURE_ONLY}
+    try:
+        return WorldConfig.from_kwargs(**options)
+    except TypeError as err:
+        raise pytest.UsageError(
+            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(_FIXTURE_ONLY)}"
+        ) from None
+
+
+@pytest.fixture
+def osf_world(osf_config: WorldConfig) -> OsfWorld:
+    """A fresh fake round trip (server, relay, engine, clock) for this test."""
+    try:
+        return OsfWorld(osf_config)
+    except (TypeError, ValueError) as err:
+        raise pytest.UsageError(f"osf configuration: {err}") from None
+
+
+@pytest.fixture
+def osf_clock(
+    osf_world: OsfWorld, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[VirtualClock]:
+    """The virtual clock; ``datetime.now()``/``time.time()`` follow it while the test runs."""
+    from freezegun import freeze_time
+
+    clock = osf_world.clock
+    # pytest's own timing (--durations, junit times) keeps wall time.
+    freezer = freeze_time(
+        datetime.fromtimestamp(clock.now(), timezone.utc), tick=False, ignore=["_pytest.timing"]
+    )
+    frozen = freezer.start()
+    clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
+    if _marker_options(request).get("patch_sleep"):
+        monkeypatch.setattr(time, "sleep", clock.sleep)
+    try:
+        yield clock
+    finally:
+        freezer.stop()
+
+
+@pytest.fixture
+def osf_server(osf_world: OsfWorld) -> ReferenceServer:
+    """The reference server of this test's world (``.provisioned`` has the tokens)."""
+    return osf_world.server
+
+
+@pytest.fixture
+def osf_relay(osf_world: OsfWorld) -> FakeRelay:
+    """The world's fake desktop relay, already started and sharing ``osf_world.sessions``."""
+    return osf_world.relay
+
+
+@pytest.fixture
+def osf_engine(osf_world: OsfWorld) -> FakeEngine:
+    """The world's fake Graph engine (``engine.graphs[gsid] = Graph(...)`` to set one)."""
+    return osf_world.engine
+
+
+@pytest.fixture
+def osf_agent(osf_world: OsfWorld) -> ScriptedAgent:
+    """A scripted agent with the first agent's token."""
+    return osf_world.make_agent()
+
+
+@pytest.fixture
+def osf_make_agent(osf_world: OsfWorld) -> Callable[..., ScriptedAgent]:
+    """A factory: ``osf_make_agent(token=None, strategy=..., retry=..., drop_replies=...)``."""
+    return osf_world.make_agent
+
+
+@pytest.fixture
+def osf_make_relay(osf_world: OsfWorld) -> Callable[..., FakeRelay]:
+    """A factory for more relays: ``osf_make_relay(outbox=..., lose_completions=...)``."""
+    return osf_world.make_relay
+
+
+@pytest.fixture
+def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
+    """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
+    with mount(osf_world.server, osf_world.base_url) as router:
+        yield router
+
+
+@pytest.fixture
+def osf_loopback(osf_world: OsfWorld) -> Iterator[LoopbackServer]:
+    """The server on a real 127.0.0.1 port (``.origin``); closed after the test."""
+    with LoopbackServer(osf_world.server) as server:
+        yield server

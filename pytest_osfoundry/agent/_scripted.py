@@ -1,0 +1,287 @@
+"""A scripted agent: queues runs over MCP, polls by a strategy, cancels, retries.
+
+:class:`ScriptedAgent` plays the chat agent of SPEC §1 as a process on the kit's
+clock, so hundreds of agents interleave correctly with the relay's passes. It talks
+to a server only through an :class:`~pytest_osfoundry.client._mcp_client.McpClient`.
+
+For each run it records every call (:class:`CallRecord`), the calls per run and how
+late it saw the result (:attr:`AgentRun.late`: the time it saw a terminal status
+minus the server's ``finished_at``).
+
+Retries: when the reply to ``run_graph_session`` is lost
+(:class:`~pytest_osfoundry.client._errors.ReplyLost`), the agent calls again after
+``retry_delay`` seconds, with the same idempotency key (``retry="same-key"``, what
+the osFoundry CLI guide asks) or a new one (``retry="new-key"``). A lost reply to a
+poll is simply followed by the next poll.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+from pytest_osfoundry._ids import parse_rfc3339
+from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
+from pytest_osfoundry.client._errors import OsfClientError, ReplyLost, ToolError
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock
+
+__all__ = ["AgentRun", "CallRecord", "ScriptedAgent"]
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+Retry = Literal["same-key", "new-key"]
+
+
+class CallRecord(NamedTuple):
+    """One tool call: when, which tool, and ``ok``, ``lost`` or ``error`` (immutable)."""
+
+    at: float
+    tool: str
+    outcome: Literal["ok", "lost", "error"]
+    detail: str = ""
+
+
+@dataclass
+class AgentRun:
+    """What one scripted run did and saw. ``done`` is set when the agent stops."""
+
+    graph_session_id: str
+    keys: list[str]
+    done: Signal
+    command_id: str | None = None
+    ticket: dict[str, Any] | None = None
+    view: dict[str, Any] | None = None
+    cancel_result: dict[str, Any] | None = None
+    cancel_at: float | None = None
+    seen_at: float | None = None
+    error: str | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+
+    @property
+    def status(self) -> str | None:
+        """The last status the agent saw (``None`` before any answer)."""
+        if self.view is not None:
+            return str(self.view.get("status"))
+        if self.ticket is not None:
+            return str(self.ticket.get("status"))
+        return None
+
+    @property
+    def start_calls(self) -> int:
+        """How many ``run_graph_session`` calls were sent (retries included)."""
+        return sum(1 for c in self.calls if c.tool == "run_graph_session")
+
+    @property
+    def poll_calls(self) -> int:
+        """How many ``get_graph_run`` calls were sent (lost ones included)."""
+        return sum(1 for c in self.calls if c.tool == "get_graph_run")
+
+    @property
+    def finished_at(self) -> float | None:
+        """The server's ``finished_at`` as epoch seconds, once the agent saw it."""
+        if self.view is None:
+            return None
+        stamp = parse_rfc3339(self.view.get("finished_at"))
+        return None if stamp is None else stamp.timestamp()
+
+    @property
+    def late(self) -> float | None:
+        """Seconds between the run finishing on the server and the agent seeing it."""
+        finished = self.finished_at
+        if self.seen_at is None or finished is None:
+            return None
+        return max(0.0, self.seen_at - finished)
+
+
+class ScriptedAgent:
+    """An agent that follows a script on a clock (see the module docstring)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        client: McpClient,
+        *,
+        strategy: Strategy | None = None,
+        retry: Retry = "same-key",
+        retry_delay: float = 1.0,
+        max_start_attempts: int = 20,
+        max_polls: int = 10_000,
+        seed: int | None = None,
+    ) -> None:
+        for method in ("now", "call_at", "spawn", "signal"):
+            if not callable(getattr(clock, method, None)):
+                raise TypeError(
+                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
+                )
+        if not isinstance(client, McpClient):
+            raise TypeError(f"client must be an McpClient, got {client!r}")
+        if retry not in ("same-key", "new-key"):
+            raise ValueError(f"retry must be 'same-key' or 'new-key', got {retry!r}")
+        if strategy is not None and not callable(strategy):
+            raise TypeError(
+                f"strategy must be callable (attempt, elapsed) -> seconds, got {strategy!r}"
+            )
+        if (
+            isinstance(retry_delay, bool)
+            or not isinstance(retry_delay, (int, float))
+            or not 0 <= retry_delay < math.inf
+        ):
+            raise ValueError(f"retry_delay must be a non-negative number, got {retry_delay!r}")
+        for name, value in (("max_start_attempts", max_start_attempts), ("max_polls", max_polls)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.clock = clock
+        self.client = client
+        self.strategy: Strategy = strategy if strategy is not None else wait_then_every(20, 10)
+        self.retry: Retry = retry
+        self.retry_delay = float(retry_delay)
+        self.max_start_attempts = max_start_attempts
+        self.max_polls = max_polls
+        self._rng = random.Random(seed)
+        self.runs: list[AgentRun] = []
+
+    def new_key(self) -> str:
+        """A fresh idempotency key (32 hex characters, deterministic under ``seed``)."""
+        return f"{self._rng.getrandbits(128):032x}"
+
+    # ------------------------------------------------------------------ scripts
+    def start(
+        self,
+        graph_session_id: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        cancel_after: float | None = None,
+        poll: bool = True,
+        delay: float = 0.0,
+    ) -> AgentRun:
+        """Begin a scripted run ``delay`` seconds from now; returns its record at once.
+
+        ``cancel_after`` cancels the run that many seconds after it was queued;
+        ``poll=False`` stops after the start call (no ``get_graph_run``).
+        """
+        if not isinstance(graph_session_id, str) or not graph_session_id:
+            raise ValueError(
+                f"graph_session_id must be a non-empty string, got {graph_session_id!r}"
+            )
+        if cancel_after is not None and (
+            isinstance(cancel_after, bool)
+            or not isinstance(cancel_after, (int, float))
+            or not 0 <= cancel_after < math.inf
+        ):
+            raise ValueError(f"cancel_after must be a non-negative number, got {cancel_after!r}")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise TypeError(f"arguments must be a mapping or None, got {arguments!r}")
+        if key is not None and not isinstance(key, str):
+            raise TypeError(f"key must be a str or None, got {key!r}")
+        if (
+            isinstance(delay, bool)
+            or not isinstance(delay, (int, float))
+            or not 0 <= delay < math.inf
+        ):
+            raise ValueError(f"delay must be a non-negative number of seconds, got {delay!r}")
+        run = AgentRun(graph_session_id, [key or self.new_key()], self.clock.signal())
+        self.runs.append(run)
+        args = dict(arguments) if arguments is not None else None
+        self.clock.spawn(self._script(run, args, cancel_after, poll), "agent-run", delay)
+        return run
+
+    def run(
+        self,
+        graph_session_id: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        cancel_after: float | None = None,
+        limit: float = 86_400.0,
+    ) -> AgentRun:
+        """Start a run and move a virtual clock until the agent is done; return the record."""
+        if not isinstance(self.clock, VirtualClock):
+            raise TypeError("run() moves a VirtualClock; on a real clock use start() and wait")
+        record = self.start(graph_session_id, arguments, key=key, cancel_after=cancel_after)
+        self.clock.run_until(record.done, limit=limit)
+        return record
+
+    # ------------------------------------------------------------------ the process
+    def _call(self, run: AgentRun, tool: str, fn: Any, *args: Any) -> Any:
+        try:
+            value = fn(*args)
+        except ReplyLost as err:
+            run.calls.append(CallRecord(self.clock.now(), tool, "lost", str(err)))
+            raise
+        except OsfClientError as err:
+            run.calls.append(CallRecord(self.clock.now(), tool, "error", str(err)))
+            raise
+        run.calls.append(CallRecord(self.clock.now(), tool, "ok"))
+        return value
+
+    def _script(
+        self,
+        run: AgentRun,
+        arguments: dict[str, Any] | None,
+        cancel_after: float | None,
+        poll: bool,
+    ) -> ProcessGen:
+        try:
+            for attempt in range(self.max_start_attempts):
+                try:
+                    run.ticket = self._call(
+                        run,
+                        "run_graph_session",
+                        self.client.run_graph_session,
+                        run.graph_session_id,
+                        run.keys[-1],
+                        arguments,
+                    )
+                    break
+                except ReplyLost:
+                    if attempt + 1 == self.max_start_attempts:
+                        run.error = f"no reply after {self.max_start_attempts} start calls"
+                        return
+                    if self.retry == "new-key":
+                        run.keys.append(self.new_key())
+                    yield self.retry_delay
+                except OsfClientError as err:
+                    run.error = str(err)
+                    return
+            assert run.ticket is not None
+            run.command_id = str(run.ticket["command_id"])
+            queued = self.clock.now()
+            if cancel_after is not None:
+                self.clock.call_at(queued + cancel_after, lambda: self._cancel(run))
+            if not poll:
+                return
+            for polls in range(self.max_polls):
+                yield self.strategy(polls, self.clock.now() - queued)
+                try:
+                    view = self._call(
+                        run, "get_graph_run", self.client.get_graph_run, run.command_id
+                    )
+                except ReplyLost:
+                    continue
+                except ToolError as err:
+                    run.error = err.message
+                    return
+                except OsfClientError as err:
+                    run.error = str(err)
+                    return
+                run.view = view
+                if view.get("status") in TERMINAL:
+                    run.seen_at = self.clock.now()
+                    return
+            run.error = f"still not terminal after {self.max_polls} polls"
+        finally:
+            run.done.set(None)  # not the run itself: that would be a reference cycle
+
+    def _cancel(self, run: AgentRun) -> None:
+        if run.command_id is None or (run.done.is_set and run.seen_at is not None):
+            return
+        run.cancel_at = self.clock.now()
+        with contextlib.suppress(OsfClientError):  # recorded in run.calls by _call
+            run.cancel_result = self._call(
+                run, "cancel_graph_run", self.client.cancel_graph_run, run.command_id
+            )

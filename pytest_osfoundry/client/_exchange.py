@@ -1,0 +1,309 @@
+"""One recorded HTTP exchange, and the masking every printed form of it goes through.
+
+Promise: nothing here prints a credential unless the caller passes ``mask=False``.
+Masked is the default of every rendering (:meth:`Exchange.to_curl`,
+:meth:`Exchange.to_dict`, :meth:`Exchange.format`, ``repr`` and ``str``). Masking
+hides:
+
+* the credentials of ``Authorization`` / ``Proxy-Authorization`` (the scheme word
+  stays: ``Bearer ***``), and the whole value of cookie and API-key headers;
+* the values of token-like query parameters (``access_token``, ``token``,
+  ``api_key``, anything ending in ``token`` or ``secret``, ...);
+* every other occurrence of those secret strings anywhere in the URL, the headers
+  or the bodies (raw, percent-encoded or JSON-escaped).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, quote_plus, unquote_plus
+
+__all__ = [
+    "BODY_LIMIT",
+    "MASK",
+    "MIN_SECRET",
+    "Exchange",
+    "mask_headers",
+    "mask_token",
+    "mask_url",
+    "secrets_in",
+]
+
+MASK = "***"
+"""What a masked secret is replaced with."""
+
+MIN_SECRET = 4
+"""Shortest secret :func:`mask_token` replaces wherever it appears."""
+
+BODY_LIMIT = 4000
+"""Characters of a body kept by :meth:`Exchange.to_dict` and :meth:`Exchange.format`."""
+
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization"})
+_SECRET_HEADERS = frozenset(
+    {"cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token", "x-access-token"}
+)
+_SECRET_PARAMS = frozenset(
+    {
+        "access_token",
+        "token",
+        "id_token",
+        "refresh_token",
+        "api_key",
+        "apikey",
+        "key",
+        "secret",
+        "client_secret",
+        "password",
+        "auth",
+        "code",
+        "sig",
+        "signature",
+    }
+)
+_SKIP_IN_CURL = frozenset({"content-length", "host"})
+
+
+def _is_secret_param(name: str) -> bool:
+    low = unquote_plus(name).lower()
+    return (
+        low in _SECRET_PARAMS
+        or low.endswith(("token", "secret"))
+        or "password" in low
+        or "api_key" in low
+    )
+
+
+def _is_secret_header(name: str) -> bool:
+    low = name.lower()
+    return low in _SECRET_HEADERS or "token" in low or "secret" in low or "api-key" in low
+
+
+def _credential(value: str) -> str:
+    """The secret part of an ``Authorization`` value: what follows the scheme word."""
+    parts = value.strip().split(None, 1)
+    if len(parts) == 2:
+        return parts[1].strip()
+    return value.strip()
+
+
+def _query_pairs(url: str) -> tuple[str, str, str]:
+    """Split ``url`` into (before ``?``, query, ``#fragment`` with its ``#``)."""
+    head, hash_, fragment = url.partition("#")
+    base, _, query = head.partition("?")
+    return base, query, hash_ + fragment
+
+
+def secrets_in(url: str = "", headers: Mapping[str, str] | None = None) -> list[str]:
+    """Every secret string found in ``url``'s query and in ``headers``.
+
+    Secrets are the credentials of ``Authorization``-like headers, the whole value of
+    cookie and API-key headers, and the values of token-like query parameters (both
+    as written and percent-decoded). Feed the result to :func:`mask_token`.
+    """
+    found: list[str] = []
+    for name, value in (headers or {}).items():
+        low = name.lower()
+        if low in _CREDENTIAL_HEADERS:
+            found.append(_credential(value))
+        elif _is_secret_header(low):
+            found.append(value.strip())
+    if "?" in url:
+        _, query, _ = _query_pairs(url)
+        for pair in query.split("&"):
+            name, eq, value = pair.partition("=")
+            if eq and value and _is_secret_param(name):
+                found.append(value)
+                found.append(unquote_plus(value))
+    return [s for s in found if s and s != MASK]
+
+
+def mask_token(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every occurrence of each secret replaced by ``***``.
+
+    Each secret is also looked for percent-encoded and JSON-escaped, and longer
+    secrets are replaced first. ``None`` and secrets shorter than
+    :data:`MIN_SECRET` characters are ignored: they are too short to be credentials,
+    and replacing them everywhere would shred the text (where they stand as a header
+    or query value, :func:`mask_headers` and :func:`mask_url` still hide them).
+    """
+    unique = {s for s in secrets if s and len(s) >= MIN_SECRET}
+    if not unique:
+        return text
+    out = text
+    for secret in sorted(unique, key=len, reverse=True):
+        forms = {
+            secret,
+            quote(secret, safe=""),
+            quote_plus(secret, safe=""),
+            json.dumps(secret)[1:-1],
+        }
+        for form in sorted(forms, key=len, reverse=True):
+            if form in out:
+                out = out.replace(form, MASK)
+    return out
+
+
+def mask_url(url: str, secrets: Iterable[str | None] = ()) -> str:
+    """``url`` with token-like query values and the given secrets masked."""
+    extra = list(secrets)
+    if "?" in url:
+        base, query, fragment = _query_pairs(url)
+        pairs = []
+        for pair in query.split("&"):
+            name, eq, value = pair.partition("=")
+            if eq and value and _is_secret_param(name):
+                extra.append(value)
+                extra.append(unquote_plus(value))
+                pairs.append(f"{name}={MASK}")
+            else:
+                pairs.append(pair)
+        url = f"{base}?{'&'.join(pairs)}{fragment}"
+    return mask_token(url, extra)
+
+
+def mask_headers(headers: Mapping[str, str], secrets: Iterable[str | None] = ()) -> dict[str, str]:
+    """A copy of ``headers`` with credentials masked (``Authorization: Bearer ***``).
+
+    Credential headers keep their scheme word; cookie and API-key headers become
+    ``***``; any other value has the given secrets masked.
+    """
+    extra = list(secrets)
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        low = name.lower()
+        if low in _CREDENTIAL_HEADERS:
+            parts = value.strip().split(None, 1)
+            out[name] = f"{parts[0]} {MASK}" if len(parts) == 2 else MASK
+        elif _is_secret_header(low):
+            out[name] = MASK
+        else:
+            out[name] = mask_token(value, extra)
+    return out
+
+
+def _body_text(body: bytes, secrets: list[str], mask: bool, limit: int | None) -> str:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"<{len(body)} bytes, not UTF-8>"
+    if mask:
+        text = mask_token(text, secrets)
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]}... [truncated: {len(text)} characters in all]"
+    return text
+
+
+@dataclass(repr=False)
+class Exchange:
+    """One request and what came back, as a transport saw it.
+
+    ``status`` is ``0`` and ``error`` says why when no reply came back (the
+    transport raised :class:`~pytest_osfoundry.client._errors.ReplyLost`).
+    ``elapsed`` is in seconds. Header names are as the caller / server gave them.
+    """
+
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: bytes
+    status: int
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: bytes = b""
+    elapsed: float = 0.0
+    error: str | None = None
+
+    def secrets(self) -> list[str]:
+        """The secret strings this exchange carries (what masking hides)."""
+        return secrets_in(self.url, self.request_headers) + secrets_in("", self.response_headers)
+
+    def _parts(
+        self, mask: bool
+    ) -> tuple[str, dict[str, str], dict[str, str], list[str], str | None]:
+        if not mask:
+            return self.url, dict(self.request_headers), dict(self.response_headers), [], self.error
+        secrets = self.secrets()
+        error = mask_token(self.error, secrets) if self.error is not None else None
+        return (
+            mask_url(self.url, secrets),
+            mask_headers(self.request_headers, secrets),
+            mask_headers(self.response_headers, secrets),
+            secrets,
+            error,
+        )
+
+    def to_curl(self, mask: bool = True) -> str:
+        """A ready-to-run ``curl`` command line that repeats the request.
+
+        Every part is quoted with :func:`shlex.quote`. With ``mask`` (the default)
+        the bearer token reads ``***``: paste the real one in to run it. The body
+        is sent verbatim with ``--data-binary`` (``--data-raw`` when it starts with
+        ``@``, which curl would read as a file name).
+        """
+        url, req_headers, _, secrets, _ = self._parts(mask)
+        args = ["curl", "-sS", "-X", self.method, url]
+        for name, value in req_headers.items():
+            if name.lower() not in _SKIP_IN_CURL:
+                args += ["-H", f"{name}: {value}"]
+        if self.request_body:
+            text = self.request_body.decode("utf-8", "backslashreplace")
+            if mask:
+                text = mask_token(text, secrets)
+            args += ["--data-raw" if text.startswith("@") else "--data-binary", text]
+        return " ".join(shlex.quote(arg) for arg in args)
+
+    def to_dict(self, mask: bool = True) -> dict[str, Any]:
+        """A JSON-ready record of the exchange, for reports.
+
+        Bodies are text when UTF-8 (else a ``<N bytes, not UTF-8>`` marker), cut at
+        :data:`BODY_LIMIT` characters with a ``[truncated: ...]`` marker.
+        ``response`` is ``None`` when no reply came back.
+        """
+        url, req_headers, resp_headers, secrets, error = self._parts(mask)
+        response: dict[str, Any] | None = None
+        if self.status:
+            response = {
+                "status": self.status,
+                "headers": resp_headers,
+                "body": _body_text(self.response_body, secrets, mask, BODY_LIMIT),
+            }
+        return {
+            "method": self.method,
+            "url": url,
+            "elapsed": self.elapsed,
+            "request": {
+                "headers": req_headers,
+                "body": _body_text(self.request_body, secrets, mask, BODY_LIMIT),
+            },
+            "response": response,
+            "error": error,
+        }
+
+    def format(self, mask: bool = True) -> str:
+        """Human-readable text of the request and the response (bodies truncated)."""
+        url, req_headers, resp_headers, secrets, error = self._parts(mask)
+        lines = [f"{self.method} {url}"]
+        lines += [f"{name}: {value}" for name, value in req_headers.items()]
+        if self.request_body:
+            lines += ["", _body_text(self.request_body, secrets, mask, BODY_LIMIT)]
+        lines.append("")
+        millis = self.elapsed * 1000.0
+        if not self.status:
+            lines.append(f"<- no reply ({millis:.1f} ms): {error}")
+            return "\n".join(lines)
+        lines.append(f"<- {self.status} ({millis:.1f} ms)")
+        lines += [f"{name}: {value}" for name, value in resp_headers.items()]
+        if self.response_body:
+            lines += ["", _body_text(self.response_body, secrets, mask, BODY_LIMIT)]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def __repr__(self) -> str:
+        url = mask_url(self.url, self.secrets())
+        outcome = f"status={self.status}" if self.status else "no reply"
+        return f"Exchange({self.method} {url!r}, {outcome}, elapsed={self.elapsed:.4f})"

@@ -1,0 +1,497 @@
+"""An MCP client speaking Streamable HTTP (SPEC R1-R3) over any :class:`Transport`.
+
+:class:`McpClient` sends JSON-RPC 2.0 requests as ``POST`` bodies, reads the answer
+whether it comes as ``application/json`` or as a ``text/event-stream``, keeps the
+``Mcp-Session-Id`` the server issued at ``initialize`` and, after ``initialize``,
+sends ``MCP-Protocol-Version`` on every request. It is strict: anything the
+protocol does not allow raises :class:`ProtocolViolation` rather than being
+guessed around, because the conformance suite uses it to judge servers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_osfoundry import __version__
+from pytest_osfoundry._wirejson import dumps as _dumps
+from pytest_osfoundry._wirejson import loads as _fast_loads
+from pytest_osfoundry.client._errors import (
+    HttpStatusError,
+    JsonRpcError,
+    ProtocolViolation,
+    ToolError,
+)
+from pytest_osfoundry.client._exchange import mask_token, mask_url
+from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.http import Response
+
+__all__ = ["CLIENT_NAME", "SUPPORTED_PROTOCOL_VERSIONS", "McpClient", "parse_sse"]
+
+CLIENT_NAME = "pytest-osfoundry"
+"""``clientInfo.name`` sent at ``initialize``."""
+
+SUPPORTED_PROTOCOL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
+"""Protocol revisions the client accepts from the server (SPEC R1)."""
+
+_ACCEPT = "application/json, text/event-stream"
+_MAX_TOOL_PAGES = 100
+_loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
+
+
+def _lenient(data: bytes | str) -> Any:
+    """The standard library's reading of a reply (UTF-8 only; ``NaN`` tolerated)."""
+    return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+
+
+def parse_sse(text: str) -> list[tuple[str, str]]:
+    """The events of a ``text/event-stream`` body, as ``(event type, data)`` pairs.
+
+    Follows the WHATWG rules: lines end in CRLF, LF or CR; lines starting with
+    ``:`` are comments; ``data:`` lines of one event are joined with newlines; one
+    space after the colon is dropped; a blank line ends an event; an event whose
+    data is empty (such as a priming event) is not dispatched; the type defaults to
+    ``message``. An event that is not ended by a blank line before the stream ends
+    is discarded, as browsers and the MCP SDKs do.
+    """
+    return _parse_sse(text)[0]
+
+
+def _parse_sse(text: str) -> tuple[list[tuple[str, str]], str | None]:
+    """:func:`parse_sse`, plus the data of a trailing unterminated event (or None)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    events: list[tuple[str, str]] = []
+    data: list[str] = []
+    event_type = ""
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # the "" after a final line end is not a blank line
+    for line in lines:
+        if not line:
+            joined = "\n".join(data)
+            if joined:
+                events.append((event_type or "message", joined))
+            data = []
+            event_type = ""
+            continue
+        if line[0] == ":":
+            continue
+        name, colon, value = line.partition(":")
+        if colon and value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event_type = value
+        # "id" and "retry" are about reconnecting; this client reads one reply.
+    pending = "\n".join(data)
+    return events, (pending or None)
+
+
+def _id_matches(message: Mapping[str, Any], request_id: int) -> bool:
+    """Whether ``message`` answers ``request_id`` (an error with id null answers any)."""
+    mid = message.get("id")
+    return (type(mid) is int and mid == request_id) or (mid is None and "error" in message)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:
+        for key, val in headers.items():
+            if key.lower() == name:
+                return val
+    return value
+
+
+class McpClient:
+    """A Streamable HTTP MCP client bound to one endpoint and (optionally) one token.
+
+    * ``token`` is sent as ``Authorization: Bearer <token>`` on every request when
+      set; it never appears in ``repr`` or in any error message.
+    * ``protocol_version`` is the revision offered at ``initialize``; the server's
+      answer must be one of :data:`SUPPORTED_PROTOCOL_VERSIONS`.
+    * With ``auto_initialize`` (the default) the first request or notification
+      other than the handshake's own runs :meth:`initialize` first; once it has
+      succeeded it is not repeated.
+
+    JSON-RPC ids are consecutive integers starting at 1. Results and errors:
+    :meth:`rpc` returns ``result``; a non-2xx reply raises :class:`HttpStatusError`,
+    an error object :class:`JsonRpcError`, anything malformed
+    :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        url: str,
+        token: str | None = None,
+        *,
+        protocol_version: str = "2025-11-25",
+        auto_initialize: bool = True,
+    ) -> None:
+        self.transport = transport
+        self.url = url
+        self._token = token
+        self.protocol_version = protocol_version
+        self.auto_initialize = auto_initialize
+        self.negotiated_version: str | None = None
+        """The revision the server chose at ``initialize`` (``None`` before)."""
+        self.session_id: str | None = None
+        """The ``Mcp-Session-Id`` the server issued at ``initialize``, if any."""
+        self.initialize_result: dict[str, Any] | None = None
+        """The whole ``initialize`` result (``serverInfo``, ``capabilities``, ...)."""
+        self._initialized = False
+        self._next_id = 0
+        self._headers: dict[str, str] = {}
+        self._rebuild_headers()
+
+    # -- state ----------------------------------------------------------------
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the ``initialize`` handshake has completed."""
+        return self._initialized
+
+    @property
+    def has_token(self) -> bool:
+        """Whether requests carry a bearer token (the token itself is not exposed)."""
+        return self._token is not None
+
+    def _rebuild_headers(self) -> None:
+        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if self.negotiated_version is not None:
+            headers["MCP-Protocol-Version"] = self.negotiated_version
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        self._headers = headers
+
+    def request_headers(self) -> dict[str, str]:
+        """A copy of the headers the next request will carry (token included)."""
+        return dict(self._headers)
+
+    def _mask(self, text: str) -> str:
+        return mask_token(text, (self._token,))
+
+    def _where(self) -> str:
+        return mask_url(self.url, (self._token,))
+
+    # -- sending ----------------------------------------------------------------
+
+    def _post(self, payload: dict[str, Any]) -> Response:
+        return self.transport.request("POST", self.url, self._headers, _dumps(payload))
+
+    def _ensure_initialized(self) -> None:
+        if not self._initialized and self.auto_initialize:
+            self.initialize()
+
+    def _request_payload(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        self._next_id += 1
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        return payload
+
+    def rpc_raw(self, method: str, params: Mapping[str, Any] | None = None) -> Response:
+        """Send one JSON-RPC request and return the HTTP reply unparsed.
+
+        Auto-initializes first (unless ``method`` is ``initialize``). The request's
+        id is :attr:`last_id`.
+        """
+        if not self._initialized and method != "initialize":
+            self._ensure_initialized()
+        return self._post(self._request_payload(method, params))
+
+    @property
+    def last_id(self) -> int:
+        """The id of the most recent JSON-RPC request (0 before the first)."""
+        return self._next_id
+
+    def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send one JSON-RPC request and return its ``result``."""
+        if not self._initialized and method != "initialize":
+            self._ensure_initialized()
+        reply = self._post(self._request_payload(method, params))
+        return self._read_result(reply, self._next_id)
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> Response:
+        """Send a JSON-RPC notification and return the HTTP reply whatever its status.
+
+        SPEC R1 wants ``202`` with no body; checking that is the caller's business.
+        Auto-initializes first unless ``method`` is ``notifications/initialized``.
+        """
+        if method != "notifications/initialized":
+            self._ensure_initialized()
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            payload["params"] = params
+        return self._post(payload)
+
+    # -- reading ----------------------------------------------------------------
+
+    def _read_result(self, reply: Response, request_id: int) -> Any:
+        status = reply.status
+        if status < 200 or status > 299:
+            raise HttpStatusError(
+                status,
+                reply.headers,
+                reply.body,
+                url=self._where(),
+                body_text=self._mask(reply.body.decode("utf-8", "replace")),
+            )
+        ctype = reply.headers.get("content-type")
+        if ctype != "application/json":  # the common case needs no normalising
+            ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
+        if ctype == "application/json":
+            message = self._decode_json(reply.body, "response body")
+            if not isinstance(message, dict):
+                raise ProtocolViolation(
+                    f"response to request {request_id} is a JSON {type(message).__name__}, "
+                    "not a JSON-RPC response object"
+                )
+            if not _id_matches(message, request_id):
+                raise ProtocolViolation(
+                    f"response id {self._mask(repr(message.get('id')))} does not match "
+                    f"request id {request_id}"
+                )
+            return self._unwrap(message, request_id)
+        if ctype == "text/event-stream":
+            return self._unwrap(self._find_in_stream(reply.body, request_id), request_id)
+        if status == 202:
+            raise ProtocolViolation(
+                f"request {request_id} was answered 202 Accepted with no response; "
+                "only notifications may be"
+            )
+        raise ProtocolViolation(
+            f"response to request {request_id} has Content-Type {ctype or '(none)'!r}; "
+            "expected application/json or text/event-stream"
+        )
+
+    def _decode_json(self, data: bytes | str, what: str) -> Any:
+        try:
+            return _fast_loads(data, _lenient)
+        except ValueError as exc:  # UnicodeDecodeError included
+            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            snippet = self._mask(text[:120])
+            raise ProtocolViolation(f"{what} is not valid JSON ({exc}): {snippet!r}") from None
+
+    def _find_in_stream(self, body: bytes, request_id: int) -> dict[str, Any]:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolViolation("event stream is not valid UTF-8") from None
+        events, pending = _parse_sse(text)
+        seen: list[str] = []
+        for event_type, data in events:
+            if event_type != "message":
+                seen.append(f"event {event_type!r}")
+                continue
+            message = self._decode_json(data, "event-stream data")
+            if not isinstance(message, dict):
+                raise ProtocolViolation(
+                    f"event-stream data is a JSON {type(message).__name__}, not a JSON-RPC message"
+                )
+            is_response = "result" in message or "error" in message
+            if is_response and _id_matches(message, request_id):
+                return message
+            if is_response:
+                seen.append(f"response to id {self._mask(repr(message.get('id')))}")
+            else:
+                seen.append(repr(message.get("method", "?")))
+        hint = ""
+        if pending is not None:
+            hint = "; its last event is not ended by a blank line, so it does not count"
+        got = ", ".join(seen) if seen else "no JSON-RPC messages"
+        raise ProtocolViolation(
+            f"event stream ended without the response to request {request_id}; "
+            f"it carried {got}{hint}"
+        )
+
+    def _unwrap(self, message: dict[str, Any], request_id: int) -> Any:
+        if message.get("jsonrpc") != "2.0":
+            raise ProtocolViolation(f'response to request {request_id} lacks "jsonrpc": "2.0"')
+        has_result = "result" in message
+        if "error" in message:
+            if has_result:
+                raise ProtocolViolation(
+                    f"response to request {request_id} has both result and error"
+                )
+            error = message["error"]
+            code = error.get("code") if isinstance(error, dict) else None
+            text = error.get("message") if isinstance(error, dict) else None
+            if not isinstance(code, int) or isinstance(code, bool) or not isinstance(text, str):
+                raise ProtocolViolation(
+                    f"response to request {request_id} has a malformed error object "
+                    "(needs integer code and string message)"
+                )
+            raise JsonRpcError(code, self._mask(text), error.get("data"))
+        if not has_result:
+            raise ProtocolViolation(
+                f"response to request {request_id} has neither result nor error"
+            )
+        return message["result"]
+
+    # -- MCP methods -------------------------------------------------------------
+
+    def initialize(self) -> dict[str, Any]:
+        """Run the handshake: ``initialize``, then ``notifications/initialized``.
+
+        Starts a fresh session: any earlier session id and negotiated version are
+        dropped first, so the ``initialize`` request carries neither
+        ``Mcp-Session-Id`` nor ``MCP-Protocol-Version``. Remembers the session id
+        from the reply, checks the negotiated version, then sends the notification
+        (with both headers) and expects ``202`` (``200``/``204`` tolerated).
+        Returns the ``initialize`` result.
+        """
+        self._initialized = False
+        self.session_id = None
+        self.negotiated_version = None
+        self._rebuild_headers()
+        params = {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {},
+            "clientInfo": {"name": CLIENT_NAME, "version": __version__},
+        }
+        reply = self._post(self._request_payload("initialize", params))
+        result = self._read_result(reply, self._next_id)
+        if not isinstance(result, dict):
+            raise ProtocolViolation("initialize result is not an object")
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise ProtocolViolation(
+                f"server chose protocol version {version!r}; "
+                f"supported: {', '.join(sorted(SUPPORTED_PROTOCOL_VERSIONS))}"
+            )
+        session = _header(reply.headers, "mcp-session-id")
+        if session is not None and (
+            not session or not all("\x21" <= ch <= "\x7e" for ch in session)
+        ):
+            raise ProtocolViolation("Mcp-Session-Id must be non-empty visible ASCII")
+        self.session_id = session
+        self.negotiated_version = version
+        self.initialize_result = result
+        self._initialized = True
+        self._rebuild_headers()
+        ack = self.notify("notifications/initialized")
+        if ack.status not in (200, 202, 204):
+            self._initialized = False
+            if ack.status < 200 or ack.status > 299:
+                raise HttpStatusError(
+                    ack.status,
+                    ack.headers,
+                    ack.body,
+                    url=self._where(),
+                    body_text=self._mask(ack.body.decode("utf-8", "replace")),
+                )
+            raise ProtocolViolation(
+                f"notifications/initialized was answered {ack.status}; expected 202"
+            )
+        return result
+
+    def ping(self) -> None:
+        """Send ``ping``; return when the server answers with a result."""
+        self.rpc("ping")
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool ``tools/list`` lists, following ``nextCursor`` pages."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_TOOL_PAGES):
+            result = self.rpc("tools/list", {"cursor": cursor} if cursor is not None else None)
+            if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+                raise ProtocolViolation("tools/list result has no tools list")
+            page = result["tools"]
+            if not all(isinstance(tool, dict) for tool in page):
+                raise ProtocolViolation("tools/list result has a tool that is not an object")
+            tools.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return tools
+            if not isinstance(cursor, str) or cursor in seen:
+                raise ProtocolViolation("tools/list nextCursor is not a new string")
+            seen.add(cursor)
+        raise ProtocolViolation(f"tools/list did not end within {_MAX_TOOL_PAGES} pages")
+
+    def call_tool_raw(self, name: str, arguments: Mapping[str, Any] | None = None) -> Response:
+        """Send ``tools/call`` and return the HTTP reply unparsed (exact bytes)."""
+        return self.rpc_raw("tools/call", {"name": name, "arguments": dict(arguments or {})})
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Call a tool and return its structured result.
+
+        Returns ``structuredContent`` when present; else ``content[0].text`` parsed
+        as JSON when that is an object; else the raw result. A result with
+        ``isError: true`` raises :class:`ToolError` whose ``message`` is
+        ``content[0].text`` (SPEC R3).
+        """
+        result = self.rpc("tools/call", {"name": name, "arguments": dict(arguments or {})})
+        if not isinstance(result, dict):
+            raise ProtocolViolation(f"tools/call {name} result is not an object")
+        is_error = result.get("isError") is True
+        structured = result.get("structuredContent")
+        if structured is not None and not is_error:  # the usual answer: done
+            if not isinstance(structured, dict):
+                raise ProtocolViolation(f"tools/call {name} structuredContent is not an object")
+            return structured
+        content = result.get("content")
+        first = content[0] if isinstance(content, list) and content else None
+        text = first.get("text") if isinstance(first, dict) else None
+        if is_error:
+            if not isinstance(text, str):
+                raise ProtocolViolation(
+                    f"tools/call {name} returned isError without a text content[0]"
+                )
+            raise ToolError(self._mask(text), result)
+        if isinstance(text, str):
+            try:
+                parsed = _fast_loads(text, _lenient)
+            except ValueError:
+                return result
+            if isinstance(parsed, dict):
+                return parsed
+        return result
+
+    # -- the four osFoundry tools (SPEC D3) -----------------------------------------
+
+    def run_graph_session(
+        self,
+        graph_session_id: str,
+        idempotency_key: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``run_graph_session``: queue a run; returns the ticket (SPEC R4)."""
+        args: dict[str, Any] = {
+            "graph_session_id": graph_session_id,
+            "idempotency_key": idempotency_key,
+        }
+        if arguments is not None:
+            args["arguments"] = dict(arguments)
+        return self.call_tool("run_graph_session", args)
+
+    def get_graph_run(self, command_id: str) -> dict[str, Any]:
+        """``get_graph_run``: a run's status and result (SPEC R6)."""
+        return self.call_tool("get_graph_run", {"command_id": command_id})
+
+    def cancel_graph_run(self, command_id: str) -> dict[str, Any]:
+        """``cancel_graph_run``: cancel a run (SPEC R7)."""
+        return self.call_tool("cancel_graph_run", {"command_id": command_id})
+
+    def list_graph_sessions(self, project_id: str, limit: int | None = None) -> dict[str, Any]:
+        """``list_graph_sessions``: the project's shared sessions (SPEC R8)."""
+        args: dict[str, Any] = {"project_id": project_id}
+        if limit is not None:
+            args["limit"] = limit
+        return self.call_tool("list_graph_sessions", args)
+
+    def __repr__(self) -> str:
+        token = "***" if self._token is not None else None
+        return (
+            f"McpClient(url={self._where()!r}, token={token!r}, "
+            f"session_id={self.session_id!r}, protocol_version={self.negotiated_version!r})"
+        )

@@ -1,0 +1,116 @@
+"""A client for the desktop relay API (SPEC D10, R9-R13), used by the fake relay.
+
+Every call is one JSON exchange under ``{base_url}/external-assistants/graph-relays``
+with ``Authorization: Bearer <desktop token>``. A non-2xx reply raises
+:class:`HttpStatusError` (404 unknown command, 409 conflicting completion, 413 too
+large, ...); a body that is not the JSON object the API promises raises
+:class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from pytest_osfoundry._wirejson import dumps as _dumps
+from pytest_osfoundry._wirejson import loads as _fast_loads
+from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
+from pytest_osfoundry.client._exchange import mask_token, mask_url
+from pytest_osfoundry.client._transport import Transport
+
+__all__ = ["RELAY_PREFIX", "RelayClient"]
+
+RELAY_PREFIX = "/external-assistants/graph-relays"
+"""Path of the relay API under the base URL."""
+
+
+class RelayClient:
+    """The desktop's side of the relay API, bound to one base URL and one token.
+
+    ``base_url`` may end with or without ``/``. ``token`` is the desktop's bearer
+    token (``None`` sends no ``Authorization`` header, for checks that the API
+    refuses that); it never appears in ``repr`` or error messages. Command ids are
+    percent-quoted into the path, so no id can escape its path segment.
+    """
+
+    def __init__(self, transport: Transport, base_url: str, token: str | None) -> None:
+        self.transport = transport
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self._root = self.base_url + RELAY_PREFIX
+        self._get_headers: dict[str, str] = {"Accept": "application/json"}
+        if token is not None:
+            self._get_headers["Authorization"] = f"Bearer {token}"
+        self._post_headers = {**self._get_headers, "Content-Type": "application/json"}
+        self._urls: dict[tuple[str, str], str] = {}
+
+    def _command_url(self, command_id: str, action: str) -> str:
+        url = self._urls.get((command_id, action))
+        if url is None:  # the relay polls one command's control URL again and again
+            if len(self._urls) >= 4096:
+                self._urls.clear()
+            url = self._urls[command_id, action] = (
+                f"{self._root}/commands/{quote(command_id, safe='')}/{action}"
+            )
+        return url
+
+    def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+        if payload is None:
+            reply = self.transport.request(method, url, self._get_headers, b"")
+        else:
+            reply = self.transport.request(method, url, self._post_headers, _dumps(payload))
+        if reply.status < 200 or reply.status > 299:
+            where = mask_url(url, (self._token,))
+            raise HttpStatusError(
+                reply.status,
+                reply.headers,
+                reply.body,
+                url=where,
+                body_text=mask_token(reply.body.decode("utf-8", "replace"), (self._token,)),
+            )
+        try:
+            data = _fast_loads(reply.body, json.loads)
+        except ValueError:
+            where = mask_url(url, (self._token,))
+            raise ProtocolViolation(
+                f"{method} {where} answered {reply.status} with a body that is not JSON"
+            ) from None
+        if not isinstance(data, dict):
+            where = mask_url(url, (self._token,))
+            raise ProtocolViolation(
+                f"{method} {where} answered a JSON {type(data).__name__}, not an object"
+            )
+        return data
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``POST .../sync``: upload the shared sessions; return the queued commands (D10)."""
+        url = f"{self._root}/sync"
+        data = self._call("POST", url, {"project_id": project_id, "sessions": sessions})
+        commands = data.get("commands")
+        if not isinstance(commands, list) or not all(isinstance(c, dict) for c in commands):
+            raise ProtocolViolation("sync answer has no commands list of objects")
+        return commands
+
+    def start(self, command_id: str, execution_id: str) -> str:
+        """``POST .../commands/{id}/start``: return the status (``running``/``cancelled``, R9)."""
+        data = self._call(
+            "POST", self._command_url(command_id, "start"), {"execution_id": execution_id}
+        )
+        status = data.get("status")
+        if not isinstance(status, str):
+            raise ProtocolViolation("start answer has no status string")
+        return status
+
+    def control(self, command_id: str) -> dict[str, Any]:
+        """``GET .../commands/{id}/control``: ``{"status", "cancel_requested"}`` (R10)."""
+        return self._call("GET", self._command_url(command_id, "control"), None)
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST .../commands/{id}/complete`` with the bounded completion (R11)."""
+        return self._call("POST", self._command_url(command_id, "complete"), body)
+
+    def __repr__(self) -> str:
+        token = "***" if self._token is not None else None
+        return f"RelayClient(base_url={mask_url(self.base_url)!r}, token={token!r})"

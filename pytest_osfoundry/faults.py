@@ -1,0 +1,242 @@
+"""Faults, each one argument away: wrap a transport, or schedule a desktop outage.
+
+:class:`FaultyTransport` wraps any :class:`~pytest_osfoundry.client._transport.Transport`
+and applies its faults in order to every request:
+
+* :class:`DropReplies` — the request reaches the server, a seeded fraction of the
+  replies never come back (the caller gets ``ReplyLost``): what makes an agent retry.
+* :class:`LoseRequests` — the next ``count`` matching requests never reach the
+  server (``ReplyLost``): a lost completion POST is ``LoseRequests(1, "/complete")``.
+* :class:`ServerErrors` — matching requests are answered with an error status
+  (503 by default) without reaching the server, ``count`` times or always.
+* :class:`Latency` — matching requests wait ``seconds`` on the clock first.
+
+:func:`schedule_offline` takes a relay offline for a window of (virtual) time.
+
+``match`` is a substring of the URL path (``"/complete"``, ``"/mcp"``), or ``None``
+for every request; ``method`` narrows it further.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.clock import Clock
+from pytest_osfoundry.http import Response, json_response
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.relay._desktop import FakeRelay
+
+__all__ = [
+    "DropReplies",
+    "Fault",
+    "FaultyTransport",
+    "Latency",
+    "LoseRequests",
+    "ServerErrors",
+    "schedule_offline",
+]
+
+
+def _path_of(url: str) -> str:
+    rest = url.split("://", 1)[-1]
+    slash = rest.find("/")
+    return "/" if slash < 0 else rest[slash:].split("?", 1)[0]
+
+
+@dataclass
+class _Match:
+    match: str | None = None
+    method: str | None = None
+
+    def _check_match(self) -> None:
+        name = type(self).__name__
+        if self.match is not None and not isinstance(self.match, str):
+            raise TypeError(
+                f"{name}.match must be a URL path substring or None, got {self.match!r}"
+            )
+        if self.method is not None and not isinstance(self.method, str):
+            raise TypeError(f"{name}.method must be an HTTP method or None, got {self.method!r}")
+
+    def applies(self, method: str, url: str) -> bool:
+        if self.method is not None and method.upper() != self.method.upper():
+            return False
+        return self.match is None or self.match in _path_of(url)
+
+
+class Fault(Protocol):
+    """A fault: may answer or refuse before the request, or lose the reply after it."""
+
+    def before(self, method: str, url: str) -> Response | None:
+        """Return a response to answer without reaching the server, or raise ReplyLost."""
+        ...
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        """Raise ReplyLost to lose ``response`` after the server handled the request."""
+        ...
+
+
+def _fraction(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be a fraction between 0 and 1, got {value!r}")
+    return float(value)
+
+
+@dataclass
+class DropReplies(_Match):
+    """Lose a seeded ``fraction`` of replies after the server handled the request."""
+
+    fraction: float = 0.0
+    seed: int | None = 0
+    dropped: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._check_match()
+        self.fraction = _fraction(self.fraction, "DropReplies.fraction")
+        self._rng = random.Random(self.seed)
+
+    def before(self, method: str, url: str) -> Response | None:
+        return None
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        if self.applies(method, url) and self._rng.random() < self.fraction:
+            self.dropped += 1
+            raise ReplyLost(f"reply dropped (fault injected) for {method} {_path_of(url)}")
+
+
+@dataclass
+class LoseRequests(_Match):
+    """The next ``count`` matching requests never reach the server."""
+
+    count: int = 1
+    lost: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._check_match()
+        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
+            raise ValueError(
+                f"LoseRequests.count must be a non-negative integer, got {self.count!r}"
+            )
+
+    def before(self, method: str, url: str) -> Response | None:
+        if self.lost < self.count and self.applies(method, url):
+            self.lost += 1
+            raise ReplyLost(f"request lost (fault injected): {method} {_path_of(url)}")
+        return None
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        return None
+
+
+@dataclass
+class ServerErrors(_Match):
+    """Answer matching requests with ``status`` (``count`` times; ``None``: always)."""
+
+    status: int = 503
+    count: int | None = None
+    served: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._check_match()
+        if (
+            isinstance(self.status, bool)
+            or not isinstance(self.status, int)
+            or not (400 <= self.status <= 599)
+        ):
+            raise ValueError(
+                f"ServerErrors.status must be an HTTP error 400-599, got {self.status!r}"
+            )
+        if self.count is not None and (
+            isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0
+        ):
+            raise ValueError(
+                f"ServerErrors.count must be a non-negative integer or None, got {self.count!r}"
+            )
+
+    def before(self, method: str, url: str) -> Response | None:
+        if not self.applies(method, url) or (self.count is not None and self.served >= self.count):
+            return None
+        self.served += 1
+        return json_response(self.status, {"error": f"injected HTTP {self.status}"})
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        return None
+
+
+@dataclass
+class Latency(_Match):
+    """Matching requests wait ``seconds`` on ``clock`` before they are sent."""
+
+    seconds: float = 0.0
+    clock: Clock | None = None
+
+    def __post_init__(self) -> None:
+        self._check_match()
+        if (
+            isinstance(self.seconds, bool)
+            or not isinstance(self.seconds, (int, float))
+            or not 0 <= self.seconds < math.inf
+        ):
+            raise ValueError(
+                f"Latency.seconds must be a finite non-negative number, got {self.seconds!r}"
+            )
+        if self.clock is None:
+            raise ValueError("Latency needs the clock to wait on (clock=...)")
+        if not callable(getattr(self.clock, "sleep", None)):
+            raise TypeError(
+                f"Latency.clock must be a VirtualClock or RealClock, got {self.clock!r}"
+            )
+
+    def before(self, method: str, url: str) -> Response | None:
+        if self.applies(method, url) and self.seconds and self.clock is not None:
+            self.clock.sleep(self.seconds)
+        return None
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        return None
+
+
+class FaultyTransport:
+    """A transport that applies ``faults`` (in order) around an inner transport."""
+
+    def __init__(self, inner: Transport, *faults: Fault) -> None:
+        if not callable(getattr(inner, "request", None)):
+            raise TypeError(f"inner must be a Transport, got {inner!r}")
+        for fault in faults:
+            if isinstance(fault, type) or not (
+                callable(getattr(fault, "before", None)) and callable(getattr(fault, "after", None))
+            ):
+                raise TypeError(f"not a fault: {fault!r}")
+        self.inner = inner
+        self.faults = list(faults)
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Send through the faults and the inner transport."""
+        for fault in self.faults:
+            early = fault.before(method, url)
+            if early is not None:
+                return early
+        response = self.inner.request(method, url, headers, body)
+        for fault in self.faults:
+            fault.after(method, url, response)
+        return response
+
+
+def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float) -> None:
+    """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds."""
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
+        raise ValueError(f"at must be a finite time in seconds, got {at!r}")
+    if (
+        isinstance(duration, bool)
+        or not isinstance(duration, (int, float))
+        or not 0 <= duration < math.inf
+    ):
+        raise ValueError(f"duration must be a non-negative number of seconds, got {duration!r}")
+    clock.call_at(at, relay.go_offline)
+    clock.call_at(at + duration, relay.go_online)

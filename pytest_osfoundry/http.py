@@ -1,0 +1,79 @@
+"""The HTTP exchange every door into the kit speaks: a plain request and response.
+
+The reference server's HTTP app is one function from :class:`Request` to
+:class:`Response`; the loopback server, the respx mount and the direct in-process
+transport all build a :class:`Request` and hand it to that function, so behaviour
+cannot drift between them. Header names are stored lower-cased.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol
+
+from pytest_osfoundry._wirejson import dumps
+
+__all__ = ["Handler", "Request", "Response", "json_response"]
+
+
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
+class Request(NamedTuple):
+    """One HTTP request as the app sees it (immutable; cheap to make).
+
+    ``path`` excludes the query string, which is kept raw in ``query``.
+    ``headers`` keys are lower-case; use :meth:`header` for lookups.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str] = _NO_HEADERS
+    body: bytes = b""
+    query: str = ""
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """Return the value of header ``name`` (case-insensitive), or ``default``."""
+        return self.headers.get(name.lower(), default)
+
+    @staticmethod
+    def build(
+        method: str,
+        path: str,
+        headers: Mapping[str, str] | None = None,
+        body: bytes = b"",
+        query: str = "",
+    ) -> Request:
+        """Make a request, lower-casing header names."""
+        lowered = {k.lower(): v for k, v in (headers or {}).items()}
+        return Request(method.upper(), path, lowered, body, query)
+
+
+@dataclass
+class Response:
+    """One HTTP response: status, headers (lower-case names) and a byte body."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    def json(self) -> Any:
+        """Decode the body as JSON (raises ``ValueError`` when it is not JSON)."""
+        return json.loads(self.body)
+
+
+class Handler(Protocol):
+    """Anything that answers a :class:`Request` with a :class:`Response`."""
+
+    def __call__(self, request: Request, /) -> Response: ...
+
+
+def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:
+    """A ``application/json`` response with ``payload`` encoded compactly (UTF-8)."""
+    out = {"content-type": "application/json"}
+    if headers:
+        out.update({k.lower(): v for k, v in headers.items()})
+    return Response(status, out, dumps(payload))

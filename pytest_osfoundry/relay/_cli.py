@@ -1,0 +1,139 @@
+"""``osfoundry-fake relay``: the fake desktop relay on real time, against any server.
+
+It shares N generated sessions with one project, prints one JSON line
+``{"sessions": [...], "project_id": ...}`` once its first sync succeeded, logs each
+pass and command to stderr (never a token), and stops cleanly on SIGINT/SIGTERM: an
+event under way finishes, and every completion not yet delivered stays in the
+outbox (``--outbox PATH`` keeps it across restarts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
+from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client._transport import HttpxTransport
+from pytest_osfoundry.clock import RealClock
+from pytest_osfoundry.engine._fake_engine import FakeEngine
+from pytest_osfoundry.engine._graph import Fixed, Graph
+from pytest_osfoundry.engine._sessions import make_sessions
+from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
+from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
+
+__all__ = ["add_relay_parser", "run_relay"]
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
+def _sessions(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be 0-100 (a sync carries at most 100): {text!r}")
+    return value
+
+
+def add_relay_parser(sub: Any) -> None:
+    """Add the ``relay`` sub-command to ``osfoundry-fake``'s parser."""
+    p = sub.add_parser(
+        "relay",
+        help="run the fake desktop relay on real time against a server",
+        description="Run the fake desktop relay against any server: share N generated "
+        "sessions with a project, pull and run commands on a fake Graph engine, post "
+        "bounded completions. Prints one JSON line once the first sync succeeded.",
+    )
+    p.add_argument(
+        "--relay-url", required=True, help="the relay API base URL (the server's origin)"
+    )
+    p.add_argument("--desktop-token", required=True, help="the owner's desktop token")
+    p.add_argument("--project-id", required=True, help="the project to share sessions with")
+    p.add_argument("--sessions", type=_sessions, default=3, help="sessions to share (default 3)")
+    p.add_argument("--interval", type=_positive, default=20.0, help="seconds between passes (20)")
+    p.add_argument("--control-poll", type=_positive, default=3.0, help="control poll seconds (3)")
+    p.add_argument(
+        "--graph-duration",
+        type=_positive,
+        default=5.0,
+        help="seconds each fake Graph runs (default 5)",
+    )
+    p.add_argument(
+        "--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for sessions and ids (default 0)")
+    p.set_defaults(func=run_relay)
+
+
+def run_relay(args: argparse.Namespace) -> int:
+    """Run the relay until SIGINT/SIGTERM; returns the exit status."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s relay %(message)s"
+    )
+    try:
+        outbox: Outbox = FileOutbox(args.outbox) if args.outbox else MemoryOutbox()
+    except ValueError as err:
+        print(f"osfoundry-fake relay: {err}", file=sys.stderr)
+        return 2
+    clock = RealClock()
+    transport = HttpxTransport(timeout=10.0)
+    client = RelayClient(transport, args.relay_url, args.desktop_token)
+    sessions = make_sessions(args.sessions, seed=args.seed)
+    shared = [s.to_dict() for s in sessions]
+    try:
+        client.sync(args.project_id, shared)
+    except HttpStatusError as err:
+        print(f"osfoundry-fake relay: the first sync was refused: {err}", file=sys.stderr)
+        return 2
+    except OsfClientError as err:
+        print(f"osfoundry-fake relay: cannot sync with {args.relay_url}: {err}", file=sys.stderr)
+        return 2
+    engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
+    relay = FakeRelay(
+        clock,
+        client,
+        engine,
+        interval=args.interval,
+        control_poll=args.control_poll,
+        outbox=outbox,
+        seed=args.seed,
+    )
+    relay.share(args.project_id, sessions)
+    sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")
+    sys.stdout.flush()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        clock.stop()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    def log_pass(event: RelayEvent) -> None:
+        if event.kind == "synced":
+            logging.getLogger("pytest_osfoundry.relay").debug("pass %s", event.detail)
+
+    relay.on_event(log_pass)
+    relay.start()
+    try:
+        clock.run()
+    finally:
+        relay.stop()
+        transport.close()
+        pending = len(outbox.items())
+        print(f"relay stopped; {pending} completion(s) wait in the outbox", file=sys.stderr)
+    return 0

@@ -1,0 +1,461 @@
+"""The fake desktop relay: a port of osFoundry's ``useConnectedGraphRelay.ts`` (SPEC §4).
+
+:class:`FakeRelay` runs on a clock (virtual or real) and talks to a server only
+through a :class:`~pytest_osfoundry.client._relay_client.RelayClient`, so the same relay
+drives the in-process fake, a loopback server or a foreign URL.
+
+What it does, rule by rule:
+
+* **D11** A pass every ``interval`` seconds (20) and at once when sharing changes; a
+  tick that comes while a pass is busy is skipped (recorded in :attr:`passes`). A
+  sharing change restarts the interval, as re-running the hook's effect does.
+* **D12** A pass first re-sends the outbox, then for each enabled project syncs its
+  ticked sessions (at most 100) and takes the queued commands from the answer. A
+  project's commands are run before the next project is synced.
+* **D13** Just before running a command it re-checks that the project is still
+  enabled, the session still ticked and its slug unchanged; otherwise it completes
+  the command as ``cancelled`` with :data:`NO_LONGER_SHARED` and never runs it.
+* **D14** It starts the run (``POST .../start``), runs the Graph on channel
+  ``graph:external:<command id>`` with a control poll every ``control_poll`` seconds
+  (3), then posts the bounded completion. One command at a time.
+* **D15** A command id that is not a UUID is refused before anything is bound or run.
+* **D16** When the control poll sees ``cancel_requested`` it calls the engine's cancel
+  once, waits for the run to stop, and reports ``cancelled`` whatever the run did.
+* **D17** Each completion goes to the outbox before its POST and leaves it only after
+  a 2xx; ``outbox=False`` turns the outbox off (a lost POST is then lost for good).
+* **D18** Completions are bounded by
+  :func:`~pytest_osfoundry.relay._bounded.bounded_completion`.
+
+A command whose completion still waits in the outbox is never run again, even if a
+sync hands it out once more (its completion had not arrived yet).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+from pytest_osfoundry._ids import is_uuid, uuid4_hex
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
+from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
+from pytest_osfoundry.engine._fake_engine import FakeEngine
+from pytest_osfoundry.engine._sessions import SessionInfo
+from pytest_osfoundry.relay._bounded import bounded_completion
+from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
+
+__all__ = ["NO_LONGER_SHARED", "FakeRelay", "PassRecord", "RelayEvent"]
+
+NO_LONGER_SHARED = "Graph session is no longer shared with this project"
+MAX_SHARED = 100
+log = logging.getLogger("pytest_osfoundry.relay")
+
+PassReason = Literal["start", "interval", "sharing", "online", "manual"]
+
+
+@dataclass
+class PassRecord:
+    """One tick of the relay: when, why, whether it ran or was skipped as busy."""
+
+    at: float
+    reason: PassReason
+    skipped: bool
+    ended_at: float | None = None
+
+
+class RelayEvent(NamedTuple):
+    """One thing the relay did, for tests and logs (``kind`` names it; immutable)."""
+
+    at: float
+    kind: str
+    command_id: str | None = None
+    detail: str = ""
+
+
+@dataclass
+class _ProjectShare:
+    enabled: bool = True
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _session_dict(session: SessionInfo | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(session, SessionInfo):
+        return session.to_dict()
+    if not isinstance(session, Mapping):
+        raise TypeError(f"a session must be a SessionInfo or a mapping, got {session!r}")
+    data = dict(session)
+    for key in ("graph_session_id", "slug"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise ValueError(f"a shared session needs a non-empty string {key!r}: {data!r}")
+    return {
+        "graph_session_id": data["graph_session_id"],
+        "name": data.get("name", data["slug"]),
+        "description": data.get("description", ""),
+        "slug": data["slug"],
+        "version": data.get("version", 1),
+        "status": data.get("status", "active"),
+    }
+
+
+def _positive(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+class FakeRelay:
+    """The owner's desktop relay, faked. Call :meth:`start` to begin polling.
+
+    ``outbox`` is an :class:`~pytest_osfoundry.relay._outbox.Outbox` (in memory by
+    default) or ``False`` for no outbox. ``phase`` delays the first pass after
+    :meth:`start`. ``seed`` makes execution ids deterministic.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        client: RelayClient,
+        engine: FakeEngine,
+        *,
+        interval: float = 20.0,
+        control_poll: float = 3.0,
+        outbox: Outbox | Literal[False] | None = None,
+        max_sessions: int = MAX_SHARED,
+        seed: int | None = None,
+    ) -> None:
+        for method in ("now", "call_later", "start"):
+            if not callable(getattr(clock, method, None)):
+                raise TypeError(
+                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
+                )
+        if not isinstance(client, RelayClient):
+            raise TypeError(f"client must be a RelayClient, got {client!r}")
+        if not isinstance(engine, FakeEngine):
+            raise TypeError(f"engine must be a FakeEngine, got {engine!r}")
+        if (
+            outbox is not None
+            and outbox is not False
+            and not all(callable(getattr(outbox, m, None)) for m in ("put", "remove", "items"))
+        ):
+            raise TypeError(
+                "outbox takes an Outbox (put/remove/items), None (in memory) or False (off); "
+                f"got {outbox!r}"
+            )
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
+        self.clock = clock
+        self.client = client
+        self.engine = engine
+        self.interval = _positive(interval, "interval")
+        self.control_poll = _positive(control_poll, "control_poll")
+        self.outbox: Outbox | None = (
+            None if outbox is False else (outbox if outbox is not None else MemoryOutbox())
+        )
+        self.max_sessions = max_sessions
+        # A stream of its own: seeded like the server's command ids, the execution ids
+        # would otherwise repeat the command ids digit for digit.
+        self._rng = random.Random(None if seed is None else f"relay-execution-ids:{seed}")
+        self._shares: dict[str, _ProjectShare] = {}
+        self._timer: Timer | None = None
+        self._busy = False
+        self.running = False
+        self.online = True
+        self.passes: list[PassRecord] = []
+        self.events: list[RelayEvent] = []
+        self.executed: list[str] = []
+        self.current: str | None = None
+        self._listeners: list[Callable[[RelayEvent], None]] = []
+
+    def on_event(self, listener: Callable[[RelayEvent], None]) -> None:
+        """Call ``listener(event)`` for every :class:`RelayEvent` from now on."""
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        self._listeners.append(listener)
+
+    # ------------------------------------------------------------------ sharing
+    def share(
+        self, project_id: str, sessions: Iterable[SessionInfo | Mapping[str, Any]] = ()
+    ) -> None:
+        """Enable ``project_id`` and tick ``sessions`` (added to those already ticked)."""
+        pid = _pid(project_id)
+        ticked = [_session_dict(session) for session in sessions]  # all valid, or no change
+        share = self._shares.setdefault(pid, _ProjectShare())
+        share.enabled = True
+        for data in ticked:
+            share.sessions[data["graph_session_id"]] = data
+        self._sharing_changed()
+
+    def enable(self, project_id: str) -> None:
+        """Enable a project (its ticked sessions are synced again)."""
+        self._shares.setdefault(_pid(project_id), _ProjectShare()).enabled = True
+        self._sharing_changed()
+
+    def disable(self, project_id: str) -> None:
+        """Disable a project: no more syncs for it; its commands are re-check-cancelled."""
+        self._share(project_id).enabled = False
+        self._sharing_changed()
+
+    def tick(self, project_id: str, session: SessionInfo | Mapping[str, Any]) -> None:
+        """Tick one session for a project."""
+        data = _session_dict(session)
+        self._share(project_id).sessions[data["graph_session_id"]] = data
+        self._sharing_changed()
+
+    def untick(self, project_id: str, graph_session_id: str) -> None:
+        """Untick one session (it is no longer shared with the project)."""
+        share = self._share(project_id)
+        if graph_session_id not in share.sessions:
+            raise KeyError(f"session {graph_session_id!r} is not ticked for {project_id!r}")
+        del share.sessions[graph_session_id]
+        self._sharing_changed()
+
+    def rename(self, project_id: str, graph_session_id: str, slug: str) -> None:
+        """Change a ticked session's slug (queued commands with the old slug are refused)."""
+        if not isinstance(slug, str) or not slug:
+            raise ValueError(f"slug must be a non-empty string, got {slug!r}")
+        share = self._share(project_id)
+        if graph_session_id not in share.sessions:
+            raise KeyError(f"session {graph_session_id!r} is not ticked for {project_id!r}")
+        share.sessions[graph_session_id]["slug"] = slug
+        self._sharing_changed()
+
+    def shared_sessions(self, project_id: str) -> list[dict[str, Any]]:
+        """The sessions a sync for ``project_id`` uploads now (at most ``max_sessions``)."""
+        return [dict(s) for s in self._to_sync(self._share(project_id))]
+
+    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+        """The ticked sessions a sync uploads (the relay's own dicts: encoded at once)."""
+        return list(share.sessions.values())[: self.max_sessions]
+
+    def _share(self, project_id: str) -> _ProjectShare:
+        share = self._shares.get(_pid(project_id))
+        if share is None:
+            raise KeyError(f"project {project_id!r} was never shared; call share() first")
+        return share
+
+    def _sharing_changed(self) -> None:
+        if self.running and self.online:
+            self._restart("sharing")
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, *, phase: float = 0.0) -> None:
+        """Begin polling: the first pass ``phase`` seconds from now, then every interval."""
+        if self.running:
+            raise RuntimeError("the relay is already started")
+        if isinstance(phase, bool) or not isinstance(phase, (int, float)) or not phase >= 0:
+            raise ValueError(f"phase must be a non-negative number of seconds, got {phase!r}")
+        self.running = True
+        if self.online:
+            self._timer = self.clock.call_later(phase, lambda: self._tick("start"))
+
+    def stop(self) -> None:
+        """Stop polling (a pass under way finishes its current command and ends)."""
+        self.running = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def go_offline(self) -> None:
+        """The desktop sleeps: no passes until :meth:`go_online`."""
+        self.online = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._event("offline")
+
+    def go_online(self) -> None:
+        """The desktop wakes: a pass at once, then every interval."""
+        if self.online:
+            return
+        self.online = True
+        self._event("online")
+        if self.running:
+            self._restart("online")
+
+    def pass_now(self) -> None:
+        """Tick at once (skipped if a pass is busy), without moving the interval."""
+        self._tick("manual", reschedule=False)
+
+    @property
+    def busy(self) -> bool:
+        """True while a pass is under way."""
+        return self._busy
+
+    def _restart(self, reason: PassReason) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._tick(reason)
+
+    def _tick(self, reason: PassReason, *, reschedule: bool = True) -> None:
+        if reschedule:
+            self._timer = self.clock.call_later(self.interval, lambda: self._tick("interval"))
+        if not self.running or not self.online:
+            return
+        now = self.clock.now()
+        if self._busy:
+            self.passes.append(PassRecord(now, reason, skipped=True, ended_at=now))
+            return
+        record = PassRecord(now, reason, skipped=False)
+        self.passes.append(record)
+        self._busy = True
+        self.clock.start(self._pass(record), name="relay-pass")
+
+    # ------------------------------------------------------------------ a pass
+    def _pass(self, record: PassRecord) -> ProcessGen:
+        try:
+            self._flush_outbox()
+            for project_id, share in list(self._shares.items()):
+                if not share.enabled:
+                    continue
+                try:
+                    commands = self.client.sync(project_id, self._to_sync(share))
+                except OsfClientError as err:
+                    self._event("sync-failed", detail=f"{project_id}: {err}")
+                    continue
+                self._event("synced", detail=f"{project_id}: {len(commands)} queued")
+                for command in commands:
+                    if not (self.running and self.online):
+                        break
+                    yield from self._handle(project_id, command)
+        finally:
+            self._busy = False
+            record.ended_at = self.clock.now()
+
+    def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
+        is_mapping = isinstance(command, (dict, Mapping))  # dict first: no ABC check
+        command_id = command.get("command_id") if is_mapping else None
+        if not is_uuid(command_id):
+            self._event("refused", detail=f"command id {command_id!r} is not a UUID (D15)")
+            return
+        assert isinstance(command_id, str)
+        if self.outbox is not None and any(cid == command_id for cid, _ in self.outbox.items()):
+            self._event("skipped", command_id, "its completion waits in the outbox")
+            return
+        execution_id = f"exec_{uuid4_hex(self._rng.getrandbits(128))}"
+        if not self._still_shared(project_id, command):
+            self._event("recheck-cancelled", command_id, NO_LONGER_SHARED)
+            self._complete(
+                command_id,
+                bounded_completion(
+                    execution_id=execution_id, status="cancelled", error=NO_LONGER_SHARED
+                ),
+            )
+            return
+        try:
+            status = self.client.start(command_id, execution_id)
+        except OsfClientError as err:
+            self._event("start-failed", command_id, str(err))
+            return
+        if status != "running":
+            self._event("not-started", command_id, f"server answered {status!r}")
+            return
+        gsid = str(command.get("graph_session_id", ""))
+        arguments = command.get("arguments")
+        try:
+            run = self.engine.start(
+                gsid,
+                dict(arguments) if isinstance(arguments, Mapping) else {},
+                f"graph:external:{command_id}",
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            # The desktop could not start the Graph: report it instead of leaving the
+            # run ``running`` on the server for ever.
+            message = f"the desktop could not start the Graph: {err}"
+            self._event("engine-refused", command_id, message)
+            self._complete(
+                command_id,
+                bounded_completion(execution_id=execution_id, status="failed", error=message),
+            )
+            return
+        self.executed.append(command_id)
+        self.current = command_id
+        self._event("started", command_id, run.channel)
+        cancelled = False
+        poll = Wait(run.done, self.control_poll)  # immutable: one for every control poll
+        try:
+            while True:
+                finished = yield poll
+                if finished:
+                    break
+                if self._cancel_requested(command_id):
+                    cancelled = True
+                    run.cancel()
+                    yield run.done
+                    break
+        finally:
+            self.current = None
+        outcome = run.outcome
+        assert outcome is not None
+        body = bounded_completion(
+            execution_id=execution_id,
+            status="cancelled" if cancelled else outcome.status,
+            result=outcome.result if not cancelled and outcome.status == "completed" else None,
+            total_tokens=outcome.total_tokens,
+            reported_cost=outcome.reported_cost,
+            error=outcome.error if not cancelled else None,
+        )
+        self._event("finished", command_id, body["status"])
+        self._complete(command_id, body)
+
+    def _still_shared(self, project_id: str, command: Mapping[str, Any]) -> bool:
+        """D13: the project enabled, the session ticked, its slug unchanged."""
+        share = self._shares.get(project_id)
+        if share is None or not share.enabled:
+            return False
+        session = share.sessions.get(str(command.get("graph_session_id")))
+        return session is not None and session["slug"] == command.get("slug")
+
+    def _cancel_requested(self, command_id: str) -> bool:
+        try:
+            control = self.client.control(command_id)
+        except OsfClientError as err:
+            self._event("control-failed", command_id, str(err))
+            return False
+        return bool(control.get("cancel_requested"))
+
+    def _complete(self, command_id: str, body: dict[str, Any]) -> None:
+        if self.outbox is not None:
+            self.outbox.put(command_id, body)
+        self._post(command_id, body)
+
+    def _flush_outbox(self) -> None:
+        if self.outbox is None:
+            return
+        for command_id, body in self.outbox.items():
+            self._post(command_id, body)
+
+    def _post(self, command_id: str, body: dict[str, Any]) -> None:
+        try:
+            self.client.complete(command_id, body)
+        except HttpStatusError as err:
+            self._event("complete-refused", command_id, f"HTTP {err.status}")
+            return
+        except OsfClientError as err:
+            self._event("complete-lost", command_id, str(err))
+            return
+        if self.outbox is not None:
+            self.outbox.remove(command_id)
+        self._event("delivered", command_id, body["status"])
+
+    def _event(self, kind: str, command_id: str | None = None, detail: str = "") -> None:
+        event = RelayEvent(self.clock.now(), kind, command_id, detail)
+        self.events.append(event)
+        log.info("%s %s %s", kind, command_id or "-", detail)
+        for listener in self._listeners:
+            listener(event)
+
+    def delivered_at(self, command_id: str) -> float | None:
+        """When the completion of ``command_id`` was last delivered (a 2xx), if ever."""
+        for event in reversed(self.events):
+            if event.kind == "delivered" and event.command_id == command_id:
+                return event.at
+        return None
+
+
+def _pid(project_id: object) -> str:
+    if not isinstance(project_id, str) or not project_id:
+        raise ValueError(f"project_id must be a non-empty string, got {project_id!r}")
+    return project_id

@@ -1,0 +1,202 @@
+"""The reference server: one HTTP app in front of one :class:`ServerState`.
+
+:class:`ReferenceServer` is the single handler every door calls — the loopback HTTP
+server, the respx mount and the direct in-process transport — so their behaviour
+cannot drift. It routes:
+
+* ``/mcp`` (configurable) → :class:`~pytest_osfoundry.server._mcp.McpEndpoint`
+* ``/external-assistants/graph-relays/...`` → :class:`~pytest_osfoundry.server._relay_api.RelayApi`
+* ``/.well-known/oauth-protected-resource`` → the protected-resource metadata (R2)
+
+and applies the checks that hold for every path: bodies over 1 MiB get 413, a token
+in the query string gets 400 (R2: never accepted), unknown paths 404. Nothing it
+answers is ever a 500 with a traceback: an unexpected error is logged (without
+request headers) and answered with a plain 500 JSON body.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_osfoundry.clock import Clock
+from pytest_osfoundry.http import Request, Response, json_response
+from pytest_osfoundry.server._auth import TokenStore, has_query_token
+from pytest_osfoundry.server._mcp import McpEndpoint
+from pytest_osfoundry.server._relay_api import RelayApi
+from pytest_osfoundry.server._state import ServerState
+from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE
+
+__all__ = ["MAX_BODY", "Provisioned", "ReferenceServer"]
+
+MAX_BODY = 1024 * 1024
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+log = logging.getLogger("pytest_osfoundry.server")
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """What :meth:`ReferenceServer.provision` made: one owner, project, desktop, agents.
+
+    ``agent_token`` and ``other_agent_token`` are two connected agents of the project
+    with ``osfoundry:read osfoundry:run``; ``read_token`` an agent with
+    ``osfoundry:read`` only; ``desktop_token`` the owner's relay credential;
+    ``stranger_token`` an agent of *another* account (with its own project).
+    """
+
+    account_id: str
+    project_id: str
+    agent_token: str = field(repr=False)
+    other_agent_token: str = field(repr=False)
+    read_token: str = field(repr=False)
+    desktop_token: str = field(repr=False)
+    stranger_token: str = field(repr=False)
+    stranger_project_id: str = ""
+    stranger_desktop_token: str = field(default="", repr=False)
+
+    def tokens(self) -> dict[str, str]:
+        """The credentials by role (for printing, mask them first)."""
+        return {
+            "agent_token": self.agent_token,
+            "other_agent_token": self.other_agent_token,
+            "read_token": self.read_token,
+            "desktop_token": self.desktop_token,
+            "stranger_token": self.stranger_token,
+            "stranger_desktop_token": self.stranger_desktop_token,
+        }
+
+
+class ReferenceServer:
+    """The kit's reference implementation of SPEC.md §2-§3, as an HTTP handler.
+
+    Call it with a :class:`~pytest_osfoundry.http.Request`; read and provision its
+    :attr:`state` directly. ``public_url`` is the MCP URL used in challenges and the
+    protected-resource metadata; without it the origin comes from the ``Host`` header.
+    """
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        state: ServerState | None = None,
+        mcp_path: str = "/mcp",
+        public_url: str | None = None,
+        sse: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        if not mcp_path.startswith("/"):
+            raise ValueError(f"mcp_path must start with '/', got {mcp_path!r}")
+        self.state = state if state is not None else ServerState(clock, seed=seed)
+        self.tokens = TokenStore()
+        self._mcp_paths = (mcp_path, mcp_path + "/")
+        self.public_url = public_url
+        self.mcp = McpEndpoint(self.state, self.tokens, sse=sse)
+        self.relay = RelayApi(self.state, self.tokens)
+        self.provisioned: Provisioned | None = None
+
+    @property
+    def mcp_path(self) -> str:
+        """The path of the MCP endpoint (fixed when the server is made)."""
+        return self._mcp_paths[0]
+
+    # ------------------------------------------------------------------ provisioning
+    def provision(
+        self,
+        *,
+        project_id: str | None = None,
+        agent_token: str | None = None,
+        other_agent_token: str | None = None,
+        read_token: str | None = None,
+        desktop_token: str | None = None,
+    ) -> Provisioned:
+        """Create an owner with one project and desktop, three agents, and a stranger.
+
+        Tokens are random unless given. Returns them in a :class:`Provisioned`.
+        """
+        st = self.state
+        both = (READ_SCOPE, RUN_SCOPE)
+        account = st.add_account()
+        project = st.add_project(account.account_id, project_id)
+        pid = project.project_id
+        a1 = st.add_agent(account.account_id, [pid], both)
+        a2 = st.add_agent(account.account_id, [pid], both)
+        a3 = st.add_agent(account.account_id, [pid], (READ_SCOPE,))
+        desktop = self.tokens.issue("desktop", account.account_id, desktop_token)
+        account.desktop_tokens.add(desktop)
+        other = st.add_account()
+        other_project = st.add_project(other.account_id)
+        stranger = st.add_agent(other.account_id, [other_project.project_id], both)
+        other_desktop = self.tokens.issue("desktop", other.account_id)
+        other.desktop_tokens.add(other_desktop)
+        self.provisioned = Provisioned(
+            account_id=account.account_id,
+            project_id=pid,
+            agent_token=self.tokens.issue("agent", a1.agent_id, agent_token),
+            other_agent_token=self.tokens.issue("agent", a2.agent_id, other_agent_token),
+            read_token=self.tokens.issue("agent", a3.agent_id, read_token),
+            desktop_token=desktop,
+            stranger_token=self.tokens.issue("agent", stranger.agent_id),
+            stranger_project_id=other_project.project_id,
+            stranger_desktop_token=other_desktop,
+        )
+        return self.provisioned
+
+    # ------------------------------------------------------------------ HTTP
+    def __call__(self, request: Request) -> Response:
+        """Answer one HTTP request. Never raises."""
+        try:
+            return self._dispatch(request)
+        except Exception:  # a bug in the kit: answer plainly, log without secrets
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return json_response(500, {"error": "internal error in the reference server"})
+
+    handle = __call__
+
+    def origin(self, request: Request) -> str:
+        """This server's origin as a caller sees it.
+
+        ``public_url`` when given; otherwise the ``Host`` header, with the scheme from
+        ``X-Forwarded-Proto`` (which the respx mount sets from the URL) or ``http``.
+        """
+        if self.public_url:
+            scheme, _, rest = self.public_url.partition("://")
+            return f"{scheme}://{rest.split('/', 1)[0]}"
+        host = request.headers.get("host") or "127.0.0.1"
+        scheme = "https" if request.headers.get("x-forwarded-proto") == "https" else "http"
+        return f"{scheme}://{host}"
+
+    def mcp_url(self, request: Request) -> str:
+        """The MCP endpoint's absolute URL as a caller sees it."""
+        return self.public_url or self.origin(request) + self.mcp_path
+
+    def _dispatch(self, request: Request) -> Response:
+        if len(request.body) > MAX_BODY:
+            return json_response(413, {"error": f"request body over {MAX_BODY} bytes"})
+        if request.query and has_query_token(request.query):
+            return json_response(
+                400,
+                {
+                    "error": "tokens in the query string are never accepted; "
+                    "send Authorization: Bearer <token>"
+                },
+            )
+        path = request.path
+        if path in self._mcp_paths:
+            return self.mcp.handle(request, self.origin)
+        if RelayApi.owns(path):
+            return self.relay.handle(request)
+        if path == WELL_KNOWN or path == WELL_KNOWN + self.mcp_path:
+            if request.method not in ("GET", "HEAD"):
+                return json_response(405, {"error": "use GET"}, {"allow": "GET"})
+            return json_response(200, self._resource_metadata(request))
+        return json_response(404, {"error": f"nothing at {path}"})
+
+    def _resource_metadata(self, request: Request) -> dict[str, Any]:
+        origin = self.origin(request)
+        return {
+            "resource": self.mcp_url(request),
+            "authorization_servers": [origin],
+            "scopes_supported": [READ_SCOPE, RUN_SCOPE],
+            "bearer_methods_supported": ["header"],
+        }

@@ -1,0 +1,302 @@
+"""The MCP endpoint: JSON-RPC 2.0 over Streamable HTTP (SPEC R1), tools (D3, R3).
+
+One POST carries one JSON-RPC message. Requests are answered with
+``application/json`` (or ``text/event-stream`` when the endpoint is built with
+``sse=True``); notifications and client responses get ``202`` with no body.
+
+Choices where the MCP specification leaves room (see docs/rules.md):
+
+* ``Mcp-Session-Id`` is issued at ``initialize`` and echoed back by clients; a
+  request *without* one is still served (stateless clients, curl), a request with an
+  unknown one gets ``404`` as the MCP spec asks, and ``DELETE`` ends a session.
+* A missing ``MCP-Protocol-Version`` header is accepted; an unsupported one gets 400.
+* Argument schema violations come back as a tool result with ``isError: true``
+  (what ``2025-11-25`` asks, SEP-1303); unknown tools as JSON-RPC ``-32602``.
+* ``tools/call`` authenticates before it validates arguments: without a valid token
+  a caller learns nothing about an argument's validity.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pytest_osfoundry._wirejson import dumps, string_of
+from pytest_osfoundry.http import Request, Response, json_response
+from pytest_osfoundry.server import _tools as tooldefs
+from pytest_osfoundry.server._auth import TokenStore, bearer_token, challenge
+from pytest_osfoundry.server._request_body import BadJson, parse_body
+from pytest_osfoundry.server._state import Agent, DomainError, ServerState
+
+__all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
+
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+#: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
+#: 404 and initializes again, as the MCP specification provides).
+MAX_SESSIONS = 10_000
+SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": "0.1.0"}
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+
+_JSON_HEADERS = {"content-type": "application/json"}
+
+
+def _rpc_error(
+    status: int, msg_id: Any, code: int, message: str, headers: dict[str, str] | None = None
+) -> Response:
+    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    return json_response(status, payload, headers)
+
+
+class _Refusal(Exception):
+    """An HTTP-level refusal raised from inside a tool call (401/403)."""
+
+    def __init__(self, status: int, www_authenticate: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.www_authenticate = www_authenticate
+        self.message = message
+
+
+ToolImpl = Callable[[ServerState, Agent, dict[str, Any]], dict[str, Any]]
+
+_TOOL_IMPLS: dict[str, ToolImpl] = {
+    tooldefs.RUN_GRAPH_SESSION: lambda s, a, args: s.run_graph_session(
+        a, args["graph_session_id"], args["idempotency_key"], args.get("arguments")
+    ),
+    tooldefs.LIST_GRAPH_SESSIONS: lambda s, a, args: s.list_graph_sessions(
+        a, args["project_id"], None if "limit" not in args else int(args["limit"])
+    ),
+    tooldefs.GET_GRAPH_RUN: lambda s, a, args: s.get_graph_run(a, args["command_id"]),
+    tooldefs.CANCEL_GRAPH_RUN: lambda s, a, args: s.cancel_graph_run(a, args["command_id"]),
+}
+
+
+class McpEndpoint:
+    """Answers HTTP requests to the MCP URL on behalf of a :class:`ServerState`."""
+
+    def __init__(self, state: ServerState, tokens: TokenStore, *, sse: bool = False) -> None:
+        self.state = state
+        self.tokens = tokens
+        self.sse = sse
+        self._sessions: dict[str, str] = {}  # insertion order: oldest first
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ HTTP
+    def handle(self, request: Request, origin: Callable[[Request], str]) -> Response:
+        """Serve one HTTP request to the MCP endpoint.
+
+        ``origin(request)`` names this server as the caller sees it (asked only when
+        a challenge needs it).
+        """
+        if request.method != "POST":
+            if request.method == "DELETE":
+                return self._delete(request)
+            return json_response(
+                405, {"error": "use POST for MCP messages"}, {"allow": "POST, DELETE"}
+            )
+        try:
+            message = parse_body(request.body)
+        except BadJson as bad:
+            return _rpc_error(400, None, PARSE_ERROR, f"Parse error: {bad}")
+        if type(message) is list:
+            return _rpc_error(
+                400, None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported"
+            )
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            return _rpc_error(
+                400, None, INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object"
+            )
+        method = message.get("method")
+        has_id = "id" in message
+        msg_id = message.get("id")
+        if has_id and type(msg_id) is not int and type(msg_id) is not str:  # bool: refused
+            return _rpc_error(
+                400, None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
+        if method is None:
+            if has_id and ("result" in message or "error" in message):
+                return Response(202)  # a client's response to a server request
+            return _rpc_error(400, msg_id, INVALID_REQUEST, "Invalid Request: no method")
+        if not isinstance(method, str):
+            return _rpc_error(
+                400, msg_id, INVALID_REQUEST, "Invalid Request: method must be a string"
+            )
+
+        headers: dict[str, str] = {}
+        if method != "initialize":
+            refused = self._check_headers(request, msg_id)
+            if refused is not None:
+                return refused
+        if not has_id:
+            return Response(202)  # notifications (notifications/initialized, cancelled, ...)
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return self._reply(
+                _error_payload(msg_id, INVALID_PARAMS, "Invalid params: params must be an object"),
+                headers,
+            )
+        result: dict[str, Any] | _ToolResult
+        try:
+            if method == "tools/call":  # by far the most common: first
+                result = self._call_tool(request, params, origin)
+            elif method == "initialize":
+                result, headers = self._initialize(params)
+            elif method == "ping":
+                result = {}
+            elif method == "tools/list":
+                result = {"tools": tooldefs.tools_listing()}
+            else:
+                return self._reply(
+                    _error_payload(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}"),
+                    headers,
+                )
+        except _Refusal as refusal:
+            return _rpc_error(
+                refusal.status,
+                msg_id,
+                -32001,
+                refusal.message,
+                {"www-authenticate": refusal.www_authenticate},
+            )
+        except _InvalidParams as bad:
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), headers)
+        if isinstance(result, _ToolResult):
+            # The same bytes as dumps() of the whole message; structuredContent is
+            # encoded once, not twice (once as the text, once as the object).
+            return self._reply_bytes(
+                b'{"jsonrpc":"2.0","id":'
+                + dumps(msg_id)
+                + b',"result":{"content":[{"type":"text","text":'
+                + string_of(result.encoded)
+                + b'}],"structuredContent":'
+                + result.encoded
+                + b"}}",
+                headers,
+            )
+        return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
+
+    def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
+        return self._reply_bytes(dumps(payload), headers)
+
+    def _reply_bytes(self, body: bytes, headers: dict[str, str]) -> Response:
+        if self.sse:
+            out = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
+            return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
+        return Response(200, {**_JSON_HEADERS, **headers}, body)
+
+    def _check_headers(self, request: Request, msg_id: Any) -> Response | None:
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            return _rpc_error(
+                400,
+                msg_id,
+                INVALID_REQUEST,
+                f"Unsupported MCP-Protocol-Version {version!r}; supported: "
+                + ", ".join(SUPPORTED_VERSIONS),
+            )
+        session = request.headers.get("mcp-session-id")
+        if session is not None and session not in self._sessions:
+            return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
+        return None
+
+    def _delete(self, request: Request) -> Response:
+        session = request.headers.get("mcp-session-id")
+        with self._lock:
+            if session is None or self._sessions.pop(session, None) is None:
+                return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
+        return Response(204)
+
+    # ------------------------------------------------------------------ methods
+    def _initialize(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
+        session_id = secrets.token_hex(16)
+        with self._lock:
+            self._sessions[session_id] = version
+            while len(self._sessions) > MAX_SESSIONS:  # forget the oldest; it re-initializes
+                del self._sessions[next(iter(self._sessions))]
+        result = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": dict(SERVER_INFO),
+            "instructions": (
+                "run_graph_session queues a Graph run on the owner's desktop; poll "
+                "get_graph_run about 20 s later for its progress and result."
+            ),
+        }
+        return result, {"mcp-session-id": session_id}
+
+    def _call_tool(
+        self, request: Request, params: dict[str, Any], origin: Callable[[Request], str]
+    ) -> dict[str, Any] | _ToolResult:
+        name = params.get("name")
+        if not isinstance(name, str) or name not in _TOOL_IMPLS:
+            raise _InvalidParams(
+                f"Unknown tool: {name!r}"
+                if isinstance(name, str)
+                else "Invalid params: name must be a string"
+            )
+        arguments = params.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise _InvalidParams("Invalid params: arguments must be an object")
+        agent = self._authorize(request, name, origin)
+        invalid = tooldefs.argument_error(name, arguments)
+        if invalid is not None:
+            return _tool_error(invalid)
+        try:
+            structured = _TOOL_IMPLS[name](self.state, agent, arguments)
+        except DomainError as err:
+            return _tool_error(err.message)
+        return _ToolResult(structured, dumps(structured))
+
+    def _authorize(self, request: Request, tool: str, origin: Callable[[Request], str]) -> Agent:
+        """R2: 401 without a usable agent token, 403 without the tool's scope."""
+        scope = tooldefs.REQUIRED_SCOPE[tool]
+        raw = request.headers.get("authorization")
+        token = bearer_token(raw)
+        cred = self.tokens.lookup(token, self.state.clock.now())
+        if cred is None:
+            error = None if raw is None else "invalid_token"
+            message = "Unauthorized: a valid bearer token is required"
+            raise _Refusal(401, challenge(origin(request), scope, error), message)
+        agent = self.state.agents.get(cred.principal_id) if cred.kind == "agent" else None
+        if agent is None or scope not in agent.scopes:
+            raise _Refusal(
+                403,
+                challenge(origin(request), scope, "insufficient_scope"),
+                f"Forbidden: this token lacks the {scope} scope",
+            )
+        return agent
+
+
+class _ToolResult:
+    """A successful ``tools/call`` result (R3): the structured content, encoded once."""
+
+    __slots__ = ("encoded", "structured")
+
+    def __init__(self, structured: dict[str, Any], encoded: bytes) -> None:
+        self.structured = structured
+        self.encoded = encoded
+
+
+class _InvalidParams(Exception):
+    pass
+
+
+def _error_payload(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def _tool_error(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}

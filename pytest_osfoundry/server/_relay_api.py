@@ -1,0 +1,115 @@
+"""The desktop relay API (SPEC D10, R9-R13): HTTP in, :class:`ServerState` calls out.
+
+Paths (under the relay base, by default the server's origin)::
+
+    POST /external-assistants/graph-relays/sync
+    POST /external-assistants/graph-relays/commands/{command_id}/start
+    GET  /external-assistants/graph-relays/commands/{command_id}/control
+    POST /external-assistants/graph-relays/commands/{command_id}/complete
+
+Errors are ``{"error": "<message>"}`` with the status the rule names: 400 for a bad
+body, 401 without a known token, 403 for an agent's token (R12), 404 for an unknown
+command or another owner's (R13), 409 for a conflicting completion or start, 413 for
+an oversized completion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from pytest_osfoundry.http import Request, Response, json_response
+from pytest_osfoundry.server._auth import TokenStore, bearer_token
+from pytest_osfoundry.server._request_body import BadJson, parse_body
+from pytest_osfoundry.server._state import Account, DomainError, ServerState
+
+__all__ = ["RELAY_PREFIX", "RelayApi"]
+
+RELAY_PREFIX = "/external-assistants/graph-relays"
+_COMMANDS = RELAY_PREFIX + "/commands/"
+_SYNC = RELAY_PREFIX + "/sync"
+_UNDER = RELAY_PREFIX + "/"
+_ACTIONS = {"start": "POST", "control": "GET", "complete": "POST"}
+_NEED_DESKTOP = "a valid desktop bearer token is required"
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return json_response(status, {"error": message}, headers)
+
+
+class RelayApi:
+    """Serves the relay paths for one :class:`ServerState`."""
+
+    def __init__(self, state: ServerState, tokens: TokenStore) -> None:
+        self.state = state
+        self.tokens = tokens
+
+    @staticmethod
+    def owns(path: str) -> bool:
+        """True when ``path`` belongs to the relay API."""
+        return path == RELAY_PREFIX or path.startswith(_UNDER)
+
+    def handle(self, request: Request) -> Response:
+        """Serve one relay request (path already known to be under the relay prefix)."""
+        route = self._route(request.path)
+        if route is None:
+            return _error(404, f"no relay endpoint at {request.path}")
+        action, command_id = route
+        expected = "POST" if action == "sync" else _ACTIONS[action]
+        if request.method != expected:
+            return _error(405, f"use {expected} for {action}", {"allow": expected})
+        account_or_refusal = self._authenticate(request)
+        if isinstance(account_or_refusal, Response):
+            return account_or_refusal
+        account = account_or_refusal
+        body: Any = None
+        if expected == "POST":
+            try:
+                body = parse_body(request.body)
+            except BadJson as bad:
+                return _error(400, f"the body must be JSON: {bad}")
+            if not isinstance(body, dict):
+                return _error(400, "the body must be a JSON object")
+        try:
+            if action == "sync":
+                assert body is not None
+                sessions = body.get("sessions")  # required: a missing list is no list
+                result = self.state.relay_sync(account, body.get("project_id"), sessions)
+            elif action == "start":
+                assert body is not None and command_id is not None
+                result = self.state.relay_start(account, command_id, body.get("execution_id"))
+            elif action == "control":
+                assert command_id is not None
+                result = self.state.relay_control(account, command_id)
+            else:
+                assert body is not None and command_id is not None
+                result = self.state.relay_complete(account, command_id, body)
+        except DomainError as err:
+            return _error(err.http_status, err.message)
+        return json_response(200, result)
+
+    @staticmethod
+    def _route(path: str) -> tuple[str, str | None] | None:
+        if path == _SYNC:
+            return "sync", None
+        if not path.startswith(_COMMANDS):
+            return None
+        rest = path[len(_COMMANDS) :]
+        command_id, _, action = rest.partition("/")
+        if not command_id or action not in _ACTIONS:
+            return None
+        return action, unquote(command_id) if "%" in command_id else command_id
+
+    def _authenticate(self, request: Request) -> Account | Response:
+        """R12: a desktop token of an account; 401 unknown, 403 an agent's token."""
+        cred = self.tokens.lookup(
+            bearer_token(request.headers.get("authorization")), self.state.clock.now()
+        )
+        if cred is None:
+            return _error(401, _NEED_DESKTOP, {"www-authenticate": "Bearer"})
+        if cred.kind != "desktop":
+            return _error(403, "an agent's token cannot act as the desktop relay")
+        account = self.state.accounts.get(cred.principal_id)
+        if account is None:
+            return _error(401, _NEED_DESKTOP, {"www-authenticate": "Bearer"})
+        return account

@@ -1,0 +1,557 @@
+"""The reference server's domain state: pure Python, no HTTP, no JSON-RPC, no I/O.
+
+Every behavioural rule of SPEC.md §2-§3 that is not about the wire lives here, once:
+
+* D4/R8  what ``list_graph_sessions`` shows (the last sync's upload, ``limit``)
+* D6     a run is visible only to the agent that started it (:meth:`ServerState._own_run`)
+* D7/R5  idempotency keys, per agent, remembered for the server's lifetime
+* D8/R7  the two cancel cases
+* R4/R6  the ticket and run views
+* D10    sync replaces the shared list and hands out queued commands, oldest first
+* R9-R11 start, control, complete (redelivery, conflicts, the 100,000-character bound)
+* R13    relay paths never reveal another owner's commands (404, like unknown ids)
+
+Methods take already-authenticated principals (:class:`Agent`, :class:`Account`)
+and plain values, and either return plain dicts or raise a :class:`DomainError`.
+Time comes from the clock the state is given. All public methods are thread-safe.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import random
+import secrets
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_osfoundry._ids import new_command_id
+from pytest_osfoundry._ids import rfc3339 as _format_rfc3339
+from pytest_osfoundry._jslength import js_stringify_length
+from pytest_osfoundry._limits import ERROR_LIMIT, RESULT_LIMIT, cut_error
+from pytest_osfoundry.clock import Clock, RealClock
+
+__all__ = [
+    "COMPLETION_LIMIT",
+    "ERROR_LIMIT",
+    "KEY_CONFLICT",
+    "MAX_SYNC_SESSIONS",
+    "PROJECT_NOT_FOUND",
+    "RUN_NOT_FOUND",
+    "SESSION_NOT_FOUND",
+    "STATUSES",
+    "TERMINAL",
+    "Account",
+    "Agent",
+    "BadRequest",
+    "Conflict",
+    "DomainError",
+    "NotFound",
+    "Project",
+    "Run",
+    "ServerState",
+    "TooLarge",
+]
+
+RUN_NOT_FOUND = "Graph run not found or access removed"
+SESSION_NOT_FOUND = "Graph session not found or access removed"
+PROJECT_NOT_FOUND = "Project not found or access removed"
+KEY_CONFLICT = "idempotency_key was already used with different arguments"
+
+STATUSES = ("queued", "running", "completed", "failed", "cancelled")
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+COMPLETION_LIMIT = RESULT_LIMIT
+MAX_SYNC_SESSIONS = 100
+SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
+#: Formatting a timestamp (datetime + strftime) is the costliest step of a run view,
+#: and a run's timestamps are read far more often than they change: memoised.
+rfc3339 = functools.lru_cache(maxsize=8192)(_format_rfc3339)
+
+RELAY_REPORTED = (
+    "execution_id",
+    "result",
+    "result_truncated",
+    "error",
+    "total_tokens",
+    "reported_cost",
+)
+
+
+class DomainError(Exception):
+    """A refusal the wire layers turn into a tool error or an HTTP status."""
+
+    http_status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(DomainError):
+    """Unknown, or not visible to this caller: the two are never distinguished."""
+
+    http_status = 404
+
+
+class BadRequest(DomainError):
+    """The request's content is wrong (a relay body, a project id of the wrong type)."""
+
+    http_status = 400
+
+
+class Conflict(DomainError):
+    """The request contradicts what is already stored (HTTP 409 on the relay API)."""
+
+    http_status = 409
+
+
+class TooLarge(DomainError):
+    """A completion over the 100,000-character bound (HTTP 413)."""
+
+    http_status = 413
+
+
+@dataclass
+class Account:
+    """An osFoundry account: it owns projects and the desktop that runs their Graphs."""
+
+    account_id: str
+    desktop_tokens: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Project:
+    """A project of one account, with the sessions the desktop last shared for it."""
+
+    project_id: str
+    account_id: str
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Agent:
+    """One Connected agent (one MCP connection): its scopes and connected projects."""
+
+    agent_id: str
+    account_id: str
+    scopes: frozenset[str]
+    project_ids: frozenset[str]
+
+
+@dataclass
+class Run:
+    """One queued Graph run and everything known about it."""
+
+    command_id: str
+    agent_id: str
+    project_id: str
+    graph_session_id: str
+    slug: str
+    arguments: dict[str, Any]
+    queued_at: float
+    status: str = "queued"
+    started_at: float | None = None
+    finished_at: float | None = None
+    cancel_requested: bool = False
+    cancelled_while_queued: bool = False
+    execution_id: str | None = None
+    completion: dict[str, Any] | None = None
+
+
+@dataclass
+class _KeyEntry:
+    fingerprint: str
+    command_id: str
+
+
+#: Canonical JSON (keys sorted, compact): made once, not per call as json.dumps would.
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
+def _fingerprint(graph_session_id: str, arguments: Mapping[str, Any]) -> str:
+    return _canonical([graph_session_id, arguments])
+
+
+class ServerState:
+    """All the reference server knows. Subclass and override one method to break one rule."""
+
+    def __init__(self, clock: Clock | None = None, *, seed: int | None = None) -> None:
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self._rng = random.Random(seed) if seed is not None else None
+        self._lock = threading.RLock()
+        self.accounts: dict[str, Account] = {}
+        self.projects: dict[str, Project] = {}
+        self.agents: dict[str, Agent] = {}
+        self.runs: dict[str, Run] = {}
+        self._queued: dict[str, dict[str, Run]] = {}
+        self._keys: dict[tuple[str, str], _KeyEntry] = {}
+
+    # ------------------------------------------------------------------ provisioning
+    def add_account(self, account_id: str | None = None) -> Account:
+        """Create an account (random id unless given)."""
+        with self._lock:
+            account_id = account_id or f"acct_{secrets.token_hex(6)}"
+            if account_id in self.accounts:
+                raise ValueError(f"account {account_id!r} exists already")
+            account = Account(account_id)
+            self.accounts[account_id] = account
+            return account
+
+    def add_project(self, account_id: str, project_id: str | None = None) -> Project:
+        """Create a project owned by ``account_id`` with nothing shared yet (D4)."""
+        with self._lock:
+            if account_id not in self.accounts:
+                raise ValueError(f"unknown account {account_id!r}; add_account() first")
+            project_id = project_id or f"proj_{secrets.token_hex(8)}"
+            if project_id in self.projects:
+                raise ValueError(f"project {project_id!r} exists already")
+            project = Project(project_id, account_id)
+            self.projects[project_id] = project
+            self._queued[project_id] = {}
+            return project
+
+    def add_agent(
+        self,
+        account_id: str,
+        project_ids: Iterable[str],
+        scopes: Iterable[str],
+        agent_id: str | None = None,
+    ) -> Agent:
+        """Connect a new agent of ``account_id`` to some of that account's projects."""
+        with self._lock:
+            if account_id not in self.accounts:
+                raise ValueError(f"unknown account {account_id!r}; add_account() first")
+            projects = frozenset(project_ids)
+            for pid in projects:
+                project = self.projects.get(pid)
+                if project is None or project.account_id != account_id:
+                    raise ValueError(f"project {pid!r} is not a project of {account_id!r}")
+            agent_id = agent_id or f"agent_{secrets.token_hex(6)}"
+            if agent_id in self.agents:
+                raise ValueError(f"agent {agent_id!r} exists already")
+            agent = Agent(agent_id, account_id, frozenset(scopes), projects)
+            self.agents[agent_id] = agent
+            return agent
+
+    def share(self, project_id: str, sessions: Iterable[Mapping[str, Any]]) -> None:
+        """Set a project's shared sessions directly, as a sync would (for fixtures)."""
+        with self._lock:
+            self._project(project_id).sessions = [
+                _session_record(s, i) for i, s in enumerate(sessions)
+            ]
+
+    # ------------------------------------------------------------------ MCP tools
+    def list_graph_sessions(
+        self, agent: Agent, project_id: str, limit: int | None = None
+    ) -> dict[str, Any]:
+        """D4/R8: the project's shared sessions as the last sync left them, at most ``limit``."""
+        with self._lock:
+            project = self._agent_project(agent, project_id)
+            count = 50 if limit is None else limit
+            return {
+                "project_id": project.project_id,
+                "sessions": copy.deepcopy(project.sessions[:count]),
+            }
+
+    def run_graph_session(
+        self,
+        agent: Agent,
+        graph_session_id: str,
+        idempotency_key: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """D1/D7/R4/R5: queue a run, or replay the ticket of the run this key queued."""
+        args = dict(arguments) if arguments is not None else {}
+        fingerprint = _fingerprint(graph_session_id, args)
+        with self._lock:
+            entry = self._keys.get((agent.agent_id, idempotency_key))
+            if entry is not None:
+                if entry.fingerprint != fingerprint:
+                    raise Conflict(KEY_CONFLICT)
+                return self._ticket(self.runs[entry.command_id])
+            project, session = self._agent_session(agent, graph_session_id)
+            run = Run(
+                command_id=new_command_id(self._rng),
+                agent_id=agent.agent_id,
+                project_id=project.project_id,
+                graph_session_id=graph_session_id,
+                slug=str(session["slug"]),
+                arguments=copy.deepcopy(args),
+                queued_at=self.clock.now(),
+            )
+            self.runs[run.command_id] = run
+            self._queued[project.project_id][run.command_id] = run
+            self._keys[(agent.agent_id, idempotency_key)] = _KeyEntry(fingerprint, run.command_id)
+            return self._ticket(run)
+
+    def get_graph_run(self, agent: Agent, command_id: str) -> dict[str, Any]:
+        """D5/D6/R6: the run's view, for the agent that started it only."""
+        with self._lock:
+            return self._run_view(self._own_run(agent, command_id))
+
+    def cancel_graph_run(self, agent: Agent, command_id: str) -> dict[str, Any]:
+        """D8/R7: cancel a queued run at once, flag a running one, leave a terminal one."""
+        with self._lock:
+            run = self._own_run(agent, command_id)
+            if run.status == "queued":
+                run.cancel_requested = True
+                run.cancelled_while_queued = True
+                self._finish(run, "cancelled")
+            elif run.status == "running":
+                run.cancel_requested = True
+            return {
+                "command_id": run.command_id,
+                "status": run.status,
+                "cancel_requested": run.cancel_requested,
+            }
+
+    # ------------------------------------------------------------------ relay API
+    def relay_sync(self, account: Account, project_id: str, sessions: list[Any]) -> dict[str, Any]:
+        """D10: replace the project's shared sessions; hand out its queued commands."""
+        with self._lock:
+            project = self._owned_project(account, project_id)
+            if not isinstance(sessions, list):
+                raise BadRequest("sessions must be a list")
+            if len(sessions) > MAX_SYNC_SESSIONS:
+                raise BadRequest(
+                    f"at most {MAX_SYNC_SESSIONS} sessions per sync, got {len(sessions)}"
+                )
+            project.sessions = [_session_record(s, i) for i, s in enumerate(sessions)]
+            queued = sorted(self._queued[project.project_id].values(), key=lambda r: r.queued_at)
+            return {
+                "project_id": project.project_id,
+                "commands": [
+                    {
+                        "command_id": r.command_id,
+                        "graph_session_id": r.graph_session_id,
+                        "slug": r.slug,
+                        "arguments": _copied(r.arguments),
+                        "queued_at": rfc3339(r.queued_at),
+                    }
+                    for r in queued
+                ],
+            }
+
+    def relay_start(self, account: Account, command_id: str, execution_id: Any) -> dict[str, Any]:
+        """R9: mark a queued run running; say ``cancelled`` if the agent cancelled it."""
+        with self._lock:
+            run = self._owned_run(account, command_id)
+            if not isinstance(execution_id, str) or not execution_id:
+                raise BadRequest("execution_id must be a non-empty string")
+            if run.status == "queued":
+                run.status = "running"
+                run.started_at = self.clock.now()
+                run.execution_id = execution_id
+                self._queued[run.project_id].pop(run.command_id, None)
+            elif run.status in ("completed", "failed"):
+                raise Conflict(f"command {command_id} is already {run.status}")
+            return {"status": run.status}
+
+    def relay_control(self, account: Account, command_id: str) -> dict[str, Any]:
+        """R10: what the desktop's 3 s control poll reads."""
+        with self._lock:
+            run = self._owned_run(account, command_id)
+            return {"status": run.status, "cancel_requested": run.cancel_requested}
+
+    def relay_complete(self, account: Account, command_id: str, body: Any) -> dict[str, Any]:
+        """R11: store a run's bounded completion exactly once."""
+        with self._lock:
+            run = self._owned_run(account, command_id)
+            if not isinstance(body, dict):
+                raise BadRequest("a completion must be a JSON object")
+            if js_stringify_length(body) > COMPLETION_LIMIT:
+                raise TooLarge(
+                    f"completion is over {COMPLETION_LIMIT} characters as JSON.stringify counts"
+                )
+            completion = _validate_completion(body)
+            if run.status in TERMINAL:
+                if run.completion is not None and run.completion == completion:
+                    return {"status": run.status}
+                if (
+                    run.cancelled_while_queued
+                    and run.completion is None
+                    and completion["status"] == "cancelled"
+                ):
+                    return {"status": run.status}
+                raise Conflict(f"command {command_id} is already {run.status}")
+            if run.status == "queued" and completion["status"] == "completed":
+                raise Conflict(
+                    f"command {command_id} was never started; only a cancelled or failed "
+                    "completion is accepted for it"
+                )
+            run.completion = completion
+            if "execution_id" in completion:
+                run.execution_id = completion["execution_id"]
+            self._finish(run, completion["status"])
+            return {"status": run.status}
+
+    # ------------------------------------------------------------------ views
+    def _ticket(self, run: Run) -> dict[str, Any]:
+        """R4: the start call's answer (an idempotent replay shows the current status)."""
+        return {
+            "command_id": run.command_id,
+            "graph_session_id": run.graph_session_id,
+            "status": run.status,
+            "queued_at": rfc3339(run.queued_at),
+            "poll_after_seconds": 20,
+        }
+
+    def _run_view(self, run: Run) -> dict[str, Any]:
+        """R6: the run as ``get_graph_run`` shows it."""
+        view: dict[str, Any] = {
+            "command_id": run.command_id,
+            "graph_session_id": run.graph_session_id,
+            "status": run.status,
+            "queued_at": rfc3339(run.queued_at),
+            "started_at": None if run.started_at is None else rfc3339(run.started_at),
+            "finished_at": None if run.finished_at is None else rfc3339(run.finished_at),
+            "cancel_requested": run.cancel_requested,
+        }
+        if run.execution_id is not None:
+            view["execution_id"] = run.execution_id
+        if run.completion is not None:
+            for key in RELAY_REPORTED:
+                if key in run.completion and key != "execution_id":
+                    view[key] = _copied(run.completion[key])
+        return view
+
+    # ------------------------------------------------------------------ lookups
+    def _finish(self, run: Run, status: str) -> None:
+        run.status = status
+        run.finished_at = self.clock.now()
+        self._queued[run.project_id].pop(run.command_id, None)
+
+    def _own_run(self, agent: Agent, command_id: str) -> Run:
+        """D6: another agent's run is exactly as unknown as an invented id (D5)."""
+        run = self.runs.get(command_id)
+        if run is None or run.agent_id != agent.agent_id:
+            raise NotFound(RUN_NOT_FOUND)
+        return run
+
+    def _owned_run(self, account: Account, command_id: str) -> Run:
+        """R13: a relay sees only its own account's commands; others are 404, never 403."""
+        run = self.runs.get(command_id)
+        if run is None or self.projects[run.project_id].account_id != account.account_id:
+            raise NotFound(f"command {command_id} not found")
+        return run
+
+    def _project(self, project_id: str) -> Project:
+        project = self.projects.get(project_id)
+        if project is None:
+            raise ValueError(f"unknown project {project_id!r}")
+        return project
+
+    def _owned_project(self, account: Account, project_id: Any) -> Project:
+        if not isinstance(project_id, str):
+            raise BadRequest("project_id must be a string")
+        project = self.projects.get(project_id)
+        if project is None or project.account_id != account.account_id:
+            raise NotFound(f"project {project_id} not found")
+        return project
+
+    def _agent_project(self, agent: Agent, project_id: str) -> Project:
+        project = self.projects.get(project_id)
+        if project is None or project_id not in agent.project_ids:
+            raise NotFound(PROJECT_NOT_FOUND)
+        return project
+
+    def _agent_session(self, agent: Agent, graph_session_id: str) -> tuple[Project, dict[str, Any]]:
+        """The shared session with this id in a project the agent is connected to."""
+        for pid in sorted(agent.project_ids):
+            project = self.projects[pid]
+            for session in project.sessions:
+                if session["graph_session_id"] == graph_session_id:
+                    return project, session
+        raise NotFound(SESSION_NOT_FOUND)
+
+    # ------------------------------------------------------------------ introspection
+    def view(self, command_id: str) -> dict[str, Any]:
+        """The run as its agent sees it (R6), with no access check: for tests and tools."""
+        with self._lock:
+            run = self.runs.get(command_id)
+            if run is None:
+                raise KeyError(f"no run {command_id!r}")
+            return self._run_view(run)
+
+    def counts(self) -> dict[str, int]:
+        """How many runs exist in each status (for tests and experiments)."""
+        with self._lock:
+            out = dict.fromkeys(STATUSES, 0)
+            for run in self.runs.values():
+                out[run.status] += 1
+            return out
+
+
+def _session_record(raw: Any, index: int) -> dict[str, Any]:
+    """A shared session as a sync uploads it: the six documented fields (D10)."""
+    if not isinstance(raw, (dict, Mapping)):  # dict first: no ABC check
+        raise BadRequest(f"sessions[{index}] must be an object")
+    gsid = raw.get("graph_session_id")
+    if not isinstance(gsid, str) or not gsid:
+        raise BadRequest(f"sessions[{index}].graph_session_id must be a non-empty string")
+    slug = raw.get("slug")
+    if not isinstance(slug, str):
+        raise BadRequest(f"sessions[{index}].slug must be a string")
+    for name in ("name", "description", "status"):
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"sessions[{index}].{name} must be a string")
+    version = raw.get("version")
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, (int, float, str))
+    ):
+        raise BadRequest(f"sessions[{index}].version must be a number or a string")
+    return {name: raw.get(name) for name in SESSION_FIELDS}  # checked: immutable scalars
+
+
+def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
+    """R11/D18: the completion's fields and their types; the error is cut to 2,000."""
+    status = body.get("status")
+    if not isinstance(status, str) or status not in TERMINAL:
+        raise BadRequest("status must be one of completed, failed, cancelled")
+    unknown = set(body) - {"status", *RELAY_REPORTED}
+    if unknown:
+        raise BadRequest(f"unknown completion fields: {', '.join(sorted(unknown))}")
+    out: dict[str, Any] = {"status": status}
+    execution_id = body.get("execution_id")
+    if execution_id is not None:
+        if not isinstance(execution_id, str):
+            raise BadRequest("execution_id must be a string")
+        out["execution_id"] = execution_id
+    truncated = body.get("result_truncated")
+    if truncated is not None and truncated is not False:
+        if truncated is not True:
+            raise BadRequest("result_truncated must be true when present")
+        if "result" in body:
+            raise BadRequest("result and result_truncated: true are exclusive (D18)")
+        out["result_truncated"] = True
+    elif "result" in body:
+        out["result"] = _copied(body["result"])
+    error = body.get("error")
+    if error is not None:
+        if not isinstance(error, str):
+            raise BadRequest("error must be a string")
+        out["error"] = cut_error(error, ERROR_LIMIT)
+    for name in ("total_tokens", "reported_cost"):
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise BadRequest(f"{name} must be a non-negative number")
+        out[name] = value
+    return out
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value (an immutable scalar is its own copy)."""
+    if type(value) in _ATOMS:
+        return value
+    if not value and type(value) is dict:  # the usual arguments: none
+        return {}
+    return copy.deepcopy(value)
