@@ -22,6 +22,10 @@ or override the ``osf_config`` fixture. Fixtures:
 * ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
   strict: other hosts raise), so your own httpx code reaches it.
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
+
+The plugin imports this module in every pytest run of a project that installs the
+kit, so the components (and respx, Faker, httpx, :mod:`http.server`, freezegun) are
+imported inside the fixtures, when a test first uses one.
 """
 
 from __future__ import annotations
@@ -29,19 +33,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import respx
 
-from pytest_osfoundry.agent._scripted import ScriptedAgent
-from pytest_osfoundry.clock import VirtualClock
-from pytest_osfoundry.engine._fake_engine import FakeEngine
-from pytest_osfoundry.relay._desktop import FakeRelay
-from pytest_osfoundry.server._app import ReferenceServer
-from pytest_osfoundry.server._loopback import LoopbackServer
-from pytest_osfoundry.server._respx_mount import mount
-from pytest_osfoundry.world import OsfWorld, WorldConfig
+if TYPE_CHECKING:
+    import respx
+
+    from pytest_osfoundry.agent import ScriptedAgent
+    from pytest_osfoundry.clock import VirtualClock
+    from pytest_osfoundry.engine import FakeEngine
+    from pytest_osfoundry.relay import FakeRelay
+    from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+    from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 __all__ = [
     "osf_agent",
@@ -74,6 +78,8 @@ def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
     """The world's configuration, from the ``osf`` marker (override to set your own)."""
+    from pytest_osfoundry.world import WorldConfig
+
     options = {k: v for k, v in _marker_options(request).items() if k not in _FIXTURE_ONLY}
     try:
         return WorldConfig.from_kwargs(**options)
@@ -86,6 +92,8 @@ def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
 @pytest.fixture
 def osf_world(osf_config: WorldConfig) -> OsfWorld:
     """A fresh fake round trip (server, relay, engine, clock) for this test."""
+    from pytest_osfoundry.world import OsfWorld
+
     try:
         return OsfWorld(osf_config)
     except (TypeError, ValueError) as err:
@@ -153,6 +161,8 @@ def osf_make_relay(osf_world: OsfWorld) -> Callable[..., FakeRelay]:
 @pytest.fixture
 def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
     """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
+    from pytest_osfoundry.server import mount
+
     with mount(osf_world.server, osf_world.base_url) as router:
         yield router
 
@@ -160,5 +170,7 @@ def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
 @pytest.fixture
 def osf_loopback(osf_world: OsfWorld) -> Iterator[LoopbackServer]:
     """The server on a real 127.0.0.1 port (``.origin``); closed after the test."""
+    from pytest_osfoundry.server import LoopbackServer
+
     with LoopbackServer(osf_world.server) as server:
         yield server
