@@ -326,7 +326,8 @@ class _ReadTokenRuns(Wrapped):
             if ticket is not None:
                 self.runs.add(ticket["command_id"])
             return response
-        if self.queued(args.get("command_id")) is not None and args["command_id"] in self.runs:
+        command_id = args.get("command_id")
+        if isinstance(command_id, str) and command_id in self.runs:
             return self.forward(as_agent)
         return self.forward(request)
 
