@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_osfoundry.client import RELAY_PREFIX
+from pytest_osfoundry.client import RELAY_PREFIX, SUPPORTED_PROTOCOL_VERSIONS
 from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import Provisioned, ReferenceServer
 
@@ -63,6 +63,8 @@ SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMANDS = RELAY_PREFIX + "/commands/"
+_MCP_POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 def is_uuid(value: object) -> bool:
@@ -277,6 +279,7 @@ class Wrapped:
         self.mcp_path = self.inner.mcp_path
         self.ledger = Ledger()
         self._made: Provisioned | None = None
+        self._session: dict[str, str] | None = None
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ the handler
@@ -338,15 +341,49 @@ class Wrapped:
 
     # ------------------------------------------------------------------ own requests
     def call_tool(self, like: Request, token: str, name: str, arguments: Any) -> Response:
-        """A ``tools/call`` of the wrapper's own, with ``like``'s headers and ``token``."""
+        """A ``tools/call`` of the wrapper's own, as ``token``.
+
+        It rides on ``like``'s MCP session when ``like`` is an MCP request, else on a
+        session the wrapper opened for itself.
+        """
         message = {
             "jsonrpc": "2.0",
             "id": "osf-variant",
             "method": "tools/call",
             "params": {"name": name, "arguments": arguments},
         }
-        request = Request("POST", self.mcp_path, like.headers, dumps(message))
-        return self.inner(with_token(request, token))
+        headers = {**_MCP_POST, **self._mcp_headers(like), "authorization": f"Bearer {token}"}
+        return self.inner(Request("POST", self.mcp_path, headers, dumps(message)))
+
+    def _mcp_headers(self, like: Request) -> dict[str, str]:
+        if like.path == self.mcp_path:
+            return {k: v for k, v in like.headers.items() if k in _SESSION_HEADERS}
+        if self._session is None:
+            self._session = self._open_session()
+        return self._session
+
+    def _open_session(self) -> dict[str, str]:
+        """Initialize an MCP session of the wrapper's own: its session headers."""
+        hello = {
+            "jsonrpc": "2.0",
+            "id": "osf-variant-init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": max(SUPPORTED_PROTOCOL_VERSIONS),
+                "capabilities": {},
+                "clientInfo": {"name": "osf-variant", "version": "1"},
+            },
+        }
+        reply = self.inner(Request("POST", self.mcp_path, _MCP_POST, dumps(hello)))
+        headers: dict[str, str] = {}
+        if reply.headers.get("mcp-session-id"):
+            headers["mcp-session-id"] = reply.headers["mcp-session-id"]
+        agreed = (_result(reply) or {}).get("protocolVersion")
+        if isinstance(agreed, str):
+            headers["mcp-protocol-version"] = agreed
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.inner(Request("POST", self.mcp_path, {**_MCP_POST, **headers}, dumps(done)))
+        return headers
 
     def peek_view(self, like: Request, command_id: Any) -> dict[str, Any] | None:
         """The run's view as ``like``'s caller may see it (``get_graph_run``), or ``None``."""

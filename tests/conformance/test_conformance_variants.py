@@ -59,3 +59,16 @@ def test_a_wrapper_answers_as_the_reference_server_until_it_breaks_a_rule() -> N
     assert structured(reply) == {"project_id": made.project_id, "sessions": []}
     rebuilt = tool_result(7, {"project_id": made.project_id, "sessions": []})
     assert rebuilt.json() == reply.json()
+
+
+def test_a_wrapper_calls_tools_on_a_session_of_its_own_from_a_relay_request() -> None:
+    server = Wrapped()
+    made = server.provision()
+    relay = Request("GET", "/external-assistants/graph-relays/sync", {}, b"")
+    args = {"project_id": made.project_id}
+    reply = server.call_tool(relay, made.agent_token, "list_graph_sessions", args)
+    assert structured(reply) == {"project_id": made.project_id, "sessions": []}
+    session = server._session
+    assert session is not None and session.get("mcp-session-id")
+    server.call_tool(relay, made.agent_token, "list_graph_sessions", args)
+    assert server._session is session  # opened once
