@@ -147,23 +147,25 @@ def with_json(response: Response, payload: Any) -> Response:
     return Response(response.status, dict(response.headers), dumps(payload))
 
 
-def tool_result(msg_id: Any, content: Mapping[str, Any]) -> Response:
-    """A successful ``tools/call`` answer carrying ``content`` (SPEC R3's shape)."""
+def tool_result(msg_id: Any, content: Mapping[str, Any], like: Response | None = None) -> Response:
+    """A successful ``tools/call`` answer carrying ``content`` (SPEC R3's shape).
+
+    With the headers of ``like`` (an answer of the server's to a tool call) when given.
+    """
     result = {
         "content": [{"type": "text", "text": dumps(content).decode()}],
         "structuredContent": dict(content),
     }
-    return Response(
-        200,
-        {"content-type": "application/json"},
-        dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}),
-    )
+    headers = dict(like.headers) if like is not None else {"content-type": "application/json"}
+    return Response(200, headers, dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}))
 
 
 def with_structured(response: Response, content: Mapping[str, Any]) -> Response:
     """A successful tool answer with its structured content (and text) replaced."""
     payload = json_body(response.body)
-    return tool_result(payload["id"], content) if isinstance(payload, dict) else response
+    if not isinstance(payload, dict):
+        return response
+    return tool_result(payload["id"], content, like=response)
 
 
 def relay_answer(status: int, payload: Any) -> Response:
@@ -385,12 +387,15 @@ class Wrapped:
         self.inner(Request("POST", self.mcp_path, {**_MCP_POST, **headers}, dumps(done)))
         return headers
 
+    def peek(self, like: Request, command_id: Any) -> tuple[dict[str, Any] | None, Response]:
+        """``get_graph_run`` as ``like``'s caller: the run's view (or ``None``) and the answer."""
+        token = token_of(like) or ""
+        reply = self.call_tool(like, token, "get_graph_run", {"command_id": command_id})
+        return structured(reply), reply
+
     def peek_view(self, like: Request, command_id: Any) -> dict[str, Any] | None:
         """The run's view as ``like``'s caller may see it (``get_graph_run``), or ``None``."""
-        token = token_of(like)
-        if token is None:
-            return None
-        return structured(self.call_tool(like, token, "get_graph_run", {"command_id": command_id}))
+        return self.peek(like, command_id)[0]
 
     def peek_control(self, like: Request, command_id: str) -> dict[str, Any] | None:
         """The relay's control view of a command (status, cancel flag), or ``None``."""

@@ -714,12 +714,12 @@ class _QueuedCancelOnlyFlags(Wrapped):
         call = tool_call(request)
         route = relay_route(request)
         if call is not None and call[0] == "cancel_graph_run":
-            command_id = call[1].get("command_id")
-            view = self.peek_view(request, command_id)
+            view, seen = self.peek(request, call[1].get("command_id"))
             if view is not None and view.get("status") == "queued":
                 self.flagged.add(view["command_id"])
                 answer = {"command_id": view["command_id"], "status": "queued"}
-                return tool_result(_msg_id(request), {**answer, "cancel_requested": True})
+                flagged = {**answer, "cancel_requested": True}
+                return tool_result(_msg_id(request), flagged, like=seen)
             return self.forward(request)
         response = self.forward(request)
         if call is not None and call[0] == "get_graph_run":
@@ -758,10 +758,11 @@ class _RunningCancelIgnored(Wrapped):
     def handle(self, request: Request) -> Response:
         call = tool_call(request)
         if call is not None and call[0] == "cancel_graph_run":
-            view = self.peek_view(request, call[1].get("command_id"))
+            view, seen = self.peek(request, call[1].get("command_id"))
             if view is not None and view.get("status") == "running":
                 answer = {"command_id": view["command_id"], "status": "running"}
-                return tool_result(_msg_id(request), {**answer, "cancel_requested": False})
+                ignored = {**answer, "cancel_requested": False}
+                return tool_result(_msg_id(request), ignored, like=seen)
         return self.forward(request)
 
 
