@@ -14,24 +14,24 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
-from pytest_osfoundry.conformance._harness import (
-    decode_reply,
-    extra_sessions,
-    fixed_sessions,
-    is_utc_timestamp,
-    overflow_sessions,
-    unshared_session_id,
-)
+from pytest_osfoundry.conformance._expect import is_utc_timestamp
 from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
 from pytest_osfoundry.conformance._plugin import CHECKS_DIR
 from pytest_osfoundry.conformance._registry import AREAS, RULES, all_checks, check
 from pytest_osfoundry.conformance._report import Summary
+from pytest_osfoundry.conformance._sessions import (
+    extra_sessions,
+    fixed_sessions,
+    overflow_sessions,
+    unshared_session_id,
+)
 from pytest_osfoundry.conformance._target import (
     TargetError,
     describe_target,
     origin_of,
     parse_target,
 )
+from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.conformance.checks.test_access import _mann_whitney_z
 from pytest_osfoundry.conformance.checks.test_scopes import challenge_params
 from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
