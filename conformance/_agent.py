@@ -128,6 +128,12 @@ class Agent:
         return ticket
 
     # ------------------------------------------------------------------ reading, cancelling
+    def cancel(self, command_id: str, what: str, *, by: McpClient | None = None) -> dict[str, Any]:
+        """``cancel_graph_run`` of ``command_id``; its answer, failing the check unless it
+        succeeded (``what`` says what was being done, for the failure message)."""
+        __tracebackhide__ = True
+        return self.ok("cancel_graph_run", {"command_id": command_id}, what, by=by)
+
     def view(self, command_id: str, *, by: McpClient | None = None) -> dict[str, Any]:
         """``get_graph_run`` of one of the check's runs, by the agent that queued it."""
         __tracebackhide__ = True

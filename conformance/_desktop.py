@@ -74,6 +74,11 @@ class Desktop:
         """The execution id the check started ``command_id`` with (a fresh one if none)."""
         return self._runs.execution_id(command_id)
 
+    def completion(self, command_id: str, status: str, **fields: Any) -> dict[str, Any]:
+        """The completion body the relay posts for ``command_id``: the execution id it was
+        started with, ``status``, then ``fields`` in the order given."""
+        return {"execution_id": self.execution_id(command_id), "status": status, **fields}
+
     def control(self, command_id: str) -> dict[str, Any]:
         """The desktop's control poll of ``command_id`` (R10)."""
         __tracebackhide__ = True

@@ -17,6 +17,7 @@ from pytest_osfoundry.conformance._expected import (
     RUNNING,
 )
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
 from pytest_osfoundry.conformance._registry import check
 
 
@@ -28,7 +29,7 @@ from pytest_osfoundry.conformance._registry import check
 def check_cancel_queued(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
+    c.agent.cancel(command_id, "cancelling the queued run")
     c.expect.equal(
         c.agent.view(command_id).get("status"), CANCELLED, "status right after the cancel"
     )
@@ -46,18 +47,15 @@ def check_cancel_queued(osf_conf: Conformance) -> None:
 )
 def check_cancel_running(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.agent.queue()["command_id"]
-    c.expect.equal(c.desktop.start(command_id), RUNNING, "the desktop's start")
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the running run")
+    command_id = started_run(c)
+    c.agent.cancel(command_id, "cancelling the running run")
     control = c.desktop.control(command_id)
     c.wire.decisive()
     c.expect(
         control.get("cancel_requested") is True,
         f"the control poll should read cancel_requested true, got {control}",
     )
-    c.desktop.complete(
-        command_id, {"execution_id": c.desktop.execution_id(command_id), "status": CANCELLED}
-    )
+    c.desktop.complete(command_id, c.desktop.completion(command_id, CANCELLED))
     c.expect.equal(
         c.agent.view(command_id).get("status"), CANCELLED, "status after the relay stops"
     )
@@ -70,7 +68,7 @@ def check_cancel_running(osf_conf: Conformance) -> None:
 def check_cancel_queued_answer(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
-    answer = c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling")
+    answer = c.agent.cancel(command_id, "cancelling")
     c.runs.done(command_id)
     c.expect.equal(
         {k: answer.get(k) for k in CANCEL_FIELDS},
@@ -87,7 +85,7 @@ def check_cancel_running_answer(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
     c.desktop.start(command_id)
-    answer = c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling")
+    answer = c.agent.cancel(command_id, "cancelling")
     c.expect.equal(
         {k: answer.get(k) for k in CANCEL_FIELDS},
         {"command_id": command_id, "status": RUNNING, "cancel_requested": True},
@@ -101,20 +99,11 @@ def check_cancel_running_answer(osf_conf: Conformance) -> None:
 )
 def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.agent.queue()["command_id"]
-    c.desktop.start(command_id)
-    c.desktop.complete(
-        command_id,
-        {
-            "execution_id": c.desktop.execution_id(command_id),
-            "status": COMPLETED,
-            "result": "done",
-            "total_tokens": 7,
-            "reported_cost": 0,
-        },
-    )
+    command_id = finished_run(
+        c, COMPLETED, result="done", total_tokens=7, reported_cost=0
+    ).command_id
     before = c.agent.view(command_id)
-    answer = c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling")
+    answer = c.agent.cancel(command_id, "cancelling")
     c.wire.decisive()
     c.expect.equal(answer.get("status"), COMPLETED, "the cancel answer's status")
     c.expect.equal(c.agent.view(command_id), before, "the run after the cancel")

@@ -26,6 +26,7 @@ from pytest_osfoundry.conformance._expected import (
     VIEW_FIELDS,
 )
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._sessions import RENAMED, extra_sessions, fixed_sessions
 
@@ -180,8 +181,7 @@ def check_queued_view(osf_conf: Conformance) -> None:
 )
 def check_running_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.agent.queue()["command_id"]
-    c.expect.equal(c.desktop.start(command_id), RUNNING, "the desktop's start")
+    command_id = started_run(c)
     view = c.agent.view(command_id)
     _expect_view(c, view, command_id, RUNNING)
     c.expect(
@@ -204,20 +204,11 @@ def check_running_view(osf_conf: Conformance) -> None:
 )
 def check_completed_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.agent.queue()["command_id"]
-    c.desktop.start(command_id)
     result = {"answer": 42, "text": "héllo 日本 🎉", "items": [1, 2.5, None, True]}
-    execution_id = c.desktop.execution_id(command_id)
-    c.desktop.complete(
-        command_id,
-        {
-            "execution_id": execution_id,
-            "status": COMPLETED,
-            "result": result,
-            "total_tokens": 1234,
-            "reported_cost": 0.0125,
-        },
+    command_id, completion, _ = finished_run(
+        c, COMPLETED, result=result, total_tokens=1234, reported_cost=0.0125
     )
+    execution_id = completion["execution_id"]
     view = c.agent.view(command_id)
     _expect_view(c, view, command_id, COMPLETED)
     c.expect(
@@ -238,17 +229,9 @@ def check_completed_view(osf_conf: Conformance) -> None:
 )
 def check_failed_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.agent.queue()["command_id"]
-    c.desktop.start(command_id)
-    c.desktop.complete(
-        command_id,
-        {
-            "execution_id": c.desktop.execution_id(command_id),
-            "status": FAILED,
-            "result": None,
-            "error": "Graph step 3 failed: quota exceeded",
-        },
-    )
+    command_id = finished_run(
+        c, FAILED, result=None, error="Graph step 3 failed: quota exceeded"
+    ).command_id
     view = c.agent.view(command_id)
     _expect_view(c, view, command_id, FAILED)
     c.expect.equal(view.get("error"), "Graph step 3 failed: quota exceeded", "error")
@@ -267,7 +250,7 @@ def check_error_at_most_2000(osf_conf: Conformance) -> None:
     reply = c.desktop.raw(
         "complete",
         command_id,
-        {"execution_id": c.desktop.execution_id(command_id), "status": FAILED, "error": error},
+        c.desktop.completion(command_id, FAILED, error=error),
     )
     c.wire.decisive()
     if 400 <= reply.status < 500:
@@ -293,7 +276,7 @@ def check_error_at_most_2000(osf_conf: Conformance) -> None:
 def check_cancelled_queued_view(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
+    c.agent.cancel(command_id, "cancelling the queued run")
     view = c.agent.view(command_id)
     _expect_view(c, view, command_id, CANCELLED)
     c.expect(

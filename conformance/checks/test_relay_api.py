@@ -24,8 +24,10 @@ from pytest_osfoundry.conformance._expected import (
     SYNC_MAX_SESSIONS,
 )
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._sessions import extra_sessions, overflow_sessions
+from pytest_osfoundry.http import Response
 
 ATTEMPTS = 6
 
@@ -60,17 +62,18 @@ def _listed_ids(conf: Conformance) -> set[str]:
 
 def _completed(conf: Conformance, result: Any = "done") -> tuple[str, dict[str, Any]]:
     __tracebackhide__ = True
-    command_id = conf.agent.queue()["command_id"]
-    conf.desktop.start(command_id)
-    body = {
-        "execution_id": conf.desktop.execution_id(command_id),
-        "status": COMPLETED,
-        "result": result,
-        "total_tokens": 10,
-        "reported_cost": 0.5,
-    }
-    conf.desktop.complete(command_id, body)
-    return command_id, body
+    run = finished_run(conf, COMPLETED, result=result, total_tokens=10, reported_cost=0.5)
+    return run.command_id, run.completion
+
+
+def _start(conf: Conformance, command_id: str) -> Response:
+    """The desktop's start of ``command_id`` sent raw (the decisive exchange)."""
+    __tracebackhide__ = True
+    reply = conf.desktop.raw(
+        "start", command_id, {"execution_id": conf.desktop.execution_id(command_id)}
+    )
+    conf.wire.decisive()
+    return reply
 
 
 # ---------------------------------------------------------------------- D10
@@ -213,8 +216,7 @@ def check_redelivered_until_started(osf_conf: Conformance) -> None:
 def check_start_running(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
-    reply = c.desktop.raw("start", command_id, {"execution_id": c.desktop.execution_id(command_id)})
-    c.wire.decisive()
+    reply = _start(c, command_id)
     c.expect.equal(reply.status, 200, "HTTP status of the start")
     c.expect.equal(_status_of(reply.body), RUNNING, "the start answer's status")
     c.expect.equal(c.agent.view(command_id).get("status"), RUNNING, "the run's status")
@@ -227,9 +229,8 @@ def check_start_running(osf_conf: Conformance) -> None:
 def check_start_cancelled(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    reply = c.desktop.raw("start", command_id, {"execution_id": c.desktop.execution_id(command_id)})
-    c.wire.decisive()
+    c.agent.cancel(command_id, "cancelling the queued run")
+    reply = _start(c, command_id)
     c.expect.equal(reply.status, 200, "HTTP status of the start")
     c.expect.equal(_status_of(reply.body), CANCELLED, "the start answer's status")
     c.expect.equal(c.agent.view(command_id).get("status"), CANCELLED, "the run's status")
@@ -243,8 +244,7 @@ def check_start_twice(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
     c.expect.equal(c.desktop.start(command_id), RUNNING, "the first start")
-    reply = c.desktop.raw("start", command_id, {"execution_id": c.desktop.execution_id(command_id)})
-    c.wire.decisive()
+    reply = _start(c, command_id)
     c.expect.equal(reply.status, 200, "HTTP status of the second start")
     c.expect.equal(_status_of(reply.body), RUNNING, "the second start's status")
 
@@ -259,14 +259,8 @@ def check_start_terminal_409(osf_conf: Conformance) -> None:
     reply = c.desktop.raw("start", command_id, {"execution_id": body["execution_id"]})
     c.wire.decisive()
     c.expect.equal(reply.status, 409, "HTTP status of starting a completed command")
-    command_id = c.agent.queue()["command_id"]
-    c.desktop.start(command_id)
-    c.desktop.complete(
-        command_id,
-        {"execution_id": c.desktop.execution_id(command_id), "status": FAILED, "error": "boom"},
-    )
-    reply = c.desktop.raw("start", command_id, {"execution_id": c.desktop.execution_id(command_id)})
-    c.wire.decisive()
+    command_id = finished_run(c, FAILED, error="boom").command_id
+    reply = _start(c, command_id)
     c.expect.equal(reply.status, 409, "HTTP status of starting a failed command")
 
 
@@ -290,7 +284,7 @@ def check_control(osf_conf: Conformance) -> None:
     c.expect.equal(control(), {"status": QUEUED, "cancel_requested": False}, "control (queued)")
     c.desktop.start(command_id)
     c.expect.equal(control(), {"status": RUNNING, "cancel_requested": False}, "control (running)")
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the running run")
+    c.agent.cancel(command_id, "cancelling the running run")
     c.expect.equal(
         control(),
         {"status": RUNNING, "cancel_requested": True},
@@ -306,12 +300,8 @@ def check_control(osf_conf: Conformance) -> None:
 def check_complete_answer(osf_conf: Conformance) -> None:
     c = osf_conf
     for final in (COMPLETED, FAILED):
-        command_id = c.agent.queue()["command_id"]
-        c.desktop.start(command_id)
-        body: dict[str, Any] = {"execution_id": c.desktop.execution_id(command_id), "status": final}
-        if final == FAILED:
-            body["error"] = "boom"
-        answer = c.desktop.complete(command_id, body)
+        fields = {"error": "boom"} if final == FAILED else {}
+        answer = finished_run(c, final, **fields).answer
         c.wire.decisive()
         c.expect.equal(answer.get("status"), final, f"the status answered to a {final} completion")
 
@@ -357,13 +347,7 @@ def check_never_started_completed_refused(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
     reply = c.desktop.raw(
-        "complete",
-        command_id,
-        {
-            "execution_id": c.desktop.execution_id(command_id),
-            "status": COMPLETED,
-            "result": "never ran",
-        },
+        "complete", command_id, c.desktop.completion(command_id, COMPLETED, result="never ran")
     )
     c.wire.decisive()
     c.expect(
@@ -381,12 +365,7 @@ def check_never_started_failed_accepted(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
     answer = c.desktop.complete(
-        command_id,
-        {
-            "execution_id": c.desktop.execution_id(command_id),
-            "status": FAILED,
-            "error": "could not bind",
-        },
+        command_id, c.desktop.completion(command_id, FAILED, error="could not bind")
     )
     c.wire.decisive()
     c.expect.equal(answer.get("status"), FAILED, "the status the completion answers")
@@ -402,17 +381,12 @@ def check_cancelled_after_agent_cancel(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id = c.agent.queue()["command_id"]
     c.desktop.sync()  # the desktop holds the command ...
-    c.agent.ok("cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
+    c.agent.cancel(command_id, "cancelling the queued run")
     before = c.agent.view(command_id)
-    reply = c.desktop.raw(
+    reply = c.desktop.raw(  # ... and its re-check cancels it too
         "complete",
         command_id,
-        {  # ... and its re-check cancels it too
-            "execution_id": c.desktop.execution_id(command_id),
-            "status": CANCELLED,
-            "result": None,
-            "error": NO_LONGER_SHARED,
-        },
+        c.desktop.completion(command_id, CANCELLED, result=None, error=NO_LONGER_SHARED),
     )
     c.wire.decisive()
     c.expect.equal(reply.status, 200, "HTTP status of the cancelled completion")

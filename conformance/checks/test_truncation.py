@@ -15,14 +15,14 @@ from typing import Any
 from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry.conformance._expected import COMPLETED, RESULT_LIMIT, RUNNING
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import started_run
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.relay._bounded import Envelope, max_result_text
 
 
 def _running(conf: Conformance) -> tuple[str, Envelope]:
     __tracebackhide__ = True
-    command_id = conf.agent.queue()["command_id"]
-    conf.expect.equal(conf.desktop.start(command_id), RUNNING, "the desktop's start")
+    command_id = started_run(conf)
     return command_id, Envelope(execution_id=conf.desktop.execution_id(command_id))
 
 
