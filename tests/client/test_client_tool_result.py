@@ -64,6 +64,7 @@ def test_decode_answer_kinds() -> None:
         {"www-authenticate": "Bearer"},
     )
     assert decode_answer(401, {}, None).describe() == "HTTP 401"
+    junk: object
     for junk in (None, [], {"jsonrpc": "2.0", "id": 1}, "text"):
         assert decode_answer(200, {}, junk).kind == "malformed"
     odd = {"error": {"code": "x", "message": 7}}
