@@ -109,8 +109,11 @@ class Desktop:
         """One relay request sent as it is; the reply is returned whatever its status.
 
         ``action`` is one of :data:`RELAY_ACTIONS`; ``command_id`` is needed for all
-        but ``sync``. ``token`` defaults to the desktop's; ``None`` sends no Authorization header.
-        ``raw_body`` replaces the JSON encoding of ``body`` when given.
+        but ``sync``. ``token`` defaults to the desktop's; ``None`` sends no
+        Authorization header. ``raw_body`` replaces the JSON encoding of ``body``.
+
+        Raises:
+            ValueError: an unknown action, or no command id for one that needs it.
         """
         if action not in RELAY_ACTIONS or (action != "sync" and command_id is None):
             raise ValueError(f"relay action {action!r} for command {command_id!r}")
