@@ -112,19 +112,17 @@ class Agent:
         sessions are synced and the call is made once more.
         """
         __tracebackhide__ = True
-        client = self._client(by)
         args = self.run_args(session=session, key=key, arguments=arguments)
-        reply = self._wire.call(client, "run_graph_session", args)
+        reply = self.run(args, by=by)
         if not self._desktop.synced and reply.refused and reply.message == SESSION_NOT_FOUND:
             self._desktop.sync()  # the fixed sessions are not shared (yet): share them, retry
-            reply = self._wire.call(client, "run_graph_session", args)
+            reply = self.run(args, by=by)
         ticket = self._expect.result_of(reply, "run_graph_session", "queueing a run")
         command_id = ticket.get("command_id")
         if not isinstance(command_id, str) or not command_id:
             self._expect.fail(
                 f"run_graph_session's ticket has no command_id string: {short(ticket)}"
             )
-        self._runs.track(client, command_id)
         return ticket
 
     # ------------------------------------------------------------------ reading, cancelling
