@@ -14,6 +14,7 @@ a stale baseline entry, which fails the run).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from pytest_osfoundry.conformance._registry import AREAS
 __all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+_OPTION = re.compile(r"--osf-[a-z][a-z-]*[a-z]")
 
 
 @dataclass
@@ -45,6 +47,8 @@ class CheckResult:
     message: str = ""
     exchange: dict[str, Any] | None = None
     duration: float = 0.0
+    not_run: bool = False
+    """The check could not run; under ``--osf-strict`` that is its failure."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's entry for this check."""
@@ -73,6 +77,10 @@ class Summary:
     skipped: int
     stale: tuple[str, ...]
     unknown: tuple[str, ...]
+    not_run: int = 0
+    """Checks that could not run (skipped, or failed for that under ``--osf-strict``)."""
+    missing: tuple[str, ...] = ()
+    """The options that would let them run, in first-seen order."""
 
     @property
     def unexpected(self) -> int:
@@ -93,6 +101,11 @@ class Summary:
         if self.stale:
             entries = "entry" if len(self.stale) == 1 else "entries"
             text += f", {len(self.stale)} stale baseline {entries}"
+        if self.not_run:
+            checks = "check" if self.not_run == 1 else "checks"
+            text += f"; {self.not_run} {checks} did not run"
+            if self.missing:
+                text += f" (give {', '.join(self.missing)} to run them)"
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -105,6 +118,8 @@ class Summary:
             "skipped": self.skipped,
             "stale_baseline_entries": list(self.stale),
             "unknown_baseline_entries": list(self.unknown),
+            "not_run": self.not_run,
+            "options_to_run_them": list(self.missing),
             "ok": self.ok,
             "line": self.line(),
         }
@@ -153,6 +168,7 @@ class Results:
         if isinstance(outcome, str) and outcome in OUTCOMES:
             result.outcome = outcome
             result.message = str(data.get("message", ""))
+            result.not_run = bool(data.get("not_run", False))
             exchange = data.get("exchange")
             result.exchange = exchange if isinstance(exchange, dict) else None
 
@@ -173,6 +189,12 @@ class Results:
         unknown: tuple[str, ...] = ()
         if baseline is not None and known_ids:
             unknown = tuple(i for i in baseline.ids if i not in known)
+        not_run = [r for r in self.ordered() if r.outcome == "skipped" or r.not_run]
+        missing: list[str] = []
+        for r in not_run:
+            for option in _OPTION.findall(r.message):
+                if option not in missing:
+                    missing.append(option)
         return Summary(
             passed=sum(r.outcome in ("passed", "xpassed") for r in results),
             failed=sum(r.outcome in ("failed", "xfailed") for r in results),
@@ -180,6 +202,8 @@ class Results:
             skipped=sum(r.outcome == "skipped" for r in results),
             stale=stale,
             unknown=unknown,
+            not_run=len(not_run),
+            missing=tuple(missing),
         )
 
     def failing_ids(self) -> list[str]:

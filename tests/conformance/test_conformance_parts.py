@@ -55,7 +55,6 @@ def test_settings_read_options_then_environment() -> None:
         "OSF_TARGET": "embedded",
         "OSF_TIMING": "yes",
         "OSF_TIMING_SAMPLES": "12",
-        "OSF_PROJECT_ID": "  ",
     }
     settings = Settings.from_values({"osf_agent_token": "from-cli"}, env)
     assert settings.osf_agent_token == "from-cli"
@@ -74,6 +73,8 @@ def test_settings_read_options_then_environment() -> None:
         ({"OSF_TIMING": "maybe"}, "OSF_TIMING: expected 1/0"),
         ({"OSF_TIMING_SAMPLES": "x"}, "OSF_TIMING_SAMPLES: expected a whole number"),
         ({"OSF_TIMEOUT": "0"}, "OSF_TIMEOUT: must be at least 1"),
+        ({"OSF_PROJECT_ID": "  "}, "OSF_PROJECT_ID is set but empty"),
+        ({"OSF_STRICT": ""}, "OSF_STRICT is set but empty"),
     ],
 )
 def test_bad_values_name_their_source(env: dict[str, str], message: str) -> None:
