@@ -163,8 +163,7 @@ def _check_agent(
         )
     except ReplyLost as err:
         raise PreflightError(
-            f"--osf-target {target.label}: no reply to {role.option}'s request "
-            f"({mask(str(err))})"
+            f"--osf-target {target.label}: no reply to {role.option}'s request ({mask(str(err))})"
         ) from None
     except HttpStatusError as err:
         if err.status in _REFUSED:

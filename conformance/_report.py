@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,7 +226,9 @@ def terminal_lines(
 ) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary as ``(text, markup)`` lines (markup for TerminalWriter).
 
-    Check lines are cut to ``width`` characters when it is positive.
+    When ``width`` is positive and a check's line would be longer, the reason moves
+    under the row, indented and wrapped to ``width`` (nothing is cut off: a skip
+    reason names the option to give).
     """
     lines: list[tuple[str, dict[str, bool]]] = [(header, {"bold": True})]
     ordered = results.ordered()
@@ -244,10 +247,17 @@ def terminal_lines(
             "xfailed": {"yellow": True},
             "xpassed": {"red": True, "bold": True},
         }[r.outcome]
-        text = f"  {_LABEL[r.outcome]:<17} {r.check_id:<{id_width}}  {_first_line(r.message)}"
-        if width > 0 and len(text) > width:
-            text = text[: width - 1] + "…"
-        lines.append((text, markup))
+        row = f"  {_LABEL[r.outcome]:<17} {r.check_id:<{id_width}}"
+        reason = _first_line(r.message)
+        if width <= 0 or len(row) + 2 + len(reason) <= width:
+            lines.append((f"{row}  {reason}".rstrip(), markup))
+            continue
+        lines.append((row.rstrip(), markup))
+        indent = " " * 6
+        for part in textwrap.wrap(
+            reason, max(width - 1, 20), initial_indent=indent, subsequent_indent=indent
+        ):
+            lines.append((part, markup))
     if summary.stale:
         lines.append(
             (
@@ -264,7 +274,8 @@ def terminal_lines(
             )
         )
     color = {"green": True} if summary.ok else {"red": True}
-    lines.append((summary.line(), {**color, "bold": True}))
+    closing = textwrap.wrap(summary.line(), width) if width > 0 else [summary.line()]
+    lines += [(part, {**color, "bold": True}) for part in closing]
     return lines
 
 

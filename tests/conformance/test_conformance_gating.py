@@ -224,3 +224,28 @@ def test_strict_against_a_complete_target_passes(run_suite: Callable[..., SuiteR
     run = run_suite("--osf-target=embedded", "--osf-strict", "-k", "R3 or D3")
     assert run.result.ret == pytest.ExitCode.OK, run.text[-2000:]
     assert run.report["summary"]["not_run"] == 0
+
+
+def test_a_narrow_terminal_wraps_the_reason_under_the_row() -> None:
+    from pytest_osfoundry.conformance._report import CheckResult, Results, terminal_lines
+
+    results = Results()
+    reason = "needs --osf-stranger-desktop-token (or OSF_STRANGER_DESKTOP_TOKEN)"
+    results.checks["n"] = CheckResult(
+        "R12-stranger-desktop",
+        "R12",
+        "reconstructed",
+        "relay",
+        "",
+        "",
+        0,
+        "n",
+        outcome="skipped",
+        message=reason,
+    )
+    lines = [text for text, _ in terminal_lines(results, results.summary(None), "h", False, 60)]
+    assert all(len(line) <= 60 for line in lines), lines
+    row = next(i for i, line in enumerate(lines) if "R12-stranger-desktop" in line)
+    assert " ".join(" ".join(lines[row + 1 : row + 3]).split()) == reason
+    wide = [text for text, _ in terminal_lines(results, results.summary(None), "h", False, 200)]
+    assert any(line.endswith(reason) and "R12-stranger-desktop" in line for line in wide)
