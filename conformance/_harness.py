@@ -121,7 +121,7 @@ def is_utc_timestamp(value: object) -> bool:
 
 
 class CheckFailure(AssertionError):
-    """A check found the target differing from SPEC.md; the message says how."""
+    """A check found the target differing from docs/spec.md; the message says how."""
 
 
 OutcomeKind = Literal["result", "tool_error", "rpc_error", "http_error", "malformed"]

@@ -56,7 +56,7 @@ _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of SPEC.md: its id, title, section, level, default area and rationale."""
+    """One rule of docs/spec.md: its id, title, section, level, default area and rationale."""
 
     rule_id: str
     title: str
@@ -93,14 +93,14 @@ def _rule(rule_id: str, title: str, spec: str, area: str, why: str) -> Rule:
     return Rule(rule_id, title, spec, level, area, why, source)
 
 
-#: Every rule the suite checks, by id (SPEC.md §2-§4).
+#: Every rule the suite checks, by id (docs/spec.md).
 RULES: dict[str, Rule] = {
     r.rule_id: r
     for r in (
         _rule(
             "D1",
             "run_graph_session only queues",
-            "SPEC.md §2 D1",
+            "docs/spec.md#d1",
             "queue",
             "The server never runs a Graph: the owner's desktop does. An agent that "
             "expects a result in the start call's answer is wired wrong; the ticket "
@@ -109,7 +109,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D3",
             "tools/list: the four documented tools",
-            "SPEC.md §2 D3",
+            "docs/spec.md#d3",
             "schema",
             "Agents decide what to call from the tool listing alone. A renamed property, "
             "a looser key length or a wrong scope changes what every agent does.",
@@ -117,7 +117,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D4",
             "list_graph_sessions shows what the desktop shared",
-            "SPEC.md §2 D4",
+            "docs/spec.md#d4",
             "queue",
             "The documented live answer for a connected project with nothing shared is "
             "`{project_id, sessions: []}`; after a sync the list is what the relay uploaded.",
@@ -125,14 +125,14 @@ RULES: dict[str, Rule] = {
         _rule(
             "D5",
             "Unknown run: `Graph run not found or access removed`",
-            "SPEC.md §2 D5",
+            "docs/spec.md#d5",
             "access",
             "The documented live answer for an unknown command id; D6 builds on it.",
         ),
         _rule(
             "D6",
             "A run is visible only to the agent that started it",
-            "SPEC.md §2 D6",
+            "docs/spec.md#d6",
             "access",
             "A leaked command id must confirm nothing: another agent's real id, a fresh "
             "UUID and a malformed id must get the same bytes back, and a cancel by anyone "
@@ -141,7 +141,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D7",
             "idempotency_key: required, 8-128 characters, retries reuse it",
-            "SPEC.md §2 D7",
+            "docs/spec.md#d7",
             "idempotency",
             "A retry after a lost reply must not start the Graph twice; the key's bounds "
             "are part of the documented schema.",
@@ -149,7 +149,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D8",
             "The two cancel cases",
-            "SPEC.md §2 D8",
+            "docs/spec.md#d8",
             "cancel",
             "A queued run's cancel is final at once and the desktop must never see the "
             "command; a running run's cancel is a flag the desktop's control poll reads.",
@@ -157,7 +157,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D9",
             "Command ids are UUIDs",
-            "SPEC.md §2 D9",
+            "docs/spec.md#d9",
             "queue",
             "The desktop relay refuses any command id that is not a UUID (D15), so a "
             "server that hands out other ids queues runs that never run.",
@@ -165,7 +165,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D10",
             "The relay's sync",
-            "SPEC.md §3 D10",
+            "docs/spec.md#d10",
             "relay API",
             "The sync is how the desktop shares sessions and learns of queued work: it "
             "replaces the shared list and returns every queued command, oldest first, "
@@ -174,7 +174,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D13",
             "Re-check before run",
-            "SPEC.md §4 D13",
+            "docs/spec.md#d13",
             "re-check",
             "Consent is re-checked on the desktop just before a run. The server must "
             "accept the relay's `cancelled` completion for a command it never started, "
@@ -184,7 +184,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "D18",
             "Bounded results, all or nothing",
-            "SPEC.md §4 D18",
+            "docs/spec.md#d18",
             "truncation",
             "The relay posts the whole result when JSON.stringify of the completion is at "
             "most 100,000 characters, else `result_truncated: true` alone. The server must "
@@ -193,7 +193,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R1",
             "MCP Streamable HTTP transport",
-            "SPEC.md §2 R1",
+            "docs/spec.md#r1",
             "schema",
             "Every MCP client relies on JSON-RPC 2.0 over Streamable HTTP behaving as the "
             "MCP specification says: negotiated versions, 202 for notifications, the "
@@ -202,7 +202,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R2",
             "OAuth 2 resource server",
-            "SPEC.md §2 R2",
+            "docs/spec.md#r2",
             "scopes",
             "A caller without a token or without the tool's scope must be refused and "
             "change nothing (checked at every level: D3 documents the scopes); the exact "
@@ -211,7 +211,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R3",
             "Result and error shapes",
-            "SPEC.md §2 R3",
+            "docs/spec.md#r3",
             "schema",
             "Agents read `structuredContent`, or `content[0].text`; domain errors are "
             "`isError` results carrying the message alone; schema violations queue nothing.",
@@ -219,7 +219,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R4",
             "The run_graph_session ticket",
-            "SPEC.md §2 R4",
+            "docs/spec.md#r4",
             "queue",
             "The ticket tells the agent what it started and when polling becomes useful; "
             "a replay returns the same run with its current status.",
@@ -227,7 +227,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R5",
             "Idempotency keys belong to one agent",
-            "SPEC.md §2 R5",
+            "docs/spec.md#r5",
             "idempotency",
             "A key reused with other arguments is a bug in the caller and must be refused; "
             "two agents that pick the same key must not share, or learn of, each other's run.",
@@ -235,7 +235,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R6",
             "The get_graph_run view",
-            "SPEC.md §2 R6",
+            "docs/spec.md#r6",
             "queue",
             "Agents poll this view: its fields, statuses and timestamps, and relay-reported "
             "fields exactly as reported, must be dependable.",
@@ -243,14 +243,14 @@ RULES: dict[str, Rule] = {
         _rule(
             "R7",
             "The cancel_graph_run answer",
-            "SPEC.md §2 R7",
+            "docs/spec.md#r7",
             "cancel",
             "The cancel answer tells the agent which of the two cancel cases happened.",
         ),
         _rule(
             "R8",
             "The list_graph_sessions answer",
-            "SPEC.md §2 R8",
+            "docs/spec.md#r8",
             "queue",
             "Sessions carry the six fields the desktop uploaded, at most `limit` of them "
             "(50 by default).",
@@ -258,7 +258,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R9",
             "Relay start",
-            "SPEC.md §3 R9",
+            "docs/spec.md#r9",
             "relay API",
             "Starting tells the desktop whether to run the command at all: a command the "
             "agent cancelled meanwhile must not run, a finished one cannot restart.",
@@ -266,14 +266,14 @@ RULES: dict[str, Rule] = {
         _rule(
             "R10",
             "Relay control poll",
-            "SPEC.md §3 R10",
+            "docs/spec.md#r10",
             "relay API",
             "The desktop's 3 s control poll is how a running cancel reaches the Graph.",
         ),
         _rule(
             "R11",
             "Relay completion",
-            "SPEC.md §3 R11",
+            "docs/spec.md#r11",
             "relay API",
             "Completions are redelivered from the desktop's outbox, so the same body twice "
             "is harmless; a terminal run never changes; the 100,000-character bound is "
@@ -282,7 +282,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R12",
             "Relay authentication",
-            "SPEC.md §3 R12",
+            "docs/spec.md#r12",
             "scopes",
             "Only the owner's desktop may act as the relay: no token is 401, an agent's "
             "token is 403, and a desktop token works only for its owner's projects.",
@@ -290,7 +290,7 @@ RULES: dict[str, Rule] = {
         _rule(
             "R13",
             "Relay paths leak nothing",
-            "SPEC.md §3 R13",
+            "docs/spec.md#r13",
             "relay API",
             "An unknown command and another owner's command both answer 404, so the relay "
             "API confirms no more than the MCP tools do.",
