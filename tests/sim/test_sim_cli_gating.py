@@ -92,3 +92,19 @@ def test_a_strategy_from_a_package_in_the_current_folder(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["experiments"]["polling"]
     assert [r["strategy"] for r in rows] == ["mypkg.polling:adaptive"]
+
+
+def test_the_footer_compares_only_a_whole_run_with_the_seeds_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["access"]) == 0
+    footer = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert footer.startswith("1 experiment(s)") and "the seed" not in footer
+
+
+def test_no_percentage_against_a_zero() -> None:
+    from pytest_osfoundry.sim._report import compare
+
+    assert compare(0.0, 3.0, " s") == "0.0 s / 3.0 s (-3.0 s)"
+    assert compare(3.0, 0.0, " s") == "3.0 s / 0.0 s (+3.0 s)"
+    assert compare(10.0, 9.8, " s") == "10.0 s / 9.8 s (+2.0%)"
