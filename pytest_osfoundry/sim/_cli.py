@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         default=None,
         help="also draw calls per run against lateness for the strategies "
-        "(needs matplotlib: pip install 'pytest-osfoundry[plot]')",
+        "(needs matplotlib: pip install matplotlib, or the kit's [plot] extra)",
     )
     parser.add_argument(
         "--fit-sigma",
@@ -218,7 +218,10 @@ def _plot_problem(path: str) -> str | None:
     if not os.access(folder, os.W_OK):
         return f"--plot {path}: cannot write in {folder} (permission denied)"
     if importlib.util.find_spec("matplotlib") is None:
-        return "--plot needs matplotlib: pip install 'pytest-osfoundry[plot]'"
+        return (
+            "--plot needs matplotlib: pip install matplotlib "
+            "(or the kit's [plot] extra: pip install -e '.[plot]' in its clone)"
+        )
     return None
 
 
