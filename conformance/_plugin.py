@@ -167,6 +167,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     line = (
         f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
         f"target {describe_target(settings)}, level {settings.osf_level}"
+        + (", strict" if settings.osf_strict else "")
     )
     baseline = config.stash.get(_BASELINE, None)
     if baseline is not None:
@@ -576,7 +577,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = _settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level}"
+        f"· level {settings.osf_level}" + (" · strict" if settings.osf_strict else "")
     )
     terminalreporter.write_sep("=", "osfoundry conformance")
     quiet = config.get_verbosity() < 0

@@ -226,9 +226,9 @@ def terminal_lines(
 ) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary as ``(text, markup)`` lines (markup for TerminalWriter).
 
-    When ``width`` is positive and a check's line would be longer, the reason moves
-    under the row, indented and wrapped to ``width`` (nothing is cut off: a skip
-    reason names the option to give).
+    When ``width`` is positive and a check's line would be longer, the reason wraps
+    onto indented lines under the row (nothing is cut off: a skip reason names the
+    option to give).
     """
     lines: list[tuple[str, dict[str, bool]]] = [(header, {"bold": True})]
     ordered = results.ordered()
@@ -252,12 +252,20 @@ def terminal_lines(
         if width <= 0 or len(row) + 2 + len(reason) <= width:
             lines.append((f"{row}  {reason}".rstrip(), markup))
             continue
-        lines.append((row.rstrip(), markup))
         indent = " " * 6
-        for part in textwrap.wrap(
-            reason, max(width - 1, 20), initial_indent=indent, subsequent_indent=indent
-        ):
-            lines.append((part, markup))
+        first = f"{row}  "
+        if width - len(first) < 20:  # too little room beside the row: all of it below
+            lines.append((row.rstrip(), markup))
+            first = indent
+        wrapped = textwrap.wrap(
+            reason,
+            max(width, 40),
+            initial_indent=first,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        lines += [(part, markup) for part in wrapped]
     if summary.stale:
         lines.append(
             (
@@ -274,7 +282,11 @@ def terminal_lines(
             )
         )
     color = {"green": True} if summary.ok else {"red": True}
-    closing = textwrap.wrap(summary.line(), width) if width > 0 else [summary.line()]
+    closing = [summary.line()]
+    if width > 0:
+        closing = textwrap.wrap(
+            summary.line(), width, break_on_hyphens=False, break_long_words=False
+        )
     lines += [(part, {**color, "bold": True}) for part in closing]
     return lines
 

@@ -246,6 +246,8 @@ def test_a_narrow_terminal_wraps_the_reason_under_the_row() -> None:
     lines = [text for text, _ in terminal_lines(results, results.summary(None), "h", False, 60)]
     assert all(len(line) <= 60 for line in lines), lines
     row = next(i for i, line in enumerate(lines) if "R12-stranger-desktop" in line)
-    assert " ".join(" ".join(lines[row + 1 : row + 3]).split()) == reason
+    beside = lines[row].split("R12-stranger-desktop", 1)[1]
+    assert " ".join(" ".join([beside, *lines[row + 1 : row + 3]]).split()) == reason
+    assert lines[row + 1].startswith("      ") and "did not run" in lines[row + 3]
     wide = [text for text, _ in terminal_lines(results, results.summary(None), "h", False, 200)]
     assert any(line.endswith(reason) and "R12-stranger-desktop" in line for line in wide)
