@@ -8,7 +8,7 @@ uses one). The conformance suite's hooks (collection of checks, report masking, 
 terminal summary, ...; :mod:`pytest_osfoundry.conformance._plugin`) are registered,
 under the name :data:`SUITE_PLUGIN`, only when the run is about the suite:
 
-* a target is given (``--osf-target`` or a non-blank ``OSF_TARGET``), or
+* a target is given (``--osf-target`` or ``OSF_TARGET``), or
 * a test path given on the command line lies inside the installed suite's folder
   (without a target its checks then skip, saying that a target is needed).
 

@@ -43,11 +43,14 @@ def test_without_a_target_the_suite_is_not_registered(pytester: pytest.Pytester)
     assert "SUITE-ABSENT" in out and "NO-MAKEREPORT" in out
 
 
-def test_a_blank_environment_target_is_no_target(
+def test_a_blank_environment_target_is_a_usage_error_not_a_silent_no_target(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OSF_TARGET", "  ")
-    assert "SUITE-ABSENT" in _probe(pytester)
+    pytester.makepyfile(test_probe=_PROBE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_probe.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*OSF_TARGET is set but empty*"])
 
 
 def test_a_target_on_the_command_line_registers_the_suite(pytester: pytest.Pytester) -> None:
