@@ -11,7 +11,7 @@ requests of its own (:meth:`Wrapped.peek_view`, :meth:`Wrapped.peek_control`,
 what the desktop last shared) it learns from the traffic: :class:`Wrapped` keeps that
 :class:`Ledger` for every variant.
 
-So a variant depends on the wire format of SPEC.md and on ``ReferenceServer``'s public
+So a variant depends on the wire format of docs/spec.md and on ``ReferenceServer``'s public
 constructor and ``provision()`` only; refactoring the server's state cannot break it.
 Answers are read as plain JSON (the factories build servers without ``sse=True``).
 """
