@@ -35,6 +35,7 @@ from pytest_osfoundry.client._exchange import Exchange, mask_token
 from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport
+from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.http import Response
@@ -278,7 +279,8 @@ class Conformance:
     """Random per check: part of every probe and generated key."""
 
     def __post_init__(self) -> None:
-        self.recorder = RecordingTransport(HttpxTransport(self.target.http), keep=40)
+        inner = watch(self.target, HttpxTransport(self.target.http))
+        self.recorder = RecordingTransport(inner, keep=40)
 
     def __repr__(self) -> str:
         return f"Conformance(check={self.info.check_id!r}, target={self.target.label!r})"

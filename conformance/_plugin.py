@@ -41,6 +41,7 @@ from pytest_osfoundry.conformance._baseline import (
     write_baseline,
 )
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings, add_options
 from pytest_osfoundry.conformance._registry import all_checks, check_info
 from pytest_osfoundry.conformance._report import (
@@ -332,6 +333,7 @@ def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Con
         yield conf
     finally:
         conf.close()
+        stop_if_gone(request.session, osf_target)
 
 
 # ---------------------------------------------------------------------- reports
