@@ -6,12 +6,17 @@ carries unique ``arguments``, and the next sync must deliver no command with the
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.conformance._harness import Conformance, Outcome, decode_reply
 from pytest_osfoundry.conformance._registry import check
 
 KEY_CONFLICT = "idempotency_key was already used with different arguments"
+
+#: Simultaneous calls in the concurrency check, each on its own connection and session.
+CALLERS = 8
 
 
 def _refused_key(conf: Conformance, key: Any, what: str, *, omit: bool = False) -> None:
@@ -125,3 +130,58 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
     c.expect(second != first, "the other agent got the first agent's command id")
     delivered = c.commands_with(c.sync(), probe)
     c.expect_equal(len(delivered), 2, "runs queued by the two agents with one key")
+
+
+@check(
+    "R5-concurrent-same-key",
+    f"{CALLERS} simultaneous run_graph_session calls with one key and the same arguments, "
+    "on separate connections, queue one run: every success carries the same command id.",
+)
+def check_concurrent_same_key(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.sync()
+    args = c.run_args()
+    token = c.need("agent_token")
+    clients = [c.initialized(c.mcp(token)) for _ in range(CALLERS)]
+    barrier = threading.Barrier(CALLERS)
+    answers: list[Outcome | str] = ["no answer"] * CALLERS
+
+    def call(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            reply = clients[index].call_tool_raw("run_graph_session", args)
+        except (OsfClientError, threading.BrokenBarrierError) as err:
+            answers[index] = f"{type(err).__name__}: {err}"
+            return
+        answers[index] = decode_reply(reply)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(CALLERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    c.decisive()
+    command_ids: set[str] = set()
+    for index, out in enumerate(answers):
+        if isinstance(out, str):
+            c.fail(f"simultaneous call {index + 1} of {CALLERS} got no answer: {out}")
+        if out.kind == "tool_error":
+            continue  # a refusal of a concurrent duplicate is allowed
+        command_id = out.structured.get("command_id") if out.structured else None
+        c.expect(
+            out.kind == "result" and isinstance(command_id, str),
+            f"simultaneous call {index + 1} of {CALLERS} answered {out.describe()}",
+        )
+        assert isinstance(command_id, str)
+        command_ids.add(command_id)
+        c.track(clients[index], command_id)
+    delivered = c.commands_with(c.sync(), args["arguments"])
+    for command in delivered:
+        if isinstance(command.get("command_id"), str):
+            c.track(c.agent, str(command["command_id"]))
+    c.expect(
+        len(command_ids) <= 1,
+        f"{CALLERS} simultaneous calls with one key got {len(command_ids)} different "
+        "command ids: the key's look-up and insert are not atomic",
+    )
+    c.expect_equal(len(delivered), 1, f"commands the desktop gets for {CALLERS} simultaneous calls")

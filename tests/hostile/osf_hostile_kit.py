@@ -111,7 +111,9 @@ class _Handler(socketserver.BaseRequestHandler):
             if pause:
                 time.sleep(pause)
 
-    def _answer(self, sock: socket.socket, line: bytes, headers: dict[str, str], body: bytes) -> bool:
+    def _answer(
+        self, sock: socket.socket, line: bytes, headers: dict[str, str], body: bytes
+    ) -> bool:
         mode = self.server.mode
         rid = _rpc_id(body)
         answer = json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode()
@@ -149,9 +151,7 @@ class _Handler(socketserver.BaseRequestHandler):
             self._hold(sock)
             return False
         elif mode == "redirect":
-            sock.sendall(
-                b"HTTP/1.1 302 Found\r\nlocation: /again\r\ncontent-length: 0\r\n\r\n"
-            )
+            sock.sendall(b"HTTP/1.1 302 Found\r\nlocation: /again\r\ncontent-length: 0\r\n\r\n")
         else:  # answer-then-silence (first request) and echo-token
             if mode == "echo-token":
                 token = headers.get("authorization", "").partition(" ")[2]
