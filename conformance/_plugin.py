@@ -143,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         parse_target(settings.osf_target or "")
     except TargetError as err:
-        raise pytest.UsageError(str(err)) from None
+        raise pytest.UsageError(mask_token(str(err), settings.secrets())) from None
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(CHECKS_DIR)]

@@ -140,14 +140,14 @@ def parse_target(spec: str) -> tuple[str, str | None]:
         ref = text[len("embedded:") :]
         if ref.count(":") != 1 or not all(ref.split(":")):
             raise TargetError(
-                f"--osf-target={spec!r}: write embedded:MODULE:FACTORY, for example "
+                f"--osf-target={mask_url(spec)!r}: write embedded:MODULE:FACTORY, for example "
                 "embedded:tests.conformance.variants:reference"
             )
         return "embedded", ref
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise TargetError(
-            f"--osf-target={spec!r} is neither an http(s) URL of an MCP endpoint nor "
+            f"--osf-target={mask_url(spec)!r} is neither an http(s) URL of an MCP endpoint nor "
             "'embedded' / 'embedded:MODULE:FACTORY'"
         )
     return "url", text
