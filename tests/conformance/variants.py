@@ -238,6 +238,7 @@ class _IdempotencyIgnored(ServerState):
     [
         "D7-retry-same-key",
         "R4-replay-current-status",
+        "R5-concurrent-same-key",
         "R5-different-arguments",
         "R5-different-session",
     ],
