@@ -1,4 +1,5 @@
-"""Idempotency: the key's bounds and retries (D7), keys belonging to one agent (R5).
+"""Idempotency: the key's bounds and retries (D7), keys belonging to one agent (R5),
+simultaneous retries (R5) and simultaneous identical completions (R11).
 
 "Nothing queued" is checked the way the desktop would see it: every refused call
 carries unique ``arguments``, and the next sync must deliver no command with them.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.conformance._harness import Conformance, Outcome, decode_reply
 from pytest_osfoundry.conformance._registry import check
 
@@ -143,23 +144,9 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
     args = c.run_args()
     token = c.need("agent_token")
     clients = [c.initialized(c.mcp(token)) for _ in range(CALLERS)]
-    barrier = threading.Barrier(CALLERS)
-    answers: list[Outcome | str] = ["no answer"] * CALLERS
-
-    def call(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            reply = clients[index].call_tool_raw("run_graph_session", args)
-        except (OsfClientError, threading.BrokenBarrierError) as err:
-            answers[index] = f"{type(err).__name__}: {err}"
-            return
-        answers[index] = decode_reply(reply)
-
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(CALLERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers: list[Outcome | str] = _together(
+        CALLERS, lambda i: decode_reply(clients[i].call_tool_raw("run_graph_session", args))
+    )
     c.decisive()
     command_ids: set[str] = set()
     for index, out in enumerate(answers):
@@ -185,3 +172,55 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
         "command ids: the key's look-up and insert are not atomic",
     )
     c.expect_equal(len(delivered), 1, f"commands the desktop gets for {CALLERS} simultaneous calls")
+
+
+def _together(count: int, call: Any) -> list[Any]:
+    """``call(index)`` made by ``count`` threads released at once; each one's outcome."""
+    barrier = threading.Barrier(count)
+    outcomes: list[Any] = ["no answer"] * count
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            outcomes[index] = call(index)
+        except HttpStatusError as err:
+            outcomes[index] = f"HTTP {err.status}"
+        except (OsfClientError, threading.BrokenBarrierError) as err:
+            outcomes[index] = f"{type(err).__name__}: {err}"
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+@check(
+    "R11-concurrent-same-completion",
+    f"{CALLERS} identical completions posted at the same moment, on separate connections, "
+    "all get HTTP 200 with the final status, and the run shows that completion.",
+)
+def check_concurrent_same_completion(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.queue()["command_id"]
+    c.start(command_id)
+    body = {
+        "execution_id": c.execution_id(command_id),
+        "status": "completed",
+        "result": {"probe": c.nonce},
+    }
+    token = c.need("desktop_token")
+    desktops = [c.relay(token) for _ in range(CALLERS)]
+    answers = _together(CALLERS, lambda i: desktops[i].complete(command_id, body))
+    c.done(command_id)
+    c.decisive()
+    for index, answer in enumerate(answers):
+        c.expect(
+            isinstance(answer, dict) and answer.get("status") == "completed",
+            f"simultaneous completion {index + 1} of {CALLERS} was answered {answer!r}; "
+            "the same body posted again must get 200 and change nothing",
+        )
+    view = c.view(command_id)
+    c.expect_equal(view.get("status"), "completed", "the run's status after the completions")
+    c.expect_equal(view.get("result"), body["result"], "the run's result")

@@ -1,4 +1,4 @@
-"""The concurrency check has teeth: the racy-keys variant fails it every time, alone.
+"""The concurrency checks have teeth: each race variant fails its check, and only it.
 
 ``R5-concurrent-same-key`` releases 8 simultaneous calls with one key. Against
 :mod:`tests.conformance.variants_race` (look-up and insert 0.25 s apart) it must fail
@@ -19,19 +19,24 @@ from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance._target import resolve_target
 from pytest_osfoundry.conformance.checks import test_idempotency as idempotency
 from tests.conformance.osf_conformance_kit import SuiteRun
-from tests.conformance.variants_race import FAILS
+from tests.conformance.variants_race import RACES
 
 RACY = "embedded:tests.conformance.variants_race:racy_keys"
 CHECK = "R5-concurrent-same-key"
 RUNS = 20
 
 
-def test_racy_keys_variant_fails_exactly_the_concurrency_check(
-    run_suite: Callable[..., SuiteRun], default_ids: set[str]
+@pytest.mark.parametrize("name", sorted(RACES))
+def test_race_variant_fails_exactly_its_concurrency_check(
+    run_suite: Callable[..., SuiteRun], default_ids: set[str], name: str
 ) -> None:
-    run = run_suite(f"--osf-target={RACY}")
-    assert run.ids("failed") == set(FAILS), run.text[-4000:]
-    assert run.ids("passed") == default_ids - FAILS
+    run = run_suite(f"--osf-target=embedded:tests.conformance.variants_race:{name}")
+    assert run.ids("failed") == set(RACES[name]), run.text[-4000:]
+    assert run.ids("passed") == default_ids - RACES[name]
+
+
+def test_racy_keys_failure_says_what_happened(run_suite: Callable[..., SuiteRun]) -> None:
+    run = run_suite(f"--osf-target={RACY}", "-k", CHECK)
     [entry] = [c for c in run.report["checks"] if c["id"] == CHECK]
     assert "different command ids" in entry["message"]
 

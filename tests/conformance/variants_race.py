@@ -1,14 +1,18 @@
-"""A broken server whose idempotency look-up and insert are not atomic (SPEC R5).
+"""Broken servers that only misbehave under simultaneous requests (SPEC R5, R11).
 
+:data:`RACES` lists them with the checks each must fail (and no other);
 ``--osf-target=embedded:tests.conformance.variants_race:racy_keys`` runs the suite
-against it. It wraps the reference server's HTTP app and keeps its own table of
+against the first.
+
+``racy_keys`` wraps the reference server's HTTP app and keeps its own table of
 idempotency keys in front of it: a ``run_graph_session`` call looks its key up,
 and when the key is new, does the work (here: a pause of :data:`GAP` seconds
 standing in for a database round trip) before inserting it -- the most common real
 bug of idempotency keys. Calls one after another behave (a retry finds the key,
 a retry with other arguments is refused), so only the concurrent check
 ``R5-concurrent-same-key`` catches it; the pause makes it caught every time, not
-by luck.
+by luck. ``racy_completions`` refuses a completion while another one for the same
+command is being stored (``R11-concurrent-same-completion``).
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from pytest_osfoundry.server._auth import bearer_token
 
-__all__ = ["FAILS", "GAP", "RacyKeys", "racy_keys"]
+__all__ = ["FAILS", "GAP", "RACES", "RacyCompletions", "RacyKeys", "racy_completions", "racy_keys"]
 
 GAP = 0.25
 """Seconds between a key's look-up and its insert."""
 
 FAILS = frozenset({"R5-concurrent-same-key"})
-"""The checks the variant must fail (and no other)."""
+"""The checks ``racy_keys`` must fail (and no other)."""
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -88,3 +92,51 @@ class RacyKeys:
 def racy_keys() -> RacyKeys:
     """Simultaneous retries with one key queue one run each."""
     return RacyKeys()
+
+
+class RacyCompletions:
+    """The reference server behind a completion handler that refuses concurrent writers.
+
+    A completion arriving while another one for the same command is being stored is
+    answered 409, as a server taking a row lock with ``NOWAIT`` would: the same body
+    posted again later (outbox redelivery) is still a 200, so only simultaneous
+    identical completions reveal it.
+    """
+
+    def __init__(self, gap: float = GAP) -> None:
+        self.inner = ReferenceServer()
+        self.mcp_path = self.inner.mcp_path
+        self.gap = gap
+        self._busy: set[str] = set()
+        self._lock = threading.Lock()
+
+    def provision(self) -> Any:
+        """The reference server's credentials."""
+        return self.inner.provision()
+
+    def __call__(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.endswith("/complete"):
+            return self.inner(request)
+        with self._lock:
+            if request.path in self._busy:
+                body = b'{"error":"another completion is being stored"}'
+                return Response(409, {"content-type": "application/json"}, body)
+            self._busy.add(request.path)
+        try:
+            time.sleep(self.gap)  # storing the completion
+            return self.inner(request)
+        finally:
+            with self._lock:
+                self._busy.discard(request.path)
+
+
+def racy_completions() -> RacyCompletions:
+    """Simultaneous identical completions: one stored, the others refused with 409."""
+    return RacyCompletions()
+
+
+RACES = {
+    "racy_keys": FAILS,
+    "racy_completions": frozenset({"R11-concurrent-same-completion"}),
+}
+"""Each variant here by factory name, with the checks it must fail (and no other)."""
