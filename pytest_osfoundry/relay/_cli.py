@@ -112,9 +112,12 @@ def _masked(text: str, secrets: list[str]) -> str:
 def _logging(secrets: list[str]) -> None:
     """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("osfoundry-relay")
     handler.setFormatter(logging.Formatter("%(asctime)s relay %(message)s"))
     handler.addFilter(_Masking(secrets))
     root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == "osfoundry-relay"]:
+        root.removeHandler(old)  # run_relay called again in one process
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     for noisy in ("httpx", "httpcore"):

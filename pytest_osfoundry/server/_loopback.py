@@ -393,7 +393,7 @@ class LoopbackServer:
             conn.started = time.monotonic()
         if _whole(conn.reader.buf):
             self._selector.unregister(sock)
-            sock.setblocking(True)
+            sock.settimeout(self.request_deadline)  # bounds writing the answer too
             with self._lock:
                 del self._idle[sock]
                 self._busy.add(conn)

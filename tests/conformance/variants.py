@@ -834,7 +834,10 @@ class _RedeliveryRefused(ServerState):
             return super().relay_complete(account, command_id, body)
 
 
-@_variant("The same completion posted twice gets 409 (R11).", ["R11-redelivery-200"])
+@_variant(
+    "The same completion posted twice gets 409 (R11).",
+    ["R11-redelivery-200", "R11-concurrent-same-completion"],
+)
 def redelivery_refused() -> ReferenceServer:
     """Outbox redelivery fails."""
     return _with(_RedeliveryRefused)
