@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 
-from pytest_osfoundry.http import Handler, Request
+from pytest_osfoundry.http import DropConnection, Handler, Request
 
 __all__ = ["LoopbackServer"]
 
@@ -184,7 +184,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 return
         path, _, query = self.path.partition("?")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        response = self.app(Request(self.command, path, headers, body, query))
+        try:
+            response = self.app(Request(self.command, path, headers, body, query))
+        except DropConnection:  # a lost reply (fault injection): close, answer nothing
+            self.close_connection = True
+            return
         self._send(response.status, response.headers, response.body)
 
     def _content_length(self) -> int | None:
