@@ -11,6 +11,9 @@ byte by byte on a raw socket (no HTTP library to smooth anything over):
 * ``answer-open`` -- an event stream carrying the answer, then left open;
 * ``silence`` -- reads the request and never answers;
 * ``answer-then-silence`` -- answers the first request (JSON), then never again;
+* ``handshake-then-silence`` -- answers what the suite's preflight asks (initialize,
+  ping, notifications, ``list_graph_sessions``, the relay's control poll), then falls
+  silent for good at the first other request;
 * ``redirect`` -- ``302`` to itself, forever;
 * ``echo-token`` -- answers JSON echoing the bearer token raw, URL-encoded, JSON-escaped
   and base64-encoded (for the masking tests).
@@ -45,6 +48,7 @@ MODES = (
     "answer-open",
     "silence",
     "answer-then-silence",
+    "handshake-then-silence",
     "redirect",
     "echo-token",
 )
@@ -73,12 +77,34 @@ def _read_request(sock: socket.socket) -> tuple[bytes, dict[str, str], bytes] | 
     return lines[0], headers, body[:length]
 
 
-def _rpc_id(body: bytes) -> Any:
+def _message(body: bytes) -> dict[str, Any]:
     try:
         message = json.loads(body)
     except ValueError:
-        return None
-    return message.get("id") if isinstance(message, dict) else None
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _result(message: dict[str, Any]) -> dict[str, Any]:
+    """A plausible result: a real one for ``initialize``, an empty object otherwise."""
+    if message.get("method") == "initialize":
+        return {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hostile", "version": "0"},
+        }
+    return {}
+
+
+def _preflight_request(line: bytes, message: dict[str, Any]) -> bool:
+    """Whether a request is one the suite's preflight (or its reachability probe) sends."""
+    if line.startswith(b"GET ") and b"/control" in line:
+        return True
+    method = message.get("method")
+    if method in ("initialize", "ping") or str(method).startswith("notifications/"):
+        return True
+    params = message.get("params")
+    return isinstance(params, dict) and params.get("name") == "list_graph_sessions"
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -115,8 +141,16 @@ class _Handler(socketserver.BaseRequestHandler):
         self, sock: socket.socket, line: bytes, headers: dict[str, str], body: bytes
     ) -> bool:
         mode = self.server.mode
-        rid = _rpc_id(body)
-        answer = json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode()
+        message = _message(body)
+        rid = message.get("id")
+        result = _result(message)
+        answer = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+        if mode == "handshake-then-silence" and not _preflight_request(line, message):
+            self.server.silent = True
+        quiet = mode in ("handshake-then-silence", "echo-token") and not self.server.silent
+        if message and "id" not in message and quiet:
+            sock.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+            return True
         if mode == "huge":
             sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
             self._endless(sock, b"x" * 65536)
@@ -147,7 +181,11 @@ class _Handler(socketserver.BaseRequestHandler):
             sock.sendall(b": priming\n\nid: 1\ndata: " + answer + b"\r\n\r\n")
             self._hold(sock)
             return False
-        elif mode == "silence" or (mode == "answer-then-silence" and self.server.requests > 1):
+        elif (
+            mode == "silence"
+            or (mode == "answer-then-silence" and self.server.requests > 1)
+            or self.server.silent
+        ):
             self._hold(sock)
             return False
         elif mode == "redirect":
@@ -162,7 +200,7 @@ class _Handler(socketserver.BaseRequestHandler):
                     "base64url": base64.urlsafe_b64encode(token.encode()).decode().rstrip("="),
                 }
                 answer = json.dumps(
-                    {"jsonrpc": "2.0", "id": rid, "result": {"echo": echoes}}
+                    {"jsonrpc": "2.0", "id": rid, "result": {**result, "echo": echoes}}
                 ).encode()
             sock.sendall(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
@@ -178,6 +216,7 @@ class _TCPServer(socketserver.ThreadingTCPServer):
     mode: str
     drip: float
     requests: int
+    silent: bool
     stopping: threading.Event
 
 
@@ -191,6 +230,7 @@ class HostileServer:
         self._server.mode = mode
         self._server.drip = drip
         self._server.requests = 0
+        self._server.silent = False
         self._server.stopping = threading.Event()
         self.port = int(self._server.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/mcp"

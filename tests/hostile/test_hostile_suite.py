@@ -58,7 +58,7 @@ def test_suite_passes_a_server_leaving_its_event_streams_open(
 
 
 def test_a_target_that_stops_answering_ends_the_run_early(pytester: pytest.Pytester) -> None:
-    with HostileServer("answer-then-silence") as server:
+    with HostileServer("handshake-then-silence") as server:
         start = time.monotonic()
         result = pytester.runpytest(
             "-p",
