@@ -225,7 +225,7 @@ def test_run_needs_a_virtual_clock() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"client": "client"}, TypeError, "McpClient"),
+        ({"client": "client"}, TypeError, "client must provide the ToolClient methods"),
         ({"clock": object()}, TypeError, "clock"),
         ({"retry": "maybe"}, ValueError, "retry"),
         ({"strategy": 5}, TypeError, "strategy"),
