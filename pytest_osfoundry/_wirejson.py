@@ -15,18 +15,20 @@ two cases below where :mod:`json` writes text that is not valid UTF-8 JSON:
   (``0.00001`` where :mod:`json` wrote ``1e-05``: the same number). A non-finite float
   (only a number such as ``1e400`` in a request can make one) is written ``null``, as
   ``JSON.stringify`` writes it; :mod:`json` would write ``Infinity``, which is not JSON.
-* :func:`loads` returns orjson's parse when orjson accepts the text and the parse
-  holds no float of magnitude 1e16 or more (nor a string with a ``+``); otherwise
-  it returns what the caller's ``fallback`` (the standard-library parser it always
-  used, strict or lenient) says — its value or its error. orjson reads an integer
-  literal beyond 64 bits as a float (:mod:`json` keeps it exact), and such a float
-  is always that large.
+* :func:`loads` returns orjson's parse when orjson accepts the text and the text
+  holds no run of 19 or more digits; otherwise it returns what the caller's
+  ``fallback`` (the standard-library parser it always used, strict or lenient) says
+  — its value or its error. orjson reads an integer literal beyond 64 bits as a
+  float (:mod:`json` keeps it exact), and such a literal is at least 19 digits long
+  (2**63 has 19). A long run of digits elsewhere (in a string, or a long fraction)
+  only sends the text to the standard library, which reads it the same way.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -42,7 +44,9 @@ _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _orjson_dumps = orjson.dumps
 _orjson_loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
-_PLUS = ord("+")
+#: 19 digits in a row: where an integer beyond 64 bits could be (see the module doc).
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 _utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
@@ -93,14 +97,10 @@ def loads(data: bytes | str, fallback: Callable[[bytes | str], T]) -> Any | T:
     ``fallback`` is the caller's standard-library parser (strict for request bodies,
     lenient for a client reading a target's replies); its errors propagate unchanged.
     """
-    try:
-        value = _orjson_loads(data)
-        # A float of 1e16 or more is written with an exponent, "e+": it may be an
-        # integer beyond 64 bits read as a float. (Any "+" in a string also lands
-        # here: the byte test is a memchr, many times cheaper than looking for "e+".)
-        # orjson writes at most 255 levels: deeper input raises TypeError.
-        if isinstance(value, (dict, list, float)) and _PLUS in _orjson_dumps(value):
-            return fallback(data)
-    except (_JSONDecodeError, TypeError):
+    long_digits = _LONG_DIGITS if isinstance(data, bytes) else _LONG_DIGITS_TEXT
+    if long_digits.search(data) is not None:  # type: ignore[arg-type]  # bytes with bytes
         return fallback(data)
-    return value
+    try:
+        return _orjson_loads(data)
+    except _JSONDecodeError:  # includes 1e400, which json reads as inf
+        return fallback(data)
