@@ -101,12 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")
     serve.set_defaults(func=_serve)
-    try:
-        from pytest_osfoundry.relay._cli import add_relay_parser
-    except ImportError:  # pragma: no cover - the relay ships with the package
-        pass
-    else:
-        add_relay_parser(sub)
+    from pytest_osfoundry.relay._cli import add_relay_parser
+
+    add_relay_parser(sub)
     return parser
 
 
