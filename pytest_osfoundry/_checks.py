@@ -17,6 +17,7 @@ otherwise raises with a message that names the argument as the user typed it::
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 __all__ = [
     "ArgumentTypeError",
@@ -35,7 +36,7 @@ class ArgumentTypeError(TypeError, ValueError):
     """An argument of the wrong kind (a string for a number, ``True`` for a count)."""
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     """True for an ``int`` or ``float`` that is not a ``bool``."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -51,7 +52,7 @@ def check_number(
     """``value`` as a float: a number, not NaN, within ``[low, high]``, finite by default."""
     if not is_number(value):
         raise ArgumentTypeError(f"{name} must be a number, got {value!r}")
-    number = float(value)  # type: ignore[arg-type]  # is_number: an int or a float
+    number = float(value)
     if math.isnan(number) or (finite and math.isinf(number)):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if low is not None and number < low:
@@ -70,7 +71,7 @@ def check_seconds(
     """
     if not is_number(value):
         raise ArgumentTypeError(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)  # type: ignore[arg-type]  # is_number: an int or a float
+    seconds = float(value)
     if positive:
         if not seconds > 0 or (finite and math.isinf(seconds)):
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
@@ -83,7 +84,7 @@ def check_fraction(value: object, name: str) -> float:
     """A probability or share: a number from 0 to 1 inclusive."""
     if not is_number(value):
         raise ArgumentTypeError(f"{name} must be a number from 0 to 1, got {value!r}")
-    fraction = float(value)  # type: ignore[arg-type]  # is_number: an int or a float
+    fraction = float(value)
     if not 0 <= fraction <= 1:
         raise ValueError(f"{name} must be a number from 0 to 1, got {value!r}")
     return fraction

@@ -417,7 +417,7 @@ class VirtualClock(_Scheduler):
         raises ``TimeoutError`` if it still does not hold once ``limit`` seconds of
         virtual time have passed or nothing is left to run. Returns the time reached.
         """
-        if isinstance(until, (int, float)) and not isinstance(until, bool):
+        if is_number(until):
             if until < self._now:
                 raise ValueError(
                     f"run_until({until}) is in the past (now is {self._now}); "
