@@ -13,19 +13,16 @@
 from pytest_osfoundry.engine._contract import Engine, RunOutcome, StartedRun
 from pytest_osfoundry.engine._fake_engine import EngineRun, FakeEngine, GraphNotFound, RunNotFound
 from pytest_osfoundry.engine._graph import (
-    ALPHABETS,
     Duration,
     Fixed,
     Graph,
     LogNormal,
     ResultText,
     Uniform,
-    ceiling_error,
 )
 from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions, new_graph_session_id
 
 __all__ = [
-    "ALPHABETS",
     "Duration",
     "Engine",
     "EngineRun",
@@ -40,7 +37,6 @@ __all__ = [
     "SessionInfo",
     "StartedRun",
     "Uniform",
-    "ceiling_error",
     "make_sessions",
     "new_graph_session_id",
 ]

@@ -11,15 +11,14 @@ import pytest
 
 from pytest_osfoundry._jslength import js_length
 from pytest_osfoundry.engine import (
-    ALPHABETS,
     Duration,
     Fixed,
     Graph,
     LogNormal,
     ResultText,
     Uniform,
-    ceiling_error,
 )
+from pytest_osfoundry.engine._graph import ALPHABETS, ceiling_error
 
 
 def test_fixed_duration() -> None:
