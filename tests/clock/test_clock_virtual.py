@@ -22,7 +22,11 @@ def test_advance_runs_due_events_in_time_order_and_stops_at_the_target() -> None
     clock = VirtualClock(0)
     seen: list[tuple[str, float]] = []
     for name, when in [("c", 3), ("a", 1), ("d", 10), ("b", 2)]:
-        clock.call_at(when, lambda n=name: seen.append((n, clock.now())))
+
+        def note(n: str = name) -> None:
+            seen.append((n, clock.now()))
+
+        clock.call_at(when, note)
     assert clock.advance(5) == 5
     assert seen == [("a", 1), ("b", 2), ("c", 3)]
     assert clock.now() == 5
