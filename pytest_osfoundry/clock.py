@@ -304,7 +304,6 @@ class _Scheduler:
         timer = Timer(when, fn)
         with self._lock:
             heappush(self._queue, (when, self._next_seq(), timer))
-        self._wake()
         return timer
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
@@ -356,9 +355,6 @@ class _Scheduler:
                     return head
                 return None
             return None
-
-    def _wake(self) -> None:
-        """Hook: the real clock wakes its runner when something new is scheduled."""
 
 
 class VirtualClock(_Scheduler):
@@ -486,9 +482,12 @@ class RealClock(_Scheduler):
     def sleep(self, seconds: float) -> None:
         time.sleep(_check_delay(seconds))
 
-    def _wake(self) -> None:
+    def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
+        """Queue as every clock does, then wake :meth:`run` (it may wait for less now)."""
+        timer = super()._schedule(when, fn)
         with self._cond:
             self._cond.notify_all()
+        return timer
 
     def stop(self) -> None:
         """Make :meth:`run` return after the event it is running (from any thread)."""
