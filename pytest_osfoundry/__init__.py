@@ -16,7 +16,7 @@ are imported from their subpackages: :mod:`pytest_osfoundry.world` (``OsfWorld``
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-SPEC_REVISION = "2026-11-08"
+from pytest_osfoundry._vocabulary import SPEC_REVISION
+from pytest_osfoundry._vocabulary import VERSION as __version__
 
 __all__ = ["SPEC_REVISION", "__version__"]

@@ -25,11 +25,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_osfoundry.client import RELAY_PREFIX, SUPPORTED_PROTOCOL_VERSIONS
 from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import Provisioned, ReferenceServer
 
 __all__ = [
+    "PROTOCOL_VERSION",
+    "RELAY_PREFIX",
     "RUN_NOT_FOUND",
     "SESSION_FIELDS",
     "Ledger",
@@ -62,6 +63,10 @@ RUN_NOT_FOUND = "Graph run not found or access removed"
 SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: docs/spec.md D10: where the desktop relay API lives (the wire format, not the kit's).
+RELAY_PREFIX = "/external-assistants/graph-relays"
+#: docs/spec.md R1: the MCP revision a wrapper's own session asks for.
+PROTOCOL_VERSION = "2025-11-25"
 _COMMANDS = RELAY_PREFIX + "/commands/"
 _MCP_POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 _SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
@@ -371,7 +376,7 @@ class Wrapped:
             "id": "osf-variant-init",
             "method": "initialize",
             "params": {
-                "protocolVersion": max(SUPPORTED_PROTOCOL_VERSIONS),
+                "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {},
                 "clientInfo": {"name": "osf-variant", "version": "1"},
             },

@@ -246,6 +246,7 @@ class _IdempotencyIgnored(Wrapped):
     [
         "D7-retry-same-key",
         "R4-replay-current-status",
+        "R5-concurrent-same-key",
         "R5-different-arguments",
         "R5-different-session",
     ],
@@ -965,7 +966,10 @@ class _RedeliveryRefused(_FirstCompletion):
         return super().complete(request, command_id, body)
 
 
-@_variant("The same completion posted twice gets 409 (R11).", ["R11-redelivery-200"])
+@_variant(
+    "The same completion posted twice gets 409 (R11).",
+    ["R11-redelivery-200", "R11-concurrent-same-completion"],
+)
 def redelivery_refused() -> Wrapped:
     """Outbox redelivery fails."""
     return _RedeliveryRefused()
