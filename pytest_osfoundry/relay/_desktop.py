@@ -53,7 +53,7 @@ from pytest_osfoundry._vocabulary import (
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._relay_client import RelayApiClient
 from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
-from pytest_osfoundry.engine._contract import Engine
+from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._sessions import SessionInfo
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
@@ -156,6 +156,8 @@ class FakeRelay:
         self.events: list[RelayEvent] = []
         self.executed: list[str] = []
         self.current: str | None = None
+        self.current_run: StartedRun | None = None
+        """The engine's handle of the run in :attr:`current` (``None`` between runs)."""
         self._listeners: list[Callable[[RelayEvent], None]] = []
 
     def on_event(self, listener: Callable[[RelayEvent], None]) -> None:
@@ -360,6 +362,7 @@ class FakeRelay:
             return
         self.executed.append(command_id)
         self.current = command_id
+        self.current_run = run
         self._event("started", command_id, run.channel)
         cancelled = False
         poll = Wait(run.done, self.control_poll)  # immutable: one for every control poll
@@ -375,6 +378,7 @@ class FakeRelay:
                     break
         finally:
             self.current = None
+            self.current_run = None
         outcome = run.outcome
         assert outcome is not None
         body = bounded_completion(

@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 
-
 def _security(scope: str) -> list[dict[str, Any]]:
     return [{"type": "oauth2", "scopes": [scope]}]
 
