@@ -24,8 +24,14 @@ __all__ = ["main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    server = ReferenceServer(RealClock(), mcp_path=args.mcp_path)
     try:
+        server = ReferenceServer(
+            RealClock(),
+            mcp_path=args.mcp_path,
+            public_url=args.public_url,
+            protocols=args.protocol,
+            allow_origins=args.allow_origin or (),
+        )
         info = server.provision(
             project_id=args.project_id,
             agent_token=args.agent_token,
@@ -100,6 +106,25 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--project-id", help="fix the project id (default: random)")
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")
+    serve.add_argument(
+        "--protocol",
+        action="append",
+        metavar="REVISION",
+        help="serve only this MCP revision (repeatable; 2026-07-28, 2025-11-25, 2025-06-18; "
+        "default: all three)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="also allow browser requests from this Origin (repeatable; loopback origins "
+        "and the server's own are always allowed)",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the MCP URL named in OAuth metadata and challenges (default: the bound address)",
+    )
     serve.set_defaults(func=_serve)
     try:
         from pytest_osfoundry.relay._cli import add_relay_parser

@@ -28,8 +28,10 @@ from pytest_osfoundry.client._exchange import (
 )
 from pytest_osfoundry.client._mcp_client import (
     CLIENT_NAME,
+    PROTOCOL_CHOICES,
     SUPPORTED_PROTOCOL_VERSIONS,
     McpClient,
+    forget_eras,
     parse_sse,
 )
 from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
@@ -44,6 +46,7 @@ from pytest_osfoundry.client._transport import (
 __all__ = [
     "CLIENT_NAME",
     "MASK",
+    "PROTOCOL_CHOICES",
     "RELAY_PREFIX",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "DirectTransport",
@@ -59,6 +62,7 @@ __all__ = [
     "ReplyLost",
     "ToolError",
     "Transport",
+    "forget_eras",
     "mask_headers",
     "mask_token",
     "mask_url",

@@ -129,6 +129,9 @@ class LoopbackServer:
         self._httpd.app = handler
         self.host = host
         self.port = int(self._httpd.server_address[1])
+        adopt = getattr(handler, "serve_at", None)
+        if callable(adopt):  # the app names this address as its public URL unless told one
+            adopt(self.origin)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.1},
