@@ -13,6 +13,12 @@ Every fault is one :class:`WorldConfig` field: ``drop_replies`` (agents' replies
 ``lose_completions`` (the relay's next N completion POSTs), ``offline`` (a window in
 which the desktop sleeps), ``outbox=False`` (no outbox), ``server_errors`` (an HTTP
 status on a path).
+
+``protocols`` restricts the MCP revisions the server serves (all three by default);
+``protocol`` is what the agents' clients speak: ``"auto"`` (the default) settles the
+era once, when the world is made, the way a dual-era client would (``server/discover``
+first, ``initialize`` when the server is legacy-only), and every agent client is then
+pinned to the revision found; or one pinned revision.
 """
 
 from __future__ import annotations
@@ -24,7 +30,11 @@ from typing import Any, Literal
 
 from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent
 from pytest_osfoundry.agent._strategies import Strategy
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._mcp_client import (
+    MODERN_PROTOCOL_VERSION,
+    PROTOCOL_CHOICES,
+    McpClient,
+)
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import DirectTransport, Transport
 from pytest_osfoundry.clock import DEFAULT_START, VirtualClock
@@ -76,6 +86,8 @@ class WorldConfig:
     base_url: str = "https://osfoundry.test"
     strategy: Strategy | None = None
     retry: Retry = "same-key"
+    protocols: tuple[str, ...] | None = None
+    protocol: str = "auto"
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -135,6 +147,10 @@ def _validate(cfg: WorldConfig) -> None:
         raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
     if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {cfg.base_url!r}")
+    if cfg.protocol not in PROTOCOL_CHOICES:
+        raise ValueError(
+            f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
+        )
 
 
 @dataclass
@@ -162,12 +178,19 @@ class OsfWorld:
         ):
             raise ValueError(f"sessions must be an integer 0-100, got {cfg.sessions!r}")
         self.clock = VirtualClock(cfg.start)
-        self.server = ReferenceServer(self.clock, seed=cfg.seed, public_url=cfg.base_url + "/mcp")
+        self.server = ReferenceServer(
+            self.clock,
+            seed=cfg.seed,
+            public_url=cfg.base_url + "/mcp",
+            protocols=cfg.protocols,
+        )
         self.creds: Provisioned = self.server.provision()
         self.project_id = self.creds.project_id
         self.base_url = cfg.base_url.rstrip("/")
         self.mcp_url = self.base_url + "/mcp"
         self.transport: Transport = DirectTransport(self.server)
+        self.protocol = self._settle_protocol(cfg.protocol)
+        """The revision every agent client speaks (``protocol="auto"`` settled)."""
         if cfg.server_errors is not None:
             path, status = cfg.server_errors
             self.transport = FaultyTransport(self.transport, ServerErrors(path, status=status))
@@ -192,6 +215,13 @@ class OsfWorld:
             schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration)
         self._agents = 0
 
+    def _settle_protocol(self, protocol: str) -> str:
+        if protocol != "auto":
+            return protocol
+        probe = McpClient(DirectTransport(self.server), self.mcp_url, era_cache={})
+        probe.connect()  # fault-free: the world's faults are for the agents' calls
+        return MODERN_PROTOCOL_VERSION if probe.era == "modern" else str(probe.negotiated_version)
+
     # ------------------------------------------------------------------ factories
     def agent_client(
         self,
@@ -199,15 +229,24 @@ class OsfWorld:
         *,
         drop_replies: float | None = None,
         seed: int | None = None,
+        protocol: str | None = None,
     ) -> McpClient:
-        """An MCP client for ``token`` (the first agent's by default) over the direct path."""
+        """An MCP client for ``token`` (the first agent's by default) over the direct path.
+
+        It speaks :attr:`protocol` unless told another (``"auto"`` or a revision).
+        """
         fraction = self.config.drop_replies if drop_replies is None else drop_replies
         transport = self.transport
         if fraction:
             transport = FaultyTransport(
                 transport, DropReplies(fraction=fraction, seed=self._seed(seed))
             )
-        return McpClient(transport, self.mcp_url, token or self.creds.agent_token)
+        return McpClient(
+            transport,
+            self.mcp_url,
+            token or self.creds.agent_token,
+            protocol=self.protocol if protocol is None else protocol,
+        )
 
     def make_agent(
         self,
@@ -217,13 +256,17 @@ class OsfWorld:
         retry: Retry | None = None,
         drop_replies: float | None = None,
         seed: int | None = None,
+        protocol: str | None = None,
         **options: Any,
     ) -> ScriptedAgent:
-        """A scripted agent (first agent's token unless given); options go to ScriptedAgent."""
+        """A scripted agent (first agent's token unless given); options go to ScriptedAgent.
+
+        ``protocol`` is its client's MCP revision (default: the world's :attr:`protocol`).
+        """
         agent_seed = self._seed(seed)
         return ScriptedAgent(
             self.clock,
-            self.agent_client(token, drop_replies=drop_replies, seed=agent_seed),
+            self.agent_client(token, drop_replies=drop_replies, seed=agent_seed, protocol=protocol),
             strategy=strategy if strategy is not None else self.config.strategy,
             retry=retry if retry is not None else self.config.retry,
             seed=agent_seed,

@@ -205,6 +205,8 @@ class McpClient:
     * ``protocol_version`` is the legacy revision offered at ``initialize`` (a pinned
       legacy ``protocol`` sets it); the server's answer must be one of
       :data:`SUPPORTED_PROTOCOL_VERSIONS`.
+    * ``era_cache`` maps origins to the era found there (``auto`` only); by default
+      one cache is shared by the whole process (:func:`forget_eras` clears it).
     * With ``auto_initialize`` (the default) the first request settles the era
       (:meth:`connect`): a modern client just sends; a legacy one runs
       :meth:`initialize` first, once. Without it nothing is sent on the client's
@@ -226,6 +228,7 @@ class McpClient:
         protocol: str = "auto",
         protocol_version: str = "2025-11-25",
         auto_initialize: bool = True,
+        era_cache: dict[str, str] | None = None,
     ) -> None:
         if protocol not in PROTOCOL_CHOICES:
             raise ValueError(
@@ -239,6 +242,7 @@ class McpClient:
             protocol if protocol in LEGACY_PROTOCOL_VERSIONS else protocol_version
         )
         self.auto_initialize = auto_initialize
+        self._era_cache = _eras if era_cache is None else era_cache
         self.era: str | None = "modern" if protocol == MODERN_PROTOCOL_VERSION else None
         """``"modern"`` or ``"legacy"`` once settled (``None`` before)."""
         self.negotiated_version: str | None = None
@@ -380,7 +384,7 @@ class McpClient:
         if self._era_from_cache and self._contradicts(reply):
             self._era_from_cache = False
             with _eras_lock:
-                _eras.pop(_origin(self.url), None)
+                self._era_cache.pop(_origin(self.url), None)
             self.era = None
             self.negotiated_version = None
             self._rebuild_headers()
@@ -423,7 +427,7 @@ class McpClient:
             return "legacy"
         origin = _origin(self.url)
         with _eras_lock:
-            cached = _eras.get(origin)
+            cached = self._era_cache.get(origin)
         if cached == "modern":
             self._settle("modern")
             self._era_from_cache = True
@@ -440,7 +444,7 @@ class McpClient:
                 return "legacy"
         era = self._probe()
         with _eras_lock:
-            _eras[origin] = era
+            self._era_cache[origin] = era
         if era == "legacy":
             self.initialize()
         return era

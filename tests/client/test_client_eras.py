@@ -199,3 +199,32 @@ def test_mcp_name_values_are_base64_when_not_plain() -> None:
 def test_recognized_modern_errors(status: int, body: Any, modern: bool) -> None:
     assert is_modern_error(status, json.dumps(body).encode()) is modern
     assert is_modern_error(400, b"not json") is False
+
+
+@pytest.mark.parametrize(
+    ("config", "settled"),
+    [
+        ({}, "2026-07-28"),
+        ({"protocols": ("2025-11-25", "2025-06-18")}, "2025-11-25"),
+        ({"protocols": ("2025-06-18",)}, "2025-06-18"),
+        ({"protocol": "2025-06-18"}, "2025-06-18"),
+    ],
+)
+def test_the_world_settles_its_agents_protocol_once(config: dict[str, Any], settled: str) -> None:
+    from pytest_osfoundry.world import OsfWorld, WorldConfig
+
+    world = OsfWorld(WorldConfig(**config))
+    assert world.protocol == settled
+    client = world.agent_client()
+    client.list_tools()
+    assert client.negotiated_version == settled
+    assert world.make_agent(protocol="2025-11-25").client.protocol == "2025-11-25"
+
+
+def test_the_world_refuses_an_unknown_protocol() -> None:
+    from pytest_osfoundry.world import OsfWorld, WorldConfig
+
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        OsfWorld(WorldConfig(protocol="2024-11-05"))
+    with pytest.raises(ValueError, match="2024-11-05"):
+        OsfWorld(WorldConfig(protocols=("2024-11-05",)))

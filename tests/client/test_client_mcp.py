@@ -229,7 +229,9 @@ def test_sse_response_to_another_id_is_not_taken(via: Via) -> None:
 
 
 def test_sse_bad_json_data_is_a_violation(via: Via) -> None:
-    client = McpClient(via(scripted(sse("data: {nope\n\n"))), "https://osf.test/mcp", protocol=LEGACY)
+    client = McpClient(
+        via(scripted(sse("data: {nope\n\n"))), "https://osf.test/mcp", protocol=LEGACY
+    )
     with pytest.raises(ProtocolViolation, match="not valid JSON"):
         client.ping()
 
@@ -390,7 +392,10 @@ def test_list_tools_follows_cursors(via: Via) -> None:
         return json_response(200, {"jsonrpc": "2.0", "id": req_id, "result": result})
 
     transport = via(scripted(page(2, ["a"], "c1"), page(3, ["b"], None)))
-    assert [t["name"] for t in McpClient(transport, "https://osf.test/mcp", protocol=LEGACY).list_tools()] == [
+    assert [
+        t["name"]
+        for t in McpClient(transport, "https://osf.test/mcp", protocol=LEGACY).list_tools()
+    ] == [
         "a",
         "b",
     ]
