@@ -35,6 +35,7 @@ from pytest_osfoundry.client._exchange import Exchange, mask_token
 from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport
+from pytest_osfoundry.conformance._eras import domain_protocol
 from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.http import Response
@@ -304,9 +305,14 @@ class Conformance:
         return fixed_sessions(self.project_id)
 
     # ------------------------------------------------------------------ clients
-    def mcp(self, token: str | None) -> McpClient:
-        """A new MCP client with ``token`` (``None``: no Authorization header)."""
-        return McpClient(self.recorder, self.target.mcp_url, token)
+    def mcp(self, token: str | None, protocol: str | None = None) -> McpClient:
+        """A new MCP client with ``token`` (``None``: no Authorization header).
+
+        It speaks ``protocol``, by default the domain checks' (``--osf-protocol``).
+        """
+        if protocol is None:
+            protocol = domain_protocol(self.target, self.target.protocol)
+        return McpClient(self.recorder, self.target.mcp_url, token, protocol=protocol)
 
     def _role(self, name: str) -> McpClient:
         """The role's MCP client: one initialized session per role and process, whose
@@ -381,12 +387,12 @@ class Conformance:
             self.fail(f"{method} {url}: {err}")
 
     def initialized(self, client: McpClient) -> McpClient:
-        """``client`` after its ``initialize`` handshake (run now if needed)."""
-        if not client.initialized:
+        """``client`` ready to send: its era settled, ``initialize`` run in the legacy era."""
+        if not client.ready:
             try:
-                client.initialize()
+                client.connect()
             except OsfClientError as err:
-                self.fail(f"initialize failed: {err}")
+                self.fail(f"connecting ({client.protocol}) failed: {err}")
         return client
 
     def rpc_raw(
@@ -401,10 +407,13 @@ class Conformance:
         if rpc_id is None:
             rpc_id = self.target.next_rpc_id()
         payload: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "method": method}
-        if params is not None:
-            payload["params"] = dict(params)
+        sent = client.envelope(method, params)
+        if sent is not None:
+            payload["params"] = sent
+        name = sent.get("name") if method == "tools/call" and sent else None
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-        return self.http("POST", client.url, client.request_headers(), body)
+        headers = client.request_headers(method, name if isinstance(name, str) else None)
+        return self.http("POST", client.url, headers, body)
 
     def call(self, client: McpClient, tool: str, arguments: Mapping[str, Any]) -> Outcome:
         """Call ``tool`` as ``client`` and decode the answer, whatever it is."""

@@ -162,7 +162,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     line = (
         f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
-        f"target {describe_target(settings)}, level {settings.osf_level}"
+        f"target {describe_target(settings)}, level {settings.osf_level}, "
+        f"MCP protocol {settings.osf_protocol}"
     )
     baseline = config.stash.get(_BASELINE, None)
     if baseline is not None:
@@ -302,6 +303,7 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
     problem = None
     try:
         target = resolve_target(settings)
+        target.protocol = settings.osf_protocol
         pytestconfig.stash[_SECRETS].update(target.creds.secrets())
         if target.kind == "url":
             try:
