@@ -135,8 +135,8 @@ def check_modern_discover(osf_conf: Conformance) -> None:
 def check_modern_meta_required(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
-    caps = {"io.modelcontextprotocol/clientCapabilities": {}}
-    version = {"io.modelcontextprotocol/protocolVersion": MODERN}
+    caps: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {}}
+    version: dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": MODERN}
     for meta, what in ((None, "no _meta"), (caps, "no protocol version"), (version, "no caps")):
         reply, message, rid = _modern(c, "tools/list", meta=meta)
         _expect_refusal(c, reply, message, rid, -32602, f"tools/list with {what}")
