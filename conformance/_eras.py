@@ -33,6 +33,7 @@ from pytest_osfoundry.conformance._target import Target
 __all__ = [
     "MODERN",
     "Revisions",
+    "describe_protocol",
     "domain_protocol",
     "modern_body",
     "modern_headers",
@@ -216,3 +217,13 @@ def need_legacy(target: Target) -> Revisions:
             f"it serves {', '.join(found.served) or 'none the suite knows'}"
         )
     return found
+
+
+def describe_protocol(choice: str) -> str:
+    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``
+    once settled in this process (``auto`` alone in an xdist controller)."""
+    if choice != "auto":
+        return choice
+    with _lock:
+        revisions = sorted(set(_settled.values()))
+    return f"auto → {', '.join(revisions)}" if revisions else "auto"

@@ -40,6 +40,7 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
+from pytest_osfoundry.conformance._eras import describe_protocol
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._options import Settings, add_options
 from pytest_osfoundry.conformance._registry import all_checks, check_info
@@ -500,6 +501,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         level=settings.osf_level,
         baseline=baseline,
     )
+    document["protocol"] = describe_protocol(settings.osf_protocol)
     written = config.stash[_WRITTEN]
     if settings.osf_report:
         write_json_report(settings.osf_report, document)
@@ -536,7 +538,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = _settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level}"
+        f"· level {settings.osf_level} · MCP protocol {describe_protocol(settings.osf_protocol)}"
     )
     terminalreporter.write_sep("=", "osfoundry conformance")
     quiet = config.get_verbosity() < 0

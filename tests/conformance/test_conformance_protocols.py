@@ -24,6 +24,9 @@ def test_every_protocol_value_passes_against_the_reference(
     run = run_suite("--osf-target=embedded", f"--osf-protocol={protocol}")
     assert run.ids("passed") == default_ids, run.text[-3000:]
     run.result.stdout.fnmatch_lines([f"*MCP protocol {protocol}*"])
+    settled = "2026-07-28" if protocol == "auto" else protocol
+    expected = f"auto → {settled}" if protocol == "auto" else protocol
+    assert run.report["protocol"] == expected
 
 
 def test_a_bad_protocol_value_is_a_usage_error(run_suite: Callable[..., SuiteRun]) -> None:
