@@ -281,6 +281,92 @@ def modern_only_answers_initialize() -> Wrapped:
     return Wrapped(ReferenceServer(protocols=[MODERN]), on_request=pretend)
 
 
+@_register(
+    PROTOCOL_VARIANTS,
+    "A modern request without _meta is served (R1: missing _meta → 400 -32602).",
+    ["R1-2026-07-28-meta-required"],
+)
+def meta_not_required() -> Wrapped:
+    def fill_in(request: Request) -> Request:
+        message = _message(request.body)
+        params = message.get("params") if isinstance(message, dict) else None
+        if _is_modern(request) and isinstance(params, dict) and "_meta" not in params:
+            params["_meta"] = {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            return request._replace(body=json.dumps(message).encode())
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=fill_in)
+
+
+@_register(
+    PROTOCOL_VARIANTS,
+    "Mcp-Method is not compared with the body (R1: missing or mismatched → 400 -32020).",
+    ["R1-2026-07-28-mcp-method-header"],
+)
+def mcp_method_not_checked() -> Wrapped:
+    def overwrite(request: Request) -> Request:
+        message = _message(request.body)
+        if _is_modern(request) and isinstance(message, dict):
+            return _with_headers(request, **{"mcp-method": str(message.get("method"))})
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=overwrite)
+
+
+@_register(
+    PROTOCOL_VARIANTS,
+    "tools/list has no caching hints (R1: ttlMs and cacheScope on tools/list).",
+    ["R1-2026-07-28-caching-hints"],
+)
+def no_caching_hints() -> Wrapped:
+    def strip(request: Request, response: Response) -> Response:
+        def change(message: Any) -> Any:
+            result = message.get("result") if isinstance(message, dict) else None
+            if isinstance(result, dict):
+                result.pop("ttlMs", None)
+                result.pop("cacheScope", None)
+            return message
+
+        return _rewrite_json(response, change)
+
+    return Wrapped(ReferenceServer(), on_response=strip)
+
+
+@_register(
+    PROTOCOL_VARIANTS,
+    "A GET on the MCP endpoint opens an (empty) stream (R1: GET → 405 in 2026-07-28).",
+    ["R1-2026-07-28-get-405"],
+)
+def get_answered() -> Wrapped:
+    def stream(request: Request) -> Request | Response:
+        if request.method == "GET" and request.path.rstrip("/").endswith("/mcp"):
+            return Response(200, {"content-type": "text/event-stream"}, b": open\n\n")
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=stream)
+
+
+@_register(
+    PROTOCOL_VARIANTS,
+    "initialize always answers 2025-11-25, even when 2025-06-18 is offered (R1: the "
+    "offered revision is negotiated when served).",
+    ["R1-2025-06-18-initialize", "R1-eras-consistent"],
+)
+def initialize_ignores_the_offer() -> Wrapped:
+    def force(request: Request) -> Request:
+        message = _message(request.body)
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict) and message.get("method") == "initialize":
+            params["protocolVersion"] = "2025-11-25"
+            return request._replace(body=json.dumps(message).encode())
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=force)
+
+
 # ---------------------------------------------------------------------- legal
 @_register(LEGAL_VARIANTS, "Serves only 2026-07-28.", skips=LEGACY_CHECKS)
 def modern_only() -> ReferenceServer:
