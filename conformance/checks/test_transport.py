@@ -217,7 +217,7 @@ def check_modern_result_type(osf_conf: Conformance) -> None:
     token = c.need("agent_token")
     calls: list[tuple[str, dict[str, Any] | None]] = [
         ("tools/list", None),
-        ("tools/call", {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}),
+        ("tools/call", {"name": "list_graph_sessions", "arguments": {"project_id": c.project_id}}),
         ("server/discover", None),
     ]
     for method, params in calls:
