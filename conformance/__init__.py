@@ -14,7 +14,8 @@ if __name__ != "pytest_osfoundry.conformance":  # pragma: no cover - a checkout'
     )
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.conformance._harness import CheckFailure, Conformance, Outcome
+from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, all_checks, check
 
 SUITE_VERSION = __version__
@@ -28,7 +29,7 @@ __all__ = [
     "CheckFailure",
     "CheckInfo",
     "Conformance",
-    "Outcome",
+    "ToolReply",
     "all_checks",
     "check",
 ]

@@ -9,7 +9,8 @@ The decorator attaches a :class:`CheckInfo` (``fn._osf_check``) and the level ma
 (``documented`` or ``reconstructed``); the plugin collects each such function as one
 test item whose name *is* the check id, so ``test_access.py::D6-get-other-agent`` is
 its node id and ``-k D6`` selects the rule. :data:`RULES` says, once per SPEC rule,
-where it comes from, its level, its report area and why the kit checks it.
+where it comes from, its level, its report area and why the kit checks it; that
+prose lives in the data file ``rules.toml`` beside this module, not in Python.
 """
 
 from __future__ import annotations
@@ -17,22 +18,32 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from types import ModuleType
 from typing import Any, Literal, TypeVar
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 __all__ = [
     "AREAS",
     "RULES",
+    "RULES_FILE",
     "CheckInfo",
     "Level",
     "Rule",
+    "RulesFileError",
     "all_checks",
     "check",
     "check_info",
+    "parse_rules",
     "rule_of",
 ]
 
@@ -56,7 +67,13 @@ _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of SPEC.md: its id, title, section, level, default area and rationale."""
+    """One rule of SPEC.md, as ``rules.toml`` describes it.
+
+    ``rule_id``, ``title``, ``spec`` (where SPEC.md states it), ``level`` (``D`` rules
+    are documented, ``R`` rules reconstructed), ``area`` (the default report area),
+    ``why`` (why the kit checks it), ``source`` (where the behaviour comes from) and
+    ``how`` (what a reader of a failure needs to know, or ``None``).
+    """
 
     rule_id: str
     title: str
@@ -65,238 +82,76 @@ class Rule:
     area: str
     why: str
     source: str
+    how: str | None = None
 
 
-_SOURCES = {
-    "D1": "osFoundry's tool descriptions (run_graph_session queues; reading works anywhere)",
-    "D3": "osFoundry's published tool listing",
-    "D4": "a live response of osFoundry's server",
-    "D5": "a live response of osFoundry's server",
-    "D6": "osFoundry's tool descriptions ('started by this Connected agent') and the "
-    "seed's simulation of another agent reading a run",
-    "D7": "osFoundry's tool schema and its CLI guide",
-    "D8": "osFoundry's tool description and the desktop relay's source",
-    "D9": "the desktop relay's source (it refuses non-UUID command ids)",
-    "D10": "the desktop relay's source (useConnectedGraphRelay.ts), as the seed describes it",
-    "D13": "the desktop relay's source (useConnectedGraphRelay.ts)",
-    "D18": "the desktop relay's source and the seed's truncation figures",
-}
+RULES_FILE = "rules.toml"
+"""The data file, shipped inside the suite's package, holding every rule's prose."""
+
+_RULE_ID = re.compile(r"[DR]\d{1,2}")
+_REQUIRED = ("title", "spec", "area", "why")
+_OPTIONAL = ("source", "how")
 
 
-def _rule(rule_id: str, title: str, spec: str, area: str, why: str) -> Rule:
-    level: Level = "documented" if rule_id.startswith("D") else "reconstructed"
-    source = _SOURCES.get(
-        rule_id,
-        "the kit's reconstruction: osFoundry's server code is not public, so the kit "
-        "fixes one reasonable behaviour where the seed is silent",
-    )
-    return Rule(rule_id, title, spec, level, area, why, source)
+class RulesFileError(ValueError):
+    """``rules.toml`` is not what the suite needs; the message names the rule and field."""
 
 
-#: Every rule the suite checks, by id (SPEC.md §2-§4).
-RULES: dict[str, Rule] = {
-    r.rule_id: r
-    for r in (
-        _rule(
-            "D1",
-            "run_graph_session only queues",
-            "SPEC.md §2 D1",
-            "queue",
-            "The server never runs a Graph: the owner's desktop does. An agent that "
-            "expects a result in the start call's answer is wired wrong; the ticket "
-            "must say `queued` and the run must wait for the desktop.",
-        ),
-        _rule(
-            "D3",
-            "tools/list: the four documented tools",
-            "SPEC.md §2 D3",
-            "schema",
-            "Agents decide what to call from the tool listing alone. A renamed property, "
-            "a looser key length or a wrong scope changes what every agent does.",
-        ),
-        _rule(
-            "D4",
-            "list_graph_sessions shows what the desktop shared",
-            "SPEC.md §2 D4",
-            "queue",
-            "The documented live answer for a connected project with nothing shared is "
-            "`{project_id, sessions: []}`; after a sync the list is what the relay uploaded.",
-        ),
-        _rule(
-            "D5",
-            "Unknown run: `Graph run not found or access removed`",
-            "SPEC.md §2 D5",
-            "access",
-            "The documented live answer for an unknown command id; D6 builds on it.",
-        ),
-        _rule(
-            "D6",
-            "A run is visible only to the agent that started it",
-            "SPEC.md §2 D6",
-            "access",
-            "A leaked command id must confirm nothing: another agent's real id, a fresh "
-            "UUID and a malformed id must get the same bytes back, and a cancel by anyone "
-            "else must change nothing.",
-        ),
-        _rule(
-            "D7",
-            "idempotency_key: required, 8-128 characters, retries reuse it",
-            "SPEC.md §2 D7",
-            "idempotency",
-            "A retry after a lost reply must not start the Graph twice; the key's bounds "
-            "are part of the documented schema.",
-        ),
-        _rule(
-            "D8",
-            "The two cancel cases",
-            "SPEC.md §2 D8",
-            "cancel",
-            "A queued run's cancel is final at once and the desktop must never see the "
-            "command; a running run's cancel is a flag the desktop's control poll reads.",
-        ),
-        _rule(
-            "D9",
-            "Command ids are UUIDs",
-            "SPEC.md §2 D9",
-            "queue",
-            "The desktop relay refuses any command id that is not a UUID (D15), so a "
-            "server that hands out other ids queues runs that never run.",
-        ),
-        _rule(
-            "D10",
-            "The relay's sync",
-            "SPEC.md §3 D10",
-            "relay API",
-            "The sync is how the desktop shares sessions and learns of queued work: it "
-            "replaces the shared list and returns every queued command, oldest first, "
-            "with the slug it was queued under.",
-        ),
-        _rule(
-            "D13",
-            "Re-check before run",
-            "SPEC.md §4 D13",
-            "re-check",
-            "Consent is re-checked on the desktop just before a run. The server must "
-            "accept the relay's `cancelled` completion for a command it never started, "
-            "show the agent the exact message, and keep the queued-time slug so that a "
-            "rename is visible.",
-        ),
-        _rule(
-            "D18",
-            "Bounded results, all or nothing",
-            "SPEC.md §4 D18",
-            "truncation",
-            "The relay posts the whole result when JSON.stringify of the completion is at "
-            "most 100,000 characters, else `result_truncated: true` alone. The server must "
-            "serve what it stored: a result at the boundary whole, never a partial one.",
-        ),
-        _rule(
-            "R1",
-            "MCP Streamable HTTP transport",
-            "SPEC.md §2 R1",
-            "schema",
-            "Every MCP client relies on JSON-RPC 2.0 over Streamable HTTP behaving as the "
-            "MCP specification says: negotiated versions, 202 for notifications, the "
-            "standard error codes.",
-        ),
-        _rule(
-            "R2",
-            "OAuth 2 resource server",
-            "SPEC.md §2 R2",
-            "scopes",
-            "A caller without a token or without the tool's scope must be refused and "
-            "change nothing (checked at every level: D3 documents the scopes); the exact "
-            "401/403 and WWW-Authenticate shapes follow the MCP authorization spec.",
-        ),
-        _rule(
-            "R3",
-            "Result and error shapes",
-            "SPEC.md §2 R3",
-            "schema",
-            "Agents read `structuredContent`, or `content[0].text`; domain errors are "
-            "`isError` results carrying the message alone; schema violations queue nothing.",
-        ),
-        _rule(
-            "R4",
-            "The run_graph_session ticket",
-            "SPEC.md §2 R4",
-            "queue",
-            "The ticket tells the agent what it started and when polling becomes useful; "
-            "a replay returns the same run with its current status.",
-        ),
-        _rule(
-            "R5",
-            "Idempotency keys belong to one agent",
-            "SPEC.md §2 R5",
-            "idempotency",
-            "A key reused with other arguments is a bug in the caller and must be refused; "
-            "two agents that pick the same key must not share, or learn of, each other's run.",
-        ),
-        _rule(
-            "R6",
-            "The get_graph_run view",
-            "SPEC.md §2 R6",
-            "queue",
-            "Agents poll this view: its fields, statuses and timestamps, and relay-reported "
-            "fields exactly as reported, must be dependable.",
-        ),
-        _rule(
-            "R7",
-            "The cancel_graph_run answer",
-            "SPEC.md §2 R7",
-            "cancel",
-            "The cancel answer tells the agent which of the two cancel cases happened.",
-        ),
-        _rule(
-            "R8",
-            "The list_graph_sessions answer",
-            "SPEC.md §2 R8",
-            "queue",
-            "Sessions carry the six fields the desktop uploaded, at most `limit` of them "
-            "(50 by default).",
-        ),
-        _rule(
-            "R9",
-            "Relay start",
-            "SPEC.md §3 R9",
-            "relay API",
-            "Starting tells the desktop whether to run the command at all: a command the "
-            "agent cancelled meanwhile must not run, a finished one cannot restart.",
-        ),
-        _rule(
-            "R10",
-            "Relay control poll",
-            "SPEC.md §3 R10",
-            "relay API",
-            "The desktop's 3 s control poll is how a running cancel reaches the Graph.",
-        ),
-        _rule(
-            "R11",
-            "Relay completion",
-            "SPEC.md §3 R11",
-            "relay API",
-            "Completions are redelivered from the desktop's outbox, so the same body twice "
-            "is harmless; a terminal run never changes; the 100,000-character bound is "
-            "measured as JSON.stringify measures it.",
-        ),
-        _rule(
-            "R12",
-            "Relay authentication",
-            "SPEC.md §3 R12",
-            "scopes",
-            "Only the owner's desktop may act as the relay: no token is 401, an agent's "
-            "token is 403, and a desktop token works only for its owner's projects.",
-        ),
-        _rule(
-            "R13",
-            "Relay paths leak nothing",
-            "SPEC.md §3 R13",
-            "relay API",
-            "An unknown command and another owner's command both answer 404, so the relay "
-            "API confirms no more than the MCP tools do.",
-        ),
-    )
-}
+def parse_rules(text: str, where: str = RULES_FILE) -> dict[str, Rule]:
+    """The rules described by ``text`` (the TOML of :data:`RULES_FILE`), by id.
+
+    Raises:
+        RulesFileError: the text is not TOML, or a rule has a bad id, a missing, empty
+            or unknown field, or an unknown area; the message starts with ``where``.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise RulesFileError(f"{where}: not valid TOML: {err}") from None
+    default_source = data.get("reconstructed_source")
+    tables = data.get("rules")
+    if not isinstance(default_source, str) or not default_source.strip():
+        raise RulesFileError(f"{where}: reconstructed_source must be a non-empty string")
+    if not isinstance(tables, dict) or not tables:
+        raise RulesFileError(f"{where}: no [rules.<ID>] tables")
+    rules: dict[str, Rule] = {}
+    for rule_id, table in tables.items():
+        if not _RULE_ID.fullmatch(rule_id) or not isinstance(table, dict):
+            raise RulesFileError(f"{where}: [rules.{rule_id}] is not a rule id like D6 or R11")
+        unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
+        if unknown:
+            raise RulesFileError(f"{where}: [rules.{rule_id}] has unknown fields {unknown}")
+        for name in (*_REQUIRED, *_OPTIONAL):
+            value = table.get(name)
+            if (name in _REQUIRED or value is not None) and (
+                not isinstance(value, str) or not value.strip()
+            ):
+                raise RulesFileError(f"{where}: [rules.{rule_id}] needs a non-empty {name}")
+        if table["area"] not in AREAS:
+            raise RulesFileError(
+                f"{where}: [rules.{rule_id}] area {table['area']!r} is not one of {AREAS}"
+            )
+        level: Level = "documented" if rule_id.startswith("D") else "reconstructed"
+        rules[rule_id] = Rule(
+            rule_id=rule_id,
+            title=table["title"],
+            spec=table["spec"],
+            level=level,
+            area=table["area"],
+            why=table["why"],
+            source=table.get("source", default_source),
+            how=table.get("how"),
+        )
+    return rules
+
+
+def _load_rules() -> dict[str, Rule]:
+    data = resources.files("pytest_osfoundry.conformance") / RULES_FILE
+    return parse_rules(data.read_text(encoding="utf-8"))
+
+
+#: Every rule the suite checks, by id (SPEC.md §2-§4), read from :data:`RULES_FILE`.
+RULES: dict[str, Rule] = _load_rules()
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.conformance._harness import Conformance, decode_reply, unshared_session_id
+from pytest_osfoundry.conformance._expected import (
+    PROJECT_NOT_FOUND,
+    QUEUED,
+    RUN_NOT_FOUND,
+    SESSION_NOT_FOUND,
+)
+from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._sessions import unshared_session_id
+from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.http import Response
 
-RUN_NOT_FOUND = "Graph run not found or access removed"
-SESSION_NOT_FOUND = "Graph session not found or access removed"
-PROJECT_NOT_FOUND = "Project not found or access removed"
 MALFORMED = ("not-a-uuid", "' OR '1'='1", "00000000-0000-0000-0000-00000000000G")
 
 #: Reply headers that differ between any two replies and are not compared (D6).
@@ -77,7 +82,7 @@ class _Answer:
 def _answer(conf: Conformance, client: McpClient, tool: str, command_id: str) -> _Answer:
     __tracebackhide__ = True
     rpc_id = conf.target.next_rpc_id()
-    reply = conf.rpc_raw(
+    reply = conf.wire.rpc(
         client, "tools/call", {"name": tool, "arguments": {"command_id": command_id}}, rpc_id
     )
     return _Answer(reply, rpc_id)
@@ -109,7 +114,7 @@ def _same(conf: Conformance, label: str, reply: _Answer, fresh: _Answer) -> None
         names = sorted(
             n for n in set(headers) | set(f_headers) if headers.get(n) != f_headers.get(n)
         )
-        conf.fail(
+        conf.expect.fail(
             f"{label} and a fresh UUID got different headers: "
             + "; ".join(f"{n}: {headers.get(n)!r} vs {f_headers.get(n)!r}" for n in names)
         )
@@ -117,12 +122,12 @@ def _same(conf: Conformance, label: str, reply: _Answer, fresh: _Answer) -> None
         mine = decode_reply(reply.reply).describe()
         theirs = decode_reply(fresh.reply).describe()
         if mine != theirs:
-            conf.fail(f"{label} got {mine}, a fresh UUID got {theirs}")
+            conf.expect.fail(f"{label} got {mine}, a fresh UUID got {theirs}")
         at = next(
             (i for i, (a, b) in enumerate(zip(body, f_body, strict=False)) if a != b),
             min(len(body), len(f_body)),
         )
-        conf.fail(
+        conf.expect.fail(
             f"{label} and a fresh UUID got different bytes from byte {at}: "
             f"{body[max(0, at - 40) : at + 80].decode('utf-8', 'replace')!r} vs "
             f"{f_body[max(0, at - 40) : at + 80].decode('utf-8', 'replace')!r}"
@@ -141,20 +146,20 @@ def _indistinguishable(
     )
     for label, command_id in ids:
         reply = _answer(conf, client, tool, command_id)
-        conf.decisive()
+        conf.wire.decisive()
         _same(conf, label, reply, fresh)
 
 
 def _expect_untouched(conf: Conformance, command_id: str) -> None:
     __tracebackhide__ = True
-    view = conf.view(command_id)
+    view = conf.agent.view(command_id)
     conf.expect(
-        view.get("status") == "queued" and view.get("cancel_requested") is False,
+        view.get("status") == QUEUED and view.get("cancel_requested") is False,
         f"the run changed: it is now status {view.get('status')!r}, cancel_requested "
         f"{view.get('cancel_requested')!r}",
     )
     conf.expect(
-        conf.command(conf.sync(), command_id) is not None,
+        conf.desktop.command(conf.desktop.sync(), command_id) is not None,
         "the desktop's sync no longer delivers the run: it was cancelled",
     )
 
@@ -166,8 +171,8 @@ def _expect_untouched(conf: Conformance, command_id: str) -> None:
     "access removed'.",
 )
 def check_unknown_run(osf_conf: Conformance) -> None:
-    out = osf_conf.call(osf_conf.agent, "get_graph_run", {"command_id": str(uuid.uuid4())})
-    osf_conf.expect_error(out, RUN_NOT_FOUND, "get_graph_run of an unknown id")
+    out = osf_conf.agent.call("get_graph_run", {"command_id": str(uuid.uuid4())})
+    osf_conf.expect.error(out, RUN_NOT_FOUND, "get_graph_run of an unknown id")
 
 
 # ---------------------------------------------------------------------- D6
@@ -178,9 +183,9 @@ def check_unknown_run(osf_conf: Conformance) -> None:
 )
 def check_get_other_agent(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
+    command_id = c.agent.queue()["command_id"]
     _indistinguishable(
-        c, c.other_agent, "get_graph_run", [("another agent's real command id", command_id)]
+        c, c.roles.other_agent, "get_graph_run", [("another agent's real command id", command_id)]
     )
 
 
@@ -191,8 +196,8 @@ def check_get_other_agent(osf_conf: Conformance) -> None:
 )
 def check_get_other_account(osf_conf: Conformance) -> None:
     c = osf_conf
-    stranger = c.stranger
-    command_id = c.queue()["command_id"]
+    stranger = c.roles.stranger
+    command_id = c.agent.queue()["command_id"]
     _indistinguishable(
         c, stranger, "get_graph_run", [("another account's real command id", command_id)]
     )
@@ -205,7 +210,7 @@ def check_get_other_account(osf_conf: Conformance) -> None:
 def check_get_malformed_id(osf_conf: Conformance) -> None:
     _indistinguishable(
         osf_conf,
-        osf_conf.other_agent,
+        osf_conf.roles.other_agent,
         "get_graph_run",
         [(f"malformed id {m!r}", m) for m in MALFORMED],
     )
@@ -218,10 +223,10 @@ def check_get_malformed_id(osf_conf: Conformance) -> None:
 )
 def check_cancel_other_agent(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
+    command_id = c.agent.queue()["command_id"]
     _indistinguishable(
         c,
-        c.other_agent,
+        c.roles.other_agent,
         "cancel_graph_run",
         [("another agent's cancel of a real command id", command_id)],
     )
@@ -235,8 +240,8 @@ def check_cancel_other_agent(osf_conf: Conformance) -> None:
 )
 def check_cancel_other_account(osf_conf: Conformance) -> None:
     c = osf_conf
-    stranger = c.stranger
-    command_id = c.queue()["command_id"]
+    stranger = c.roles.stranger
+    command_id = c.agent.queue()["command_id"]
     _indistinguishable(
         c,
         stranger,
@@ -253,7 +258,7 @@ def check_cancel_other_account(osf_conf: Conformance) -> None:
 def check_cancel_malformed_id(osf_conf: Conformance) -> None:
     _indistinguishable(
         osf_conf,
-        osf_conf.other_agent,
+        osf_conf.roles.other_agent,
         "cancel_graph_run",
         [(f"malformed id {m!r}", m) for m in MALFORMED],
     )
@@ -294,8 +299,8 @@ def _median(values: Sequence[float]) -> float:
 )
 def check_timing(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    other = c.initialized(c.other_agent)
+    command_id = c.agent.queue()["command_id"]
+    other = c.wire.initialized(c.roles.other_agent)
     samples: dict[str, list[float]] = {"real": [], "fresh": [], "malformed": []}
     rng = random.Random()
     for _ in range(c.target.timing_samples):
@@ -320,7 +325,7 @@ def check_timing(osf_conf: Conformance) -> None:
             f"fresh UUIDs: median {_median(samples[case]) * 1000:.2f} ms against "
             f"{_median(fresh) * 1000:.2f} ms (z {z:+.1f}, {len(fresh)} samples each)",
         )
-    c.note(f"fresh: median {_median(fresh) * 1000:.2f} ms; " + "; ".join(notes))
+    c.expect.note(f"fresh: median {_median(fresh) * 1000:.2f} ms; " + "; ".join(notes))
 
 
 # ---------------------------------------------------------------------- R3 messages
@@ -332,12 +337,12 @@ def check_timing(osf_conf: Conformance) -> None:
 )
 def check_session_not_found(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    args = c.run_args(session={"graph_session_id": unshared_session_id(c.project_id)})
-    out = c.call_start(c.agent, args)
-    c.decisive()
-    c.expect_error(out, SESSION_NOT_FOUND, "run_graph_session of an unshared session")
-    c.expect_nothing_queued(args["arguments"], "the unshared session was refused")
+    c.desktop.sync()
+    args = c.agent.run_args(session={"graph_session_id": unshared_session_id(c.roles.project_id)})
+    out = c.agent.run(args)
+    c.wire.decisive()
+    c.expect.error(out, SESSION_NOT_FOUND, "run_graph_session of an unshared session")
+    c.desktop.expect_nothing_queued(args["arguments"], "the unshared session was refused")
 
 
 @check(
@@ -348,13 +353,13 @@ def check_session_not_found(osf_conf: Conformance) -> None:
 )
 def check_session_other_account(osf_conf: Conformance) -> None:
     c = osf_conf
-    stranger = c.stranger
-    c.sync()
-    args = c.run_args()
-    out = c.call_start(stranger, args)
-    c.decisive()
-    c.expect_error(out, SESSION_NOT_FOUND, "another account running this project's session")
-    c.expect_nothing_queued(args["arguments"], "another account's run was refused")
+    stranger = c.roles.stranger
+    c.desktop.sync()
+    args = c.agent.run_args()
+    out = c.agent.run(args, by=stranger)
+    c.wire.decisive()
+    c.expect.error(out, SESSION_NOT_FOUND, "another account running this project's session")
+    c.desktop.expect_nothing_queued(args["arguments"], "another account's run was refused")
 
 
 @check(
@@ -364,12 +369,10 @@ def check_session_other_account(osf_conf: Conformance) -> None:
     area="access",
 )
 def check_project_not_found(osf_conf: Conformance) -> None:
-    out = osf_conf.call(
-        osf_conf.agent,
-        "list_graph_sessions",
-        {"project_id": f"osf-conformance-no-such-project-{uuid.uuid4().hex}"},
+    out = osf_conf.agent.call(
+        "list_graph_sessions", {"project_id": f"osf-conformance-no-such-project-{uuid.uuid4().hex}"}
     )
-    osf_conf.expect_error(out, PROJECT_NOT_FOUND, "list_graph_sessions of an unknown project")
+    osf_conf.expect.error(out, PROJECT_NOT_FOUND, "list_graph_sessions of an unknown project")
 
 
 @check(
@@ -380,6 +383,6 @@ def check_project_not_found(osf_conf: Conformance) -> None:
 )
 def check_project_not_connected(osf_conf: Conformance) -> None:
     c = osf_conf
-    project = c.need("stranger_project_id")
-    out = c.call(c.agent, "list_graph_sessions", {"project_id": project})
-    c.expect_error(out, PROJECT_NOT_FOUND, "list_graph_sessions of another account's project")
+    project = c.roles.need("stranger_project_id")
+    out = c.agent.call("list_graph_sessions", {"project_id": project})
+    c.expect.error(out, PROJECT_NOT_FOUND, "list_graph_sessions of another account's project")

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import uuid
 
+from pytest_osfoundry.conformance._expected import (
+    CANCEL_FIELDS,
+    CANCELLED,
+    COMPLETED,
+    RUN_NOT_FOUND,
+    RUNNING,
+)
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
 from pytest_osfoundry.conformance._registry import check
-
-RUN_NOT_FOUND = "Graph run not found or access removed"
 
 
 @check(
@@ -22,14 +28,16 @@ RUN_NOT_FOUND = "Graph run not found or access removed"
 )
 def check_cancel_queued(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    c.expect_equal(c.view(command_id).get("status"), "cancelled", "status right after the cancel")
+    command_id = c.agent.queue()["command_id"]
+    c.agent.cancel(command_id, "cancelling the queued run")
+    c.expect.equal(
+        c.agent.view(command_id).get("status"), CANCELLED, "status right after the cancel"
+    )
     c.expect(
-        c.command(c.sync(), command_id) is None,
+        c.desktop.command(c.desktop.sync(), command_id) is None,
         "the desktop's sync still delivers the cancelled run",
     )
-    c.decisive()
+    c.wire.decisive()
 
 
 @check(
@@ -39,20 +47,18 @@ def check_cancel_queued(osf_conf: Conformance) -> None:
 )
 def check_cancel_running(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.expect_equal(c.start(command_id), "running", "the desktop's start")
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the running run")
-    try:
-        control = c.desktop.control(command_id)
-    except Exception as err:
-        c.fail(f"the desktop's control poll failed: {err}")
-    c.decisive()
+    command_id = started_run(c)
+    c.agent.cancel(command_id, "cancelling the running run")
+    control = c.desktop.control(command_id)
+    c.wire.decisive()
     c.expect(
         control.get("cancel_requested") is True,
         f"the control poll should read cancel_requested true, got {control}",
     )
-    c.complete(command_id, {"execution_id": c.execution_id(command_id), "status": "cancelled"})
-    c.expect_equal(c.view(command_id).get("status"), "cancelled", "status after the relay stops")
+    c.desktop.complete(command_id, c.desktop.completion(command_id, CANCELLED))
+    c.expect.equal(
+        c.agent.view(command_id).get("status"), CANCELLED, "status after the relay stops"
+    )
 
 
 @check(
@@ -61,12 +67,12 @@ def check_cancel_running(osf_conf: Conformance) -> None:
 )
 def check_cancel_queued_answer(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
-    c.done(command_id)
-    c.expect_equal(
-        {k: answer.get(k) for k in ("command_id", "status", "cancel_requested")},
-        {"command_id": command_id, "status": "cancelled", "cancel_requested": True},
+    command_id = c.agent.queue()["command_id"]
+    answer = c.agent.cancel(command_id, "cancelling")
+    c.runs.done(command_id)
+    c.expect.equal(
+        {k: answer.get(k) for k in CANCEL_FIELDS},
+        {"command_id": command_id, "status": CANCELLED, "cancel_requested": True},
         "the cancel answer",
     )
 
@@ -77,12 +83,12 @@ def check_cancel_queued_answer(osf_conf: Conformance) -> None:
 )
 def check_cancel_running_answer(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
-    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
-    c.expect_equal(
-        {k: answer.get(k) for k in ("command_id", "status", "cancel_requested")},
-        {"command_id": command_id, "status": "running", "cancel_requested": True},
+    command_id = c.agent.queue()["command_id"]
+    c.desktop.start(command_id)
+    answer = c.agent.cancel(command_id, "cancelling")
+    c.expect.equal(
+        {k: answer.get(k) for k in CANCEL_FIELDS},
+        {"command_id": command_id, "status": RUNNING, "cancel_requested": True},
         "the cancel answer",
     )
 
@@ -93,23 +99,14 @@ def check_cancel_running_answer(osf_conf: Conformance) -> None:
 )
 def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
-    c.complete(
-        command_id,
-        {
-            "execution_id": c.execution_id(command_id),
-            "status": "completed",
-            "result": "done",
-            "total_tokens": 7,
-            "reported_cost": 0,
-        },
-    )
-    before = c.view(command_id)
-    answer = c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling")
-    c.decisive()
-    c.expect_equal(answer.get("status"), "completed", "the cancel answer's status")
-    c.expect_equal(c.view(command_id), before, "the run after the cancel")
+    command_id = finished_run(
+        c, COMPLETED, result="done", total_tokens=7, reported_cost=0
+    ).command_id
+    before = c.agent.view(command_id)
+    answer = c.agent.cancel(command_id, "cancelling")
+    c.wire.decisive()
+    c.expect.equal(answer.get("status"), COMPLETED, "the cancel answer's status")
+    c.expect.equal(c.agent.view(command_id), before, "the run after the cancel")
 
 
 @check(
@@ -120,5 +117,5 @@ def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
 def check_cancel_unknown(osf_conf: Conformance) -> None:
     c = osf_conf
     for command_id in (str(uuid.uuid4()), "not-a-uuid"):
-        out = c.call(c.agent, "cancel_graph_run", {"command_id": command_id})
-        c.expect_error(out, RUN_NOT_FOUND, f"cancel_graph_run of {command_id!r}")
+        out = c.agent.call("cancel_graph_run", {"command_id": command_id})
+        c.expect.error(out, RUN_NOT_FOUND, f"cancel_graph_run of {command_id!r}")

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_osfoundry.conformance._expected import KEY_CONFLICT, KEY_MAX, KEY_MIN, QUEUED
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
-
-KEY_CONFLICT = "idempotency_key was already used with different arguments"
 
 
 def _refused_key(conf: Conformance, key: Any, what: str, *, omit: bool = False) -> None:
     __tracebackhide__ = True
-    conf.sync()
-    args = conf.run_args(key=key)
+    conf.desktop.sync()
+    args = conf.agent.run_args(key=key)
     if omit:
         del args["idempotency_key"]
-    out = conf.call_start(conf.agent, args)
-    conf.decisive()
-    conf.expect_schema_refusal(out, what)
-    conf.expect_nothing_queued(args["arguments"], f"{what} was refused")
+    out = conf.agent.run(args)
+    conf.wire.decisive()
+    conf.expect.schema_refusal(out, what)
+    conf.desktop.expect_nothing_queued(args["arguments"], f"{what} was refused")
 
 
 @check(
@@ -35,21 +34,21 @@ def check_key_required(osf_conf: Conformance) -> None:
 
 @check("D7-key-too-short", "A 7-character idempotency_key is refused and queues nothing.")
 def check_key_too_short(osf_conf: Conformance) -> None:
-    _refused_key(osf_conf, "k" * 7, "a 7-character key")
+    _refused_key(osf_conf, "k" * (KEY_MIN - 1), f"a {KEY_MIN - 1}-character key")
 
 
 @check("D7-key-too-long", "A 129-character idempotency_key is refused and queues nothing.")
 def check_key_too_long(osf_conf: Conformance) -> None:
-    _refused_key(osf_conf, "k" * 129, "a 129-character key")
+    _refused_key(osf_conf, "k" * (KEY_MAX + 1), f"a {KEY_MAX + 1}-character key")
 
 
 @check("D7-key-bounds", "8- and 128-character idempotency keys are accepted.")
 def check_key_bounds(osf_conf: Conformance) -> None:
     c = osf_conf
-    for length in (8, 128):
-        key = (c.nonce + c.new_key() * 5)[:length]
-        ticket = c.queue(key=key)
-        c.expect_equal(ticket.get("status"), "queued", f"status with a {length}-character key")
+    for length in (KEY_MIN, KEY_MAX):
+        key = (c.agent.nonce + c.agent.new_key() * 5)[:length]
+        ticket = c.agent.queue(key=key)
+        c.expect.equal(ticket.get("status"), QUEUED, f"status with a {length}-character key")
 
 
 @check(
@@ -59,13 +58,13 @@ def check_key_bounds(osf_conf: Conformance) -> None:
 )
 def check_retry_same_key(osf_conf: Conformance) -> None:
     c = osf_conf
-    key, probe = c.new_key(), c.probe()
-    first = c.queue(key=key, arguments=probe)
-    again = c.queue(key=key, arguments=probe)
-    c.decisive()
-    c.expect_equal(again.get("command_id"), first["command_id"], "the retry's command_id")
-    delivered = c.commands_with(c.sync(), probe)
-    c.expect_equal(len(delivered), 1, "commands the desktop gets for the two calls")
+    key, probe = c.agent.new_key(), c.agent.probe()
+    first = c.agent.queue(key=key, arguments=probe)
+    again = c.agent.queue(key=key, arguments=probe)
+    c.wire.decisive()
+    c.expect.equal(again.get("command_id"), first["command_id"], "the retry's command_id")
+    delivered = c.desktop.commands_with(c.desktop.sync(), probe)
+    c.expect.equal(len(delivered), 1, "commands the desktop gets for the two calls")
 
 
 @check(
@@ -75,13 +74,13 @@ def check_retry_same_key(osf_conf: Conformance) -> None:
 )
 def check_different_arguments(osf_conf: Conformance) -> None:
     c = osf_conf
-    key = c.new_key()
-    c.queue(key=key, arguments=c.probe())
-    other = c.probe()
-    out = c.call_start(c.agent, c.run_args(key=key, arguments=other))
-    c.decisive()
-    c.expect_error(out, KEY_CONFLICT, "the same key with different arguments")
-    c.expect_nothing_queued(other, "the conflicting call was refused")
+    key = c.agent.new_key()
+    c.agent.queue(key=key, arguments=c.agent.probe())
+    other = c.agent.probe()
+    out = c.agent.run(c.agent.run_args(key=key, arguments=other))
+    c.wire.decisive()
+    c.expect.error(out, KEY_CONFLICT, "the same key with different arguments")
+    c.desktop.expect_nothing_queued(other, "the conflicting call was refused")
 
 
 @check(
@@ -91,13 +90,13 @@ def check_different_arguments(osf_conf: Conformance) -> None:
 )
 def check_different_session(osf_conf: Conformance) -> None:
     c = osf_conf
-    key, probe = c.new_key(), c.probe()
-    c.queue(key=key, arguments=probe)
-    out = c.call_start(c.agent, c.run_args(session=c.sessions[2], key=key, arguments=probe))
-    c.decisive()
-    c.expect_error(out, KEY_CONFLICT, "the same key for another session")
-    delivered = c.commands_with(c.sync(), probe)
-    c.expect_equal(len(delivered), 1, "commands queued with the key")
+    key, probe = c.agent.new_key(), c.agent.probe()
+    c.agent.queue(key=key, arguments=probe)
+    out = c.agent.run(c.agent.run_args(session=c.roles.sessions[2], key=key, arguments=probe))
+    c.wire.decisive()
+    c.expect.error(out, KEY_CONFLICT, "the same key for another session")
+    delivered = c.desktop.commands_with(c.desktop.sync(), probe)
+    c.expect.equal(len(delivered), 1, "commands queued with the key")
 
 
 @check(
@@ -107,11 +106,11 @@ def check_different_session(osf_conf: Conformance) -> None:
 )
 def check_key_per_agent(osf_conf: Conformance) -> None:
     c = osf_conf
-    key, probe = c.new_key(), c.probe()
-    other = c.other_agent
-    first = c.queue(key=key, arguments=probe)["command_id"]
-    out = c.call_start(other, c.run_args(key=key, arguments=probe))
-    c.decisive()
+    key, probe = c.agent.new_key(), c.agent.probe()
+    other = c.roles.other_agent
+    first = c.agent.queue(key=key, arguments=probe)["command_id"]
+    out = c.agent.run(c.agent.run_args(key=key, arguments=probe), by=other)
+    c.wire.decisive()
     c.expect(
         first.encode() not in out.raw,
         "the other agent's answer contains the first agent's command id",
@@ -123,5 +122,5 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
     assert out.structured is not None
     second = out.structured.get("command_id")
     c.expect(second != first, "the other agent got the first agent's command id")
-    delivered = c.commands_with(c.sync(), probe)
-    c.expect_equal(len(delivered), 2, "runs queued by the two agents with one key")
+    delivered = c.desktop.commands_with(c.desktop.sync(), probe)
+    c.expect.equal(len(delivered), 2, "runs queued by the two agents with one key")

@@ -9,34 +9,27 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_osfoundry._ids import is_uuid
-from pytest_osfoundry.conformance._harness import (
-    RENAMED,
-    Conformance,
-    extra_sessions,
-    fixed_sessions,
-    is_utc_timestamp,
+from pytest_osfoundry.conformance._expect import is_utc_timestamp
+from pytest_osfoundry.conformance._expected import (
+    CANCELLED,
+    COMPLETED,
+    ERROR_LIMIT,
+    FAILED,
+    LIST_DEFAULT_LIMIT,
+    POLL_AFTER_SECONDS,
+    QUEUED,
+    RELAY_FIELDS,
+    RUNNING,
+    SESSION_FIELDS,
+    SYNC_MAX_SESSIONS,
+    TICKET_FIELDS,
+    VIEW_FIELDS,
 )
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
 from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._sessions import RENAMED, extra_sessions, fixed_sessions
 
-RELAY_FIELDS = (
-    "execution_id",
-    "result",
-    "result_truncated",
-    "error",
-    "total_tokens",
-    "reported_cost",
-)
-SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
-TICKET_FIELDS = ("command_id", "graph_session_id", "status", "queued_at", "poll_after_seconds")
-VIEW_FIELDS = (
-    "command_id",
-    "graph_session_id",
-    "status",
-    "queued_at",
-    "started_at",
-    "finished_at",
-    "cancel_requested",
-)
 ATTEMPTS = 6
 
 
@@ -49,8 +42,8 @@ def _expect_view(conf: Conformance, view: dict[str, Any], command_id: str, statu
     __tracebackhide__ = True
     missing = [f for f in VIEW_FIELDS if f not in view and f not in ("started_at", "finished_at")]
     conf.expect(not missing, f"get_graph_run lacks {', '.join(missing)}: {view}")
-    conf.expect_equal(view.get("command_id"), command_id, "get_graph_run's command_id")
-    conf.expect_equal(view.get("status"), status, "get_graph_run's status")
+    conf.expect.equal(view.get("command_id"), command_id, "get_graph_run's command_id")
+    conf.expect.equal(view.get("status"), status, "get_graph_run's status")
     conf.expect(
         is_utc_timestamp(view.get("queued_at")),
         f"queued_at should be an RFC 3339 UTC timestamp, got {view.get('queued_at')!r}",
@@ -69,19 +62,19 @@ def _allowed_sessions(project_id: str) -> dict[str, list[dict[str, Any]]]:
 
 def _listed(conf: Conformance, limit: int | None = None) -> list[dict[str, Any]]:
     __tracebackhide__ = True
-    args: dict[str, Any] = {"project_id": conf.project_id}
+    args: dict[str, Any] = {"project_id": conf.roles.project_id}
     if limit is not None:
         args["limit"] = limit
-    answer = conf.ok(conf.agent, "list_graph_sessions", args, "listing the shared sessions")
+    answer = conf.agent.ok("list_graph_sessions", args, "listing the shared sessions")
     sessions = answer.get("sessions")
     if not isinstance(sessions, list) or not all(isinstance(s, dict) for s in sessions):
-        conf.fail(f"list_graph_sessions' sessions should be a list of objects: {answer}")
+        conf.expect.fail(f"list_graph_sessions' sessions should be a list of objects: {answer}")
     return list(sessions)
 
 
 def _expect_known(conf: Conformance, sessions: list[dict[str, Any]]) -> None:
     __tracebackhide__ = True
-    allowed = _allowed_sessions(conf.project_id)
+    allowed = _allowed_sessions(conf.roles.project_id)
     ids = [s.get("graph_session_id") for s in sessions]
     conf.expect(len(ids) == len(set(ids)), f"a session is listed twice: {ids}")
     strangers = [i for i in ids if i not in allowed]
@@ -96,23 +89,23 @@ def _expect_known(conf: Conformance, sessions: list[dict[str, Any]]) -> None:
 )
 def check_run_only_queues(osf_conf: Conformance) -> None:
     c = osf_conf
-    ticket = c.queue()
-    c.expect_equal(ticket.get("status"), "queued", "the ticket's status")
-    view = c.view(ticket["command_id"])
-    c.expect_equal(view.get("status"), "queued", "the run's status before the desktop acts")
+    ticket = c.agent.queue()
+    c.expect.equal(ticket.get("status"), QUEUED, "the ticket's status")
+    view = c.agent.view(ticket["command_id"])
+    c.expect.equal(view.get("status"), QUEUED, "the run's status before the desktop acts")
     c.expect(
         _unset(view, "started_at"),
         f"a run the desktop never started has started_at {view.get('started_at')!r}",
     )
     c.expect(
-        c.command(c.sync(), ticket["command_id"]) is not None,
+        c.desktop.command(c.desktop.sync(), ticket["command_id"]) is not None,
         "the desktop's sync does not deliver the queued run",
     )
 
 
 @check("D9-command-id-uuid", "The command id of a queued run is a UUID.")
 def check_command_id_uuid(osf_conf: Conformance) -> None:
-    command_id = osf_conf.queue()["command_id"]
+    command_id = osf_conf.agent.queue()["command_id"]
     osf_conf.expect(is_uuid(command_id), f"command_id {command_id!r} is not a UUID")
 
 
@@ -123,21 +116,21 @@ def check_command_id_uuid(osf_conf: Conformance) -> None:
 )
 def check_ticket_fields(osf_conf: Conformance) -> None:
     c = osf_conf
-    ticket = c.queue()
+    ticket = c.agent.queue()
     missing = [f for f in TICKET_FIELDS if f not in ticket]
     c.expect(not missing, f"the ticket lacks {', '.join(missing)}: {ticket}")
     c.expect(is_uuid(ticket["command_id"]), f"command_id {ticket['command_id']!r} is not a UUID")
-    c.expect_equal(
+    c.expect.equal(
         ticket["graph_session_id"],
-        c.sessions[0]["graph_session_id"],
+        c.roles.sessions[0]["graph_session_id"],
         "the ticket's graph_session_id",
     )
-    c.expect_equal(ticket["status"], "queued", "the ticket's status")
+    c.expect.equal(ticket["status"], QUEUED, "the ticket's status")
     c.expect(
         is_utc_timestamp(ticket["queued_at"]),
         f"queued_at should be an RFC 3339 UTC timestamp, got {ticket['queued_at']!r}",
     )
-    c.expect_equal(ticket["poll_after_seconds"], 20, "poll_after_seconds")
+    c.expect.equal(ticket["poll_after_seconds"], POLL_AFTER_SECONDS, "poll_after_seconds")
 
 
 @check(
@@ -147,13 +140,13 @@ def check_ticket_fields(osf_conf: Conformance) -> None:
 )
 def check_replay_current_status(osf_conf: Conformance) -> None:
     c = osf_conf
-    key, probe = c.new_key(), c.probe()
-    first = c.queue(key=key, arguments=probe)
-    c.expect_equal(c.start(first["command_id"]), "running", "the desktop's start")
-    again = c.queue(key=key, arguments=probe)
-    c.decisive()
-    c.expect_equal(again.get("command_id"), first["command_id"], "the replay's command_id")
-    c.expect_equal(again.get("status"), "running", "the replay's status after the start")
+    key, probe = c.agent.new_key(), c.agent.probe()
+    first = c.agent.queue(key=key, arguments=probe)
+    c.expect.equal(c.desktop.start(first["command_id"]), RUNNING, "the desktop's start")
+    again = c.agent.queue(key=key, arguments=probe)
+    c.wire.decisive()
+    c.expect.equal(again.get("command_id"), first["command_id"], "the replay's command_id")
+    c.expect.equal(again.get("status"), RUNNING, "the replay's status after the start")
 
 
 # ---------------------------------------------------------------------- R6
@@ -164,11 +157,11 @@ def check_replay_current_status(osf_conf: Conformance) -> None:
 )
 def check_queued_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    view = c.view(command_id)
-    _expect_view(c, view, command_id, "queued")
-    c.expect_equal(
-        view.get("graph_session_id"), c.sessions[0]["graph_session_id"], "graph_session_id"
+    command_id = c.agent.queue()["command_id"]
+    view = c.agent.view(command_id)
+    _expect_view(c, view, command_id, QUEUED)
+    c.expect.equal(
+        view.get("graph_session_id"), c.roles.sessions[0]["graph_session_id"], "graph_session_id"
     )
     c.expect(
         _unset(view, "started_at") and _unset(view, "finished_at"),
@@ -188,10 +181,9 @@ def check_queued_view(osf_conf: Conformance) -> None:
 )
 def check_running_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.expect_equal(c.start(command_id), "running", "the desktop's start")
-    view = c.view(command_id)
-    _expect_view(c, view, command_id, "running")
+    command_id = started_run(c)
+    view = c.agent.view(command_id)
+    _expect_view(c, view, command_id, RUNNING)
     c.expect(
         is_utc_timestamp(view.get("started_at")),
         f"started_at should be an RFC 3339 UTC timestamp, got {view.get('started_at')!r}",
@@ -212,30 +204,21 @@ def check_running_view(osf_conf: Conformance) -> None:
 )
 def check_completed_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
     result = {"answer": 42, "text": "héllo 日本 🎉", "items": [1, 2.5, None, True]}
-    execution_id = c.execution_id(command_id)
-    c.complete(
-        command_id,
-        {
-            "execution_id": execution_id,
-            "status": "completed",
-            "result": result,
-            "total_tokens": 1234,
-            "reported_cost": 0.0125,
-        },
+    command_id, completion, _ = finished_run(
+        c, COMPLETED, result=result, total_tokens=1234, reported_cost=0.0125
     )
-    view = c.view(command_id)
-    _expect_view(c, view, command_id, "completed")
+    execution_id = completion["execution_id"]
+    view = c.agent.view(command_id)
+    _expect_view(c, view, command_id, COMPLETED)
     c.expect(
         is_utc_timestamp(view.get("finished_at")),
         f"finished_at should be an RFC 3339 UTC timestamp, got {view.get('finished_at')!r}",
     )
-    c.expect_equal(view.get("execution_id"), execution_id, "execution_id")
-    c.expect_equal(view.get("result"), result, "result")
-    c.expect_equal(view.get("total_tokens"), 1234, "total_tokens")
-    c.expect_equal(view.get("reported_cost"), 0.0125, "reported_cost")
+    c.expect.equal(view.get("execution_id"), execution_id, "execution_id")
+    c.expect.equal(view.get("result"), result, "result")
+    c.expect.equal(view.get("total_tokens"), 1234, "total_tokens")
+    c.expect.equal(view.get("reported_cost"), 0.0125, "reported_cost")
     extra = [f for f in ("error", "result_truncated") if f in view]
     c.expect(not extra, f"fields the relay never reported are present: {extra}")
 
@@ -246,20 +229,12 @@ def check_completed_view(osf_conf: Conformance) -> None:
 )
 def check_failed_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
-    c.complete(
-        command_id,
-        {
-            "execution_id": c.execution_id(command_id),
-            "status": "failed",
-            "result": None,
-            "error": "Graph step 3 failed: quota exceeded",
-        },
-    )
-    view = c.view(command_id)
-    _expect_view(c, view, command_id, "failed")
-    c.expect_equal(view.get("error"), "Graph step 3 failed: quota exceeded", "error")
+    command_id = finished_run(
+        c, FAILED, result=None, error="Graph step 3 failed: quota exceeded"
+    ).command_id
+    view = c.agent.view(command_id)
+    _expect_view(c, view, command_id, FAILED)
+    c.expect.equal(view.get("error"), "Graph step 3 failed: quota exceeded", "error")
 
 
 @check(
@@ -269,23 +244,23 @@ def check_failed_view(osf_conf: Conformance) -> None:
 )
 def check_error_at_most_2000(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
+    command_id = c.agent.queue()["command_id"]
+    c.desktop.start(command_id)
     error = ("E" * 99 + "\n") * 25  # 2,500 characters
-    reply = c.relay_raw(
+    reply = c.desktop.raw(
         "complete",
         command_id,
-        {"execution_id": c.execution_id(command_id), "status": "failed", "error": error},
+        c.desktop.completion(command_id, FAILED, error=error),
     )
-    c.decisive()
+    c.wire.decisive()
     if 400 <= reply.status < 500:
-        c.note(f"refused with HTTP {reply.status}")
+        c.expect.note(f"refused with HTTP {reply.status}")
         return
     c.expect(200 <= reply.status < 300, f"the completion got HTTP {reply.status}")
-    c.done(command_id)
-    served = c.view(command_id).get("error")
+    c.runs.done(command_id)
+    served = c.agent.view(command_id).get("error")
     c.expect(
-        isinstance(served, str) and len(served) <= 2000,
+        isinstance(served, str) and len(served) <= ERROR_LIMIT,
         f"the error is served with {len(served) if isinstance(served, str) else served!r}"
         " characters; at most 2,000 allowed",
     )
@@ -300,10 +275,10 @@ def check_error_at_most_2000(osf_conf: Conformance) -> None:
 )
 def check_cancelled_queued_view(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    view = c.view(command_id)
-    _expect_view(c, view, command_id, "cancelled")
+    command_id = c.agent.queue()["command_id"]
+    c.agent.cancel(command_id, "cancelling the queued run")
+    view = c.agent.view(command_id)
+    _expect_view(c, view, command_id, CANCELLED)
     c.expect(
         is_utc_timestamp(view.get("finished_at")),
         f"finished_at should be an RFC 3339 UTC timestamp, got {view.get('finished_at')!r}",
@@ -324,15 +299,15 @@ def check_cancelled_queued_view(osf_conf: Conformance) -> None:
 )
 def check_empty_before_share(osf_conf: Conformance) -> None:
     c = osf_conf
-    project = c.need("stranger_project_id")
-    answer = c.ok(
-        c.stranger,
+    project = c.roles.need("stranger_project_id")
+    answer = c.agent.ok(
         "list_graph_sessions",
         {"project_id": project},
         "listing a project with nothing shared",
+        by=c.roles.stranger,
     )
-    c.expect_equal(answer.get("project_id"), project, "project_id")
-    c.expect_equal(answer.get("sessions"), [], "sessions")
+    c.expect.equal(answer.get("project_id"), project, "project_id")
+    c.expect.equal(answer.get("sessions"), [], "sessions")
 
 
 @check(
@@ -341,14 +316,16 @@ def check_empty_before_share(osf_conf: Conformance) -> None:
 )
 def check_lists_last_sync(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    answer = c.ok(c.agent, "list_graph_sessions", {"project_id": c.project_id}, "listing")
-    c.expect_equal(answer.get("project_id"), c.project_id, "project_id")
+    c.desktop.sync()
+    answer = c.agent.ok("list_graph_sessions", {"project_id": c.roles.project_id}, "listing")
+    c.expect.equal(answer.get("project_id"), c.roles.project_id, "project_id")
     sessions = answer.get("sessions")
     c.expect(isinstance(sessions, list), f"sessions should be a list: {answer}")
     assert isinstance(sessions, list)
     listed = {s.get("graph_session_id") for s in sessions if isinstance(s, dict)}
-    missing = [s["graph_session_id"] for s in c.sessions if s["graph_session_id"] not in listed]
+    missing = [
+        s["graph_session_id"] for s in c.roles.sessions if s["graph_session_id"] not in listed
+    ]
     c.expect(not missing, f"synced sessions missing from the list: {missing}")
     _expect_known(c, sessions)
 
@@ -360,10 +337,10 @@ def check_lists_last_sync(osf_conf: Conformance) -> None:
 )
 def check_session_fields(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
+    c.desktop.sync()
     sessions = _listed(c)
     _expect_known(c, sessions)
-    allowed = _allowed_sessions(c.project_id)
+    allowed = _allowed_sessions(c.roles.project_id)
     for session in sessions:
         picked = {f: session.get(f) for f in SESSION_FIELDS}
         c.expect(
@@ -381,10 +358,10 @@ def check_session_fields(osf_conf: Conformance) -> None:
 )
 def check_limit(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
+    c.desktop.sync()
     for limit in (1, 2):
         sessions = _listed(c, limit)
-        c.expect_equal(len(sessions), limit, f"sessions listed with limit {limit}")
+        c.expect.equal(len(sessions), limit, f"sessions listed with limit {limit}")
         _expect_known(c, sessions)
 
 
@@ -394,18 +371,24 @@ def check_limit(osf_conf: Conformance) -> None:
 )
 def check_default_limit(osf_conf: Conformance) -> None:
     c = osf_conf
-    many = c.sessions + extra_sessions(c.project_id)
-    fixed_ids = {s["graph_session_id"] for s in c.sessions}
+    many = c.roles.sessions + extra_sessions(c.roles.project_id)
+    fixed_ids = {s["graph_session_id"] for s in c.roles.sessions}
     try:
         for _ in range(ATTEMPTS):
-            c.sync(many)
+            c.desktop.sync(many)
             sessions = _listed(c)
-            c.decisive()
+            c.wire.decisive()
             if {s.get("graph_session_id") for s in sessions} <= fixed_ids:
                 continue  # another check re-synced the fixed list meanwhile: try again
-            c.expect_equal(len(sessions), 50, "sessions listed without limit, 100 shared")
+            c.expect.equal(
+                len(sessions),
+                LIST_DEFAULT_LIMIT,
+                f"sessions listed without limit, {SYNC_MAX_SESSIONS} shared",
+            )
             _expect_known(c, sessions)
             return
-        c.fail("the 100 synced sessions never showed in list_graph_sessions")
+        c.expect.fail(
+            f"the {SYNC_MAX_SESSIONS} synced sessions never showed in list_graph_sessions"
+        )
     finally:
-        c.sync()
+        c.desktop.sync()

@@ -14,42 +14,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_osfoundry.conformance._harness import RENAMED, Conformance
+from pytest_osfoundry.conformance._expected import CANCELLED, NO_LONGER_SHARED
+from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._sessions import RENAMED
 from pytest_osfoundry.relay._bounded import bounded_completion
-from pytest_osfoundry.relay._desktop import NO_LONGER_SHARED
 
 
 def _delivered(
     conf: Conformance, commands: list[dict[str, Any]], command_id: str
 ) -> Mapping[str, Any]:
     __tracebackhide__ = True
-    command = conf.command(commands, command_id)
+    command = conf.desktop.command(commands, command_id)
     if command is None:
-        conf.fail("the desktop's sync does not deliver the queued run")
+        conf.expect.fail("the desktop's sync does not deliver the queued run")
     return command
 
 
 def _recheck_cancels(conf: Conformance, command_id: str) -> None:
     __tracebackhide__ = True
     body = bounded_completion(
-        execution_id=conf.execution_id(command_id),
-        status="cancelled",
+        execution_id=conf.desktop.execution_id(command_id),
+        status=CANCELLED,
         error=NO_LONGER_SHARED,
     )
-    reply = conf.relay_raw("complete", command_id, body)
-    conf.decisive()
+    reply = conf.desktop.raw("complete", command_id, body)
+    conf.wire.decisive()
     conf.expect(
         200 <= reply.status < 300,
         f"the relay's re-check cancellation of a never-started command got HTTP "
         f"{reply.status}: {reply.body[:200].decode('utf-8', 'replace')}",
     )
-    conf.done(command_id)
-    view = conf.view(command_id)
-    conf.expect_equal(view.get("status"), "cancelled", "the agent's view of the run's status")
-    conf.expect_equal(view.get("error"), NO_LONGER_SHARED, "the agent's view of the run's error")
+    conf.runs.done(command_id)
+    view = conf.agent.view(command_id)
+    conf.expect.equal(view.get("status"), CANCELLED, "the agent's view of the run's status")
+    conf.expect.equal(view.get("error"), NO_LONGER_SHARED, "the agent's view of the run's error")
     conf.expect(
-        conf.command(conf.sync(), command_id) is None,
+        conf.desktop.command(conf.desktop.sync(), command_id) is None,
         "the desktop's sync still delivers the cancelled command",
     )
 
@@ -62,8 +63,8 @@ def _recheck_cancels(conf: Conformance, command_id: str) -> None:
 )
 def check_unticked(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    _delivered(c, c.sync(), command_id)
+    command_id = c.agent.queue()["command_id"]
+    _delivered(c, c.desktop.sync(), command_id)
     # The owner un-ticks sessions[0] on the desktop now; the re-check fails.
     _recheck_cancels(c, command_id)
 
@@ -75,8 +76,8 @@ def check_unticked(osf_conf: Conformance) -> None:
 )
 def check_project_disabled(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    _delivered(c, c.sync(), command_id)
+    command_id = c.agent.queue()["command_id"]
+    _delivered(c, c.desktop.sync(), command_id)
     # The owner disables the project on the desktop now: it is not synced again.
     _recheck_cancels(c, command_id)
 
@@ -89,16 +90,16 @@ def check_project_disabled(osf_conf: Conformance) -> None:
 )
 def check_slug_changed(osf_conf: Conformance) -> None:
     c = osf_conf
-    session = c.sessions[1]
-    command_id = c.queue(session=session)["command_id"]
-    first = _delivered(c, c.sync(), command_id)
-    c.expect_equal(first.get("slug"), session["slug"], "the command's slug")
-    renamed = [dict(s) for s in c.sessions]
+    session = c.roles.sessions[1]
+    command_id = c.agent.queue(session=session)["command_id"]
+    first = _delivered(c, c.desktop.sync(), command_id)
+    c.expect.equal(first.get("slug"), session["slug"], "the command's slug")
+    renamed = [dict(s) for s in c.roles.sessions]
     renamed[1]["slug"] = session["slug"] + RENAMED
     try:
-        command = _delivered(c, c.sync(renamed), command_id)
-        c.decisive()
-        c.expect_equal(
+        command = _delivered(c, c.desktop.sync(renamed), command_id)
+        c.wire.decisive()
+        c.expect.equal(
             command.get("slug"),
             session["slug"],
             "the slug a sync after the rename delivers the command with (it must stay the "
@@ -107,4 +108,4 @@ def check_slug_changed(osf_conf: Conformance) -> None:
         # The relay compares the command's slug with the session's slug now: they differ.
         _recheck_cancels(c, command_id)
     finally:
-        c.sync()
+        c.desktop.sync()

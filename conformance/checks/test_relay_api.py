@@ -12,21 +12,31 @@ import time
 import uuid
 from typing import Any
 
-from pytest_osfoundry.conformance._harness import (
-    Conformance,
-    extra_sessions,
-    is_utc_timestamp,
-    overflow_sessions,
+from pytest_osfoundry.conformance._expect import is_utc_timestamp
+from pytest_osfoundry.conformance._expected import (
+    CANCELLED,
+    COMPLETED,
+    CONTROL_FIELDS,
+    FAILED,
+    NO_LONGER_SHARED,
+    QUEUED,
+    RUNNING,
+    SYNC_MAX_SESSIONS,
 )
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import finished_run
 from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.relay._desktop import NO_LONGER_SHARED
+from pytest_osfoundry.conformance._sessions import extra_sessions, overflow_sessions
+from pytest_osfoundry.http import Response
 
 ATTEMPTS = 6
 
 
 def _sync_answer(conf: Conformance, sessions: list[dict[str, Any]]) -> tuple[int, Any]:
     __tracebackhide__ = True
-    reply = conf.relay_raw("sync", body={"project_id": conf.project_id, "sessions": sessions})
+    reply = conf.desktop.raw(
+        "sync", body={"project_id": conf.roles.project_id, "sessions": sessions}
+    )
     try:
         return reply.status, reply.json()
     except ValueError:
@@ -43,11 +53,8 @@ def _status_of(body: bytes) -> Any:
 
 def _listed_ids(conf: Conformance) -> set[str]:
     __tracebackhide__ = True
-    answer = conf.ok(
-        conf.agent,
-        "list_graph_sessions",
-        {"project_id": conf.project_id},
-        "listing the shared sessions",
+    answer = conf.agent.ok(
+        "list_graph_sessions", {"project_id": conf.roles.project_id}, "listing the shared sessions"
     )
     sessions = answer.get("sessions")
     return {str(s.get("graph_session_id")) for s in sessions or [] if isinstance(s, dict)}
@@ -55,17 +62,18 @@ def _listed_ids(conf: Conformance) -> set[str]:
 
 def _completed(conf: Conformance, result: Any = "done") -> tuple[str, dict[str, Any]]:
     __tracebackhide__ = True
-    command_id = conf.queue()["command_id"]
-    conf.start(command_id)
-    body = {
-        "execution_id": conf.execution_id(command_id),
-        "status": "completed",
-        "result": result,
-        "total_tokens": 10,
-        "reported_cost": 0.5,
-    }
-    conf.complete(command_id, body)
-    return command_id, body
+    run = finished_run(conf, COMPLETED, result=result, total_tokens=10, reported_cost=0.5)
+    return run.command_id, run.completion
+
+
+def _start(conf: Conformance, command_id: str) -> Response:
+    """The desktop's start of ``command_id`` sent raw (the decisive exchange)."""
+    __tracebackhide__ = True
+    reply = conf.desktop.raw(
+        "start", command_id, {"execution_id": conf.desktop.execution_id(command_id)}
+    )
+    conf.wire.decisive()
+    return reply
 
 
 # ---------------------------------------------------------------------- D10
@@ -77,25 +85,25 @@ def _completed(conf: Conformance, result: Any = "done") -> tuple[str, dict[str, 
 )
 def check_sync_commands(osf_conf: Conformance) -> None:
     c = osf_conf
-    probe = c.probe()
-    ticket = c.queue(arguments=probe)
-    status, answer = _sync_answer(c, c.sessions)
-    c.decisive()
-    c.expect_equal(status, 200, "HTTP status of the sync")
+    probe = c.agent.probe()
+    ticket = c.agent.queue(arguments=probe)
+    status, answer = _sync_answer(c, c.roles.sessions)
+    c.wire.decisive()
+    c.expect.equal(status, 200, "HTTP status of the sync")
     c.expect(isinstance(answer, dict), f"the sync answer is not a JSON object: {answer!r}")
-    c.expect_equal(answer.get("project_id"), c.project_id, "the sync answer's project_id")
+    c.expect.equal(answer.get("project_id"), c.roles.project_id, "the sync answer's project_id")
     commands = answer.get("commands")
     c.expect(isinstance(commands, list), f"the sync answer has no commands list: {answer!r}")
-    command = c.command(commands, ticket["command_id"])
+    command = c.desktop.command(commands, ticket["command_id"])
     c.expect(command is not None, "the queued run is not among the sync's commands")
     assert command is not None
-    c.expect_equal(
+    c.expect.equal(
         command.get("graph_session_id"),
-        c.sessions[0]["graph_session_id"],
+        c.roles.sessions[0]["graph_session_id"],
         "the command's graph_session_id",
     )
-    c.expect_equal(command.get("slug"), c.sessions[0]["slug"], "the command's slug")
-    c.expect_equal(command.get("arguments"), probe, "the command's arguments")
+    c.expect.equal(command.get("slug"), c.roles.sessions[0]["slug"], "the command's slug")
+    c.expect.equal(command.get("arguments"), probe, "the command's arguments")
     c.expect(
         is_utc_timestamp(command.get("queued_at")),
         f"the command's queued_at should be RFC 3339 UTC, got {command.get('queued_at')!r}",
@@ -108,18 +116,18 @@ def check_sync_commands(osf_conf: Conformance) -> None:
 )
 def check_sync_oldest_first(osf_conf: Conformance) -> None:
     c = osf_conf
-    first = c.queue()
+    first = c.agent.queue()
     time.sleep(0.003)  # distinct millisecond timestamps
-    second = c.queue()
-    commands = c.sync()
-    c.decisive()
+    second = c.agent.queue()
+    commands = c.desktop.sync()
+    c.wire.decisive()
     ids = [x.get("command_id") for x in commands]
     c.expect(
         first["command_id"] in ids and second["command_id"] in ids,
         "the sync does not deliver both queued runs",
     )
     if first.get("queued_at") == second.get("queued_at"):
-        c.note("both runs carry the same queued_at, so either order is oldest first")
+        c.expect.note("both runs carry the same queued_at, so either order is oldest first")
         return
     c.expect(
         ids.index(first["command_id"]) < ids.index(second["command_id"]),
@@ -134,21 +142,23 @@ def check_sync_oldest_first(osf_conf: Conformance) -> None:
 )
 def check_sync_replaces(osf_conf: Conformance) -> None:
     c = osf_conf
-    extra = {s["graph_session_id"] for s in extra_sessions(c.project_id)}
-    everything = c.sessions + extra_sessions(c.project_id)
+    extra = {s["graph_session_id"] for s in extra_sessions(c.roles.project_id)}
+    everything = c.roles.sessions + extra_sessions(c.roles.project_id)
     for _ in range(ATTEMPTS):
-        c.sync(everything)
+        c.desktop.sync(everything)
         if _listed_ids(c) & extra:
             break
     else:
-        c.fail("sessions of a 100-session sync never appear in list_graph_sessions")
+        c.expect.fail(
+            f"sessions of a {SYNC_MAX_SESSIONS}-session sync never appear in list_graph_sessions"
+        )
     for _ in range(ATTEMPTS):
-        c.sync()
+        c.desktop.sync()
         left = _listed_ids(c) & extra
-        c.decisive()
+        c.wire.decisive()
         if not left:
             return
-    c.fail(
+    c.expect.fail(
         f"after a sync without them, {len(left)} sessions of the earlier sync are still "
         "listed: the sync added to the list instead of replacing it"
     )
@@ -161,18 +171,20 @@ def check_sync_replaces(osf_conf: Conformance) -> None:
 )
 def check_sync_max_100(osf_conf: Conformance) -> None:
     c = osf_conf
-    hundred = c.sessions + extra_sessions(c.project_id)
+    hundred = c.roles.sessions + extra_sessions(c.roles.project_id)
     try:
         status, _ = _sync_answer(c, hundred)
-        c.expect_equal(status, 200, "HTTP status of a 100-session sync")
-        over = overflow_sessions(c.project_id, 101)
+        c.expect.equal(status, 200, f"HTTP status of a {SYNC_MAX_SESSIONS}-session sync")
+        over = overflow_sessions(c.roles.project_id, SYNC_MAX_SESSIONS + 1)
         status, _ = _sync_answer(c, over)
-        c.decisive()
-        c.expect_equal(status, 400, "HTTP status of a 101-session sync")
+        c.wire.decisive()
+        c.expect.equal(status, 400, f"HTTP status of a {SYNC_MAX_SESSIONS + 1}-session sync")
         shown = _listed_ids(c) & {s["graph_session_id"] for s in over}
-        c.expect(not shown, "the refused 101-session sync changed the shared list")
+        c.expect(
+            not shown, f"the refused {SYNC_MAX_SESSIONS + 1}-session sync changed the shared list"
+        )
     finally:
-        c.sync()
+        c.desktop.sync()
 
 
 @check(
@@ -182,17 +194,18 @@ def check_sync_max_100(osf_conf: Conformance) -> None:
 )
 def check_redelivered_until_started(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
+    command_id = c.agent.queue()["command_id"]
     for attempt in ("first", "second"):
         c.expect(
-            c.command(c.sync(), command_id) is not None,
+            c.desktop.command(c.desktop.sync(), command_id) is not None,
             f"the {attempt} sync does not deliver the queued command",
         )
-    c.expect_equal(c.start(command_id), "running", "the desktop's start")
+    c.expect.equal(c.desktop.start(command_id), RUNNING, "the desktop's start")
     c.expect(
-        c.command(c.sync(), command_id) is None, "a sync after the start still delivers the command"
+        c.desktop.command(c.desktop.sync(), command_id) is None,
+        "a sync after the start still delivers the command",
     )
-    c.decisive()
+    c.wire.decisive()
 
 
 # ---------------------------------------------------------------------- R9, R10
@@ -202,12 +215,11 @@ def check_redelivered_until_started(osf_conf: Conformance) -> None:
 )
 def check_start_running(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
-    c.decisive()
-    c.expect_equal(reply.status, 200, "HTTP status of the start")
-    c.expect_equal(_status_of(reply.body), "running", "the start answer's status")
-    c.expect_equal(c.view(command_id).get("status"), "running", "the run's status")
+    command_id = c.agent.queue()["command_id"]
+    reply = _start(c, command_id)
+    c.expect.equal(reply.status, 200, "HTTP status of the start")
+    c.expect.equal(_status_of(reply.body), RUNNING, "the start answer's status")
+    c.expect.equal(c.agent.view(command_id).get("status"), RUNNING, "the run's status")
 
 
 @check(
@@ -216,13 +228,12 @@ def check_start_running(osf_conf: Conformance) -> None:
 )
 def check_start_cancelled(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
-    c.decisive()
-    c.expect_equal(reply.status, 200, "HTTP status of the start")
-    c.expect_equal(_status_of(reply.body), "cancelled", "the start answer's status")
-    c.expect_equal(c.view(command_id).get("status"), "cancelled", "the run's status")
+    command_id = c.agent.queue()["command_id"]
+    c.agent.cancel(command_id, "cancelling the queued run")
+    reply = _start(c, command_id)
+    c.expect.equal(reply.status, 200, "HTTP status of the start")
+    c.expect.equal(_status_of(reply.body), CANCELLED, "the start answer's status")
+    c.expect.equal(c.agent.view(command_id).get("status"), CANCELLED, "the run's status")
 
 
 @check(
@@ -231,12 +242,11 @@ def check_start_cancelled(osf_conf: Conformance) -> None:
 )
 def check_start_twice(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.expect_equal(c.start(command_id), "running", "the first start")
-    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
-    c.decisive()
-    c.expect_equal(reply.status, 200, "HTTP status of the second start")
-    c.expect_equal(_status_of(reply.body), "running", "the second start's status")
+    command_id = c.agent.queue()["command_id"]
+    c.expect.equal(c.desktop.start(command_id), RUNNING, "the first start")
+    reply = _start(c, command_id)
+    c.expect.equal(reply.status, 200, "HTTP status of the second start")
+    c.expect.equal(_status_of(reply.body), RUNNING, "the second start's status")
 
 
 @check(
@@ -246,18 +256,12 @@ def check_start_twice(osf_conf: Conformance) -> None:
 def check_start_terminal_409(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id, body = _completed(c)
-    reply = c.relay_raw("start", command_id, {"execution_id": body["execution_id"]})
-    c.decisive()
-    c.expect_equal(reply.status, 409, "HTTP status of starting a completed command")
-    command_id = c.queue()["command_id"]
-    c.start(command_id)
-    c.complete(
-        command_id,
-        {"execution_id": c.execution_id(command_id), "status": "failed", "error": "boom"},
-    )
-    reply = c.relay_raw("start", command_id, {"execution_id": c.execution_id(command_id)})
-    c.decisive()
-    c.expect_equal(reply.status, 409, "HTTP status of starting a failed command")
+    reply = c.desktop.raw("start", command_id, {"execution_id": body["execution_id"]})
+    c.wire.decisive()
+    c.expect.equal(reply.status, 409, "HTTP status of starting a completed command")
+    command_id = finished_run(c, FAILED, error="boom").command_id
+    reply = _start(c, command_id)
+    c.expect.equal(reply.status, 409, "HTTP status of starting a failed command")
 
 
 @check(
@@ -267,23 +271,23 @@ def check_start_terminal_409(osf_conf: Conformance) -> None:
 )
 def check_control(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
+    command_id = c.agent.queue()["command_id"]
 
     def control() -> dict[str, Any]:
-        reply = c.relay_raw("control", command_id)
-        c.decisive()
-        c.expect_equal(reply.status, 200, "HTTP status of the control poll")
+        reply = c.desktop.raw("control", command_id)
+        c.wire.decisive()
+        c.expect.equal(reply.status, 200, "HTTP status of the control poll")
         data = json.loads(reply.body or b"null")
         c.expect(isinstance(data, dict), f"the control answer is not an object: {data!r}")
-        return {k: data.get(k) for k in ("status", "cancel_requested")}
+        return {k: data.get(k) for k in CONTROL_FIELDS}
 
-    c.expect_equal(control(), {"status": "queued", "cancel_requested": False}, "control (queued)")
-    c.start(command_id)
-    c.expect_equal(control(), {"status": "running", "cancel_requested": False}, "control (running)")
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the running run")
-    c.expect_equal(
+    c.expect.equal(control(), {"status": QUEUED, "cancel_requested": False}, "control (queued)")
+    c.desktop.start(command_id)
+    c.expect.equal(control(), {"status": RUNNING, "cancel_requested": False}, "control (running)")
+    c.agent.cancel(command_id, "cancelling the running run")
+    c.expect.equal(
         control(),
-        {"status": "running", "cancel_requested": True},
+        {"status": RUNNING, "cancel_requested": True},
         "control (running, cancel requested)",
     )
 
@@ -295,15 +299,11 @@ def check_control(osf_conf: Conformance) -> None:
 )
 def check_complete_answer(osf_conf: Conformance) -> None:
     c = osf_conf
-    for final in ("completed", "failed"):
-        command_id = c.queue()["command_id"]
-        c.start(command_id)
-        body: dict[str, Any] = {"execution_id": c.execution_id(command_id), "status": final}
-        if final == "failed":
-            body["error"] = "boom"
-        answer = c.complete(command_id, body)
-        c.decisive()
-        c.expect_equal(answer.get("status"), final, f"the status answered to a {final} completion")
+    for final in (COMPLETED, FAILED):
+        fields = {"error": "boom"} if final == FAILED else {}
+        answer = finished_run(c, final, **fields).answer
+        c.wire.decisive()
+        c.expect.equal(answer.get("status"), final, f"the status answered to a {final} completion")
 
 
 @check(
@@ -313,11 +313,11 @@ def check_complete_answer(osf_conf: Conformance) -> None:
 def check_redelivery_200(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id, body = _completed(c, {"rows": [1, 2, 3]})
-    before = c.view(command_id)
-    reply = c.relay_raw("complete", command_id, body)
-    c.decisive()
-    c.expect_equal(reply.status, 200, "HTTP status of the redelivered completion")
-    c.expect_equal(c.view(command_id), before, "the run after the redelivery")
+    before = c.agent.view(command_id)
+    reply = c.desktop.raw("complete", command_id, body)
+    c.wire.decisive()
+    c.expect.equal(reply.status, 200, "HTTP status of the redelivered completion")
+    c.expect.equal(c.agent.view(command_id), before, "the run after the redelivery")
 
 
 @check(
@@ -327,15 +327,15 @@ def check_redelivery_200(osf_conf: Conformance) -> None:
 def check_conflict_409(osf_conf: Conformance) -> None:
     c = osf_conf
     command_id, body = _completed(c, "the first result")
-    before = c.view(command_id)
+    before = c.agent.view(command_id)
     for other in (
         {**body, "result": "a second result"},
-        {"execution_id": body["execution_id"], "status": "failed", "error": "late"},
+        {"execution_id": body["execution_id"], "status": FAILED, "error": "late"},
     ):
-        reply = c.relay_raw("complete", command_id, other)
-        c.decisive()
-        c.expect_equal(reply.status, 409, "HTTP status of a different completion")
-        c.expect_equal(c.view(command_id), before, "the run after the refused completion")
+        reply = c.desktop.raw("complete", command_id, other)
+        c.wire.decisive()
+        c.expect.equal(reply.status, 409, "HTTP status of a different completion")
+        c.expect.equal(c.agent.view(command_id), before, "the run after the refused completion")
 
 
 @check(
@@ -345,22 +345,16 @@ def check_conflict_409(osf_conf: Conformance) -> None:
 )
 def check_never_started_completed_refused(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    reply = c.relay_raw(
-        "complete",
-        command_id,
-        {
-            "execution_id": c.execution_id(command_id),
-            "status": "completed",
-            "result": "never ran",
-        },
+    command_id = c.agent.queue()["command_id"]
+    reply = c.desktop.raw(
+        "complete", command_id, c.desktop.completion(command_id, COMPLETED, result="never ran")
     )
-    c.decisive()
+    c.wire.decisive()
     c.expect(
         400 <= reply.status < 500,
         f"a completed completion for a never-started command got HTTP {reply.status}",
     )
-    c.expect_equal(c.view(command_id).get("status"), "queued", "the command's status")
+    c.expect.equal(c.agent.view(command_id).get("status"), QUEUED, "the command's status")
 
 
 @check(
@@ -369,18 +363,13 @@ def check_never_started_completed_refused(osf_conf: Conformance) -> None:
 )
 def check_never_started_failed_accepted(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    answer = c.complete(
-        command_id,
-        {
-            "execution_id": c.execution_id(command_id),
-            "status": "failed",
-            "error": "could not bind",
-        },
+    command_id = c.agent.queue()["command_id"]
+    answer = c.desktop.complete(
+        command_id, c.desktop.completion(command_id, FAILED, error="could not bind")
     )
-    c.decisive()
-    c.expect_equal(answer.get("status"), "failed", "the status the completion answers")
-    c.expect_equal(c.view(command_id).get("status"), "failed", "the run's status")
+    c.wire.decisive()
+    c.expect.equal(answer.get("status"), FAILED, "the status the completion answers")
+    c.expect.equal(c.agent.view(command_id).get("status"), FAILED, "the run's status")
 
 
 @check(
@@ -390,23 +379,18 @@ def check_never_started_failed_accepted(osf_conf: Conformance) -> None:
 )
 def check_cancelled_after_agent_cancel(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    c.sync()  # the desktop holds the command ...
-    c.ok(c.agent, "cancel_graph_run", {"command_id": command_id}, "cancelling the queued run")
-    before = c.view(command_id)
-    reply = c.relay_raw(
+    command_id = c.agent.queue()["command_id"]
+    c.desktop.sync()  # the desktop holds the command ...
+    c.agent.cancel(command_id, "cancelling the queued run")
+    before = c.agent.view(command_id)
+    reply = c.desktop.raw(  # ... and its re-check cancels it too
         "complete",
         command_id,
-        {  # ... and its re-check cancels it too
-            "execution_id": c.execution_id(command_id),
-            "status": "cancelled",
-            "result": None,
-            "error": NO_LONGER_SHARED,
-        },
+        c.desktop.completion(command_id, CANCELLED, result=None, error=NO_LONGER_SHARED),
     )
-    c.decisive()
-    c.expect_equal(reply.status, 200, "HTTP status of the cancelled completion")
-    c.expect_equal(c.view(command_id), before, "the run after the completion")
+    c.wire.decisive()
+    c.expect.equal(reply.status, 200, "HTTP status of the cancelled completion")
+    c.expect.equal(c.agent.view(command_id), before, "the run after the completion")
 
 
 # ---------------------------------------------------------------------- R13
@@ -420,11 +404,11 @@ def check_unknown_command_404(osf_conf: Conformance) -> None:
     for action, body in (
         ("start", {"execution_id": "osf-conf-exec-x"}),
         ("control", None),
-        ("complete", {"execution_id": "osf-conf-exec-x", "status": "failed"}),
+        ("complete", {"execution_id": "osf-conf-exec-x", "status": FAILED}),
     ):
-        reply = c.relay_raw(action, command_id, body)
-        c.decisive()
-        c.expect_equal(reply.status, 404, f"HTTP status of {action} for an unknown command")
+        reply = c.desktop.raw(action, command_id, body)
+        c.wire.decisive()
+        c.expect.equal(reply.status, 404, f"HTTP status of {action} for an unknown command")
 
 
 @check(
@@ -434,14 +418,14 @@ def check_unknown_command_404(osf_conf: Conformance) -> None:
 )
 def check_other_owner_404(osf_conf: Conformance) -> None:
     c = osf_conf
-    token = c.need("stranger_desktop_token")
-    command_id = c.queue()["command_id"]
+    token = c.roles.need("stranger_desktop_token")
+    command_id = c.agent.queue()["command_id"]
     for action, body in (
         ("start", {"execution_id": "osf-conf-exec-x"}),
         ("control", None),
-        ("complete", {"execution_id": "osf-conf-exec-x", "status": "failed"}),
+        ("complete", {"execution_id": "osf-conf-exec-x", "status": FAILED}),
     ):
-        reply = c.relay_raw(action, command_id, body, token=token)
-        c.decisive()
-        c.expect_equal(reply.status, 404, f"HTTP status of another owner's {action}")
-    c.expect_equal(c.view(command_id).get("status"), "queued", "the command's status")
+        reply = c.desktop.raw(action, command_id, body, token=token)
+        c.wire.decisive()
+        c.expect.equal(reply.status, 404, f"HTTP status of another owner's {action}")
+    c.expect.equal(c.agent.view(command_id).get("status"), QUEUED, "the command's status")

@@ -17,16 +17,24 @@ from jsonschema.validators import validator_for
 
 from pytest_osfoundry.client._errors import OsfClientError
 from pytest_osfoundry.conformance._eras import need_legacy
-from pytest_osfoundry.conformance._harness import Conformance, decode_reply
-from pytest_osfoundry.conformance._registry import check
-
-TOOLS = ("run_graph_session", "list_graph_sessions", "get_graph_run", "cancel_graph_run")
-RUN_DESCRIPTION = (
-    "Queue a Graph run on the owner's online desktop in a connected project. Retrieve "
-    "progress and result with get_graph_run. The desktop can go offline, and local tool "
-    "approvals still apply."
+from pytest_osfoundry.conformance._expected import (
+    INVALID_PARAMS,
+    KEY_MAX,
+    KEY_MIN,
+    LIST_MAX_LIMIT,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    READ_SCOPE,
+    RUN_DESCRIPTION,
+    RUN_NOT_FOUND,
+    RUN_SCOPE,
+    STARTED_BY_THIS_AGENT,
+    TOOLS,
 )
-WORDING = "started by this Connected agent"
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._wire import decode_reply
+
 GSID = "gs_" + "0" * 32
 UUID = "00000000-0000-4000-8000-000000000000"
 
@@ -34,9 +42,9 @@ UUID = "00000000-0000-4000-8000-000000000000"
 def _tools(conf: Conformance) -> dict[str, dict[str, Any]]:
     __tracebackhide__ = True
     try:
-        listed = conf.anonymous.list_tools()
+        listed = conf.roles.anonymous.list_tools()
     except OsfClientError as err:
-        conf.fail(f"tools/list without a token failed: {err}")
+        conf.expect.fail(f"tools/list without a token failed: {err}")
     return {str(t.get("name")): t for t in listed}
 
 
@@ -44,7 +52,7 @@ def _tool(conf: Conformance, name: str) -> dict[str, Any]:
     __tracebackhide__ = True
     tool = _tools(conf).get(name)
     if tool is None:
-        conf.fail(f"tools/list does not list {name}")
+        conf.expect.fail(f"tools/list does not list {name}")
     return tool
 
 
@@ -52,13 +60,15 @@ def _validator(conf: Conformance, tool: dict[str, Any]) -> Any:
     __tracebackhide__ = True
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
-        conf.fail(f"{tool.get('name')} has no inputSchema object")
+        conf.expect.fail(f"{tool.get('name')} has no inputSchema object")
     try:
         cls = validator_for(schema, default=Draft202012Validator)
         cls.check_schema(schema)
         return cls(schema)
     except SchemaError as err:
-        conf.fail(f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {err.message}")
+        conf.expect.fail(
+            f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {err.message}"
+        )
 
 
 def _judge(
@@ -112,9 +122,9 @@ def _props(conf: Conformance, tool: dict[str, Any], names: set[str], required: s
     schema = tool.get("inputSchema") or {}
     props = schema.get("properties") if isinstance(schema, dict) else None
     got = set(props) if isinstance(props, dict) else set()
-    conf.expect_equal(sorted(got), sorted(names), f"{tool.get('name')}'s input properties")
+    conf.expect.equal(sorted(got), sorted(names), f"{tool.get('name')}'s input properties")
     req = schema.get("required") if isinstance(schema, dict) else None
-    conf.expect_equal(
+    conf.expect.equal(
         sorted(req) if isinstance(req, list) else req,
         sorted(required),
         f"{tool.get('name')}'s required properties",
@@ -137,11 +147,11 @@ def check_tools_list_without_token(osf_conf: Conformance) -> None:
 )
 def check_exactly_four_tools(osf_conf: Conformance) -> None:
     try:
-        listed = osf_conf.anonymous.list_tools()
+        listed = osf_conf.roles.anonymous.list_tools()
     except OsfClientError as err:
-        osf_conf.fail(f"tools/list without a token failed: {err}")
+        osf_conf.expect.fail(f"tools/list without a token failed: {err}")
     names = [t.get("name") for t in listed]
-    osf_conf.expect_equal(sorted(map(str, names)), sorted(TOOLS), "the listed tool names")
+    osf_conf.expect.equal(sorted(map(str, names)), sorted(TOOLS), "the listed tool names")
 
 
 @check(
@@ -154,14 +164,14 @@ def check_run_graph_session(osf_conf: Conformance) -> None:
     c = osf_conf
     tool = _tool(c, "run_graph_session")
     description = " ".join(str(tool.get("description", "")).split())
-    c.expect_equal(description, RUN_DESCRIPTION, "run_graph_session's description")
+    c.expect.equal(description, RUN_DESCRIPTION, "run_graph_session's description")
     _props(
         c,
         tool,
         {"graph_session_id", "arguments", "idempotency_key"},
         {"graph_session_id", "idempotency_key"},
     )
-    key8, key128 = "k" * 8, "k" * 128
+    key8, key128 = "k" * KEY_MIN, "k" * KEY_MAX
     _judge(
         c,
         tool,
@@ -173,8 +183,8 @@ def check_run_graph_session(osf_conf: Conformance) -> None:
         forbidden=[
             {"graph_session_id": GSID},
             {"idempotency_key": key8},
-            {"graph_session_id": GSID, "idempotency_key": "k" * 7},
-            {"graph_session_id": GSID, "idempotency_key": "k" * 129},
+            {"graph_session_id": GSID, "idempotency_key": "k" * (KEY_MIN - 1)},
+            {"graph_session_id": GSID, "idempotency_key": "k" * (KEY_MAX + 1)},
             {"graph_session_id": 7, "idempotency_key": key8},
             {"graph_session_id": GSID, "idempotency_key": 12345678},
             {"graph_session_id": GSID, "idempotency_key": key8, "arguments": "x"},
@@ -183,7 +193,7 @@ def check_run_graph_session(osf_conf: Conformance) -> None:
     )
     _expect_hint(c, tool, "readOnlyHint", False)
     _expect_hint(c, tool, "destructiveHint", True)
-    _expect_scope(c, tool, "osfoundry:run")
+    _expect_scope(c, tool, RUN_SCOPE)
 
 
 @check(
@@ -201,20 +211,20 @@ def check_list_graph_sessions(osf_conf: Conformance) -> None:
         allowed=[
             {"project_id": "p"},
             {"project_id": "p", "limit": 1},
-            {"project_id": "p", "limit": 50},
+            {"project_id": "p", "limit": LIST_MAX_LIMIT},
         ],
         forbidden=[
             {},
             {"limit": 5},
             {"project_id": 5},
             {"project_id": "p", "limit": 0},
-            {"project_id": "p", "limit": 51},
+            {"project_id": "p", "limit": LIST_MAX_LIMIT + 1},
             {"project_id": "p", "limit": "5"},
             {"project_id": "p", "limit": 2.5},
         ],
     )
     _expect_hint(c, tool, "readOnlyHint", True)
-    _expect_scope(c, tool, "osfoundry:read")
+    _expect_scope(c, tool, READ_SCOPE)
 
 
 @check(
@@ -227,7 +237,7 @@ def check_get_graph_run(osf_conf: Conformance) -> None:
     _props(c, tool, {"command_id"}, {"command_id"})
     _judge(c, tool, allowed=[{"command_id": UUID}], forbidden=[{}, {"command_id": 5}])
     _expect_hint(c, tool, "readOnlyHint", True)
-    _expect_scope(c, tool, "osfoundry:read")
+    _expect_scope(c, tool, READ_SCOPE)
 
 
 @check(
@@ -240,7 +250,7 @@ def check_cancel_graph_run(osf_conf: Conformance) -> None:
     tool = _tool(c, "cancel_graph_run")
     _props(c, tool, {"command_id"}, {"command_id"})
     _judge(c, tool, allowed=[{"command_id": UUID}], forbidden=[{}, {"command_id": 5}])
-    _expect_scope(c, tool, "osfoundry:run")
+    _expect_scope(c, tool, RUN_SCOPE)
 
 
 # ---------------------------------------------------------------------- D3 reconstructed
@@ -254,7 +264,7 @@ def check_schemas_closed(osf_conf: Conformance) -> None:
         schema = tool.get("inputSchema")
         osf_conf.expect(isinstance(schema, dict), f"{name} has no inputSchema object")
         assert isinstance(schema, dict)
-        osf_conf.expect_equal(schema.get("type"), "object", f"{name}'s inputSchema type")
+        osf_conf.expect.equal(schema.get("type"), "object", f"{name}'s inputSchema type")
         osf_conf.expect(
             schema.get("additionalProperties") is False,
             f"{name}'s inputSchema should say additionalProperties: false, got "
@@ -272,7 +282,9 @@ def check_schemas_valid(osf_conf: Conformance) -> None:
         try:
             Draft202012Validator.check_schema(tool.get("inputSchema"))
         except SchemaError as err:
-            osf_conf.fail(f"{name}'s inputSchema is not valid JSON Schema 2020-12: {err.message}")
+            osf_conf.expect.fail(
+                f"{name}'s inputSchema is not valid JSON Schema 2020-12: {err.message}"
+            )
 
 
 @check(
@@ -286,8 +298,8 @@ def check_started_by_this_agent(osf_conf: Conformance) -> None:
     for name in ("get_graph_run", "cancel_graph_run"):
         description = " ".join(str(tools.get(name, {}).get("description", "")).split())
         osf_conf.expect(
-            WORDING in description,
-            f"{name}'s description should contain {WORDING!r}: {description!r}",
+            STARTED_BY_THIS_AGENT in description,
+            f"{name}'s description should contain {STARTED_BY_THIS_AGENT!r}: {description!r}",
         )
 
 
@@ -296,7 +308,7 @@ def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
     __tracebackhide__ = True
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    return conf.http("POST", conf.target.mcp_url, {**base, **headers}, body)
+    return conf.wire.http("POST", conf.target.mcp_url, {**base, **headers}, body)
 
 
 @check(
@@ -307,15 +319,15 @@ def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
 def check_initialize(osf_conf: Conformance) -> None:
     need_legacy(osf_conf.target)  # a legacy-era check: skipped on a modern-only target
     try:
-        result = osf_conf.mcp(None).initialize()
+        result = osf_conf.roles.mcp(None).initialize()
     except OsfClientError as err:
-        osf_conf.fail(f"initialize failed: {err}")
+        osf_conf.expect.fail(f"initialize failed: {err}")
     caps = result.get("capabilities")
     osf_conf.expect(
         isinstance(caps, dict) and isinstance(caps.get("tools"), dict),
         f"initialize's capabilities should declare tools, got {json.dumps(caps)}",
     )
-    osf_conf.note(f"negotiated {result.get('protocolVersion')}")
+    osf_conf.expect.note(f"negotiated {result.get('protocolVersion')}")
 
 
 @check(
@@ -344,27 +356,27 @@ def check_notification_202(osf_conf: Conformance) -> None:
     if session:
         headers["Mcp-Session-Id"] = session
     ack = _post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
-    c.decisive()
-    c.expect_equal(ack.status, 202, "HTTP status of notifications/initialized")
+    c.wire.decisive()
+    c.expect.equal(ack.status, 202, "HTTP status of notifications/initialized")
     c.expect(not ack.body, f"the 202 should have no body, got {ack.body[:200]!r}")
 
 
 @check("R1-ping", "ping with no token is answered with an empty result.")
 def check_ping(osf_conf: Conformance) -> None:
     legacy = need_legacy(osf_conf.target).legacy[0]  # ping is legacy-only
-    client = osf_conf.initialized(osf_conf.mcp(None, protocol=legacy))
+    client = osf_conf.wire.initialized(osf_conf.roles.mcp(None, protocol=legacy))
     try:
         result = client.rpc("ping")
     except OsfClientError as err:
-        osf_conf.fail(f"ping failed: {err}")
-    osf_conf.expect_equal(result, {}, "ping's result")
+        osf_conf.expect.fail(f"ping failed: {err}")
+    osf_conf.expect.equal(result, {}, "ping's result")
 
 
 @check("R1-unknown-method", "An unknown JSON-RPC method gets error -32601.")
 def check_unknown_method(osf_conf: Conformance) -> None:
-    out = decode_reply(osf_conf.rpc_raw(osf_conf.anonymous, "osf/no-such-method", {}))
+    out = decode_reply(osf_conf.wire.rpc(osf_conf.roles.anonymous, "osf/no-such-method", {}))
     osf_conf.expect(
-        out.kind in ("rpc_error", "http_error") and out.code == -32601,
+        out.kind in ("rpc_error", "http_error") and out.code == METHOD_NOT_FOUND,
         f"an unknown method should get JSON-RPC error -32601, got {out.describe()}",
     )
 
@@ -372,20 +384,22 @@ def check_unknown_method(osf_conf: Conformance) -> None:
 @check("R1-parse-error", "A body that is not JSON gets JSON-RPC error -32700.")
 def check_parse_error(osf_conf: Conformance) -> None:
     c = osf_conf
-    client = c.initialized(c.anonymous)
-    reply = c.http("POST", client.url, client.request_headers(), b'{"jsonrpc": "2.0", "id": 1,')
+    client = c.wire.initialized(c.roles.anonymous)
+    reply = c.wire.http(
+        "POST", client.url, client.request_headers(), b'{"jsonrpc": "2.0", "id": 1,'
+    )
     out = decode_reply(reply)
     c.expect(
-        out.code == -32700,
+        out.code == PARSE_ERROR,
         f"an unparsable body should get JSON-RPC error -32700, got {out.describe()}",
     )
 
 
 @check("R1-unknown-tool", "tools/call of a tool that does not exist gets JSON-RPC error -32602.")
 def check_unknown_tool(osf_conf: Conformance) -> None:
-    out = osf_conf.call(osf_conf.agent, "osf_no_such_tool", {})
+    out = osf_conf.agent.call("osf_no_such_tool", {})
     osf_conf.expect(
-        out.kind in ("rpc_error", "http_error") and out.code == -32602,
+        out.kind in ("rpc_error", "http_error") and out.code == INVALID_PARAMS,
         f"an unknown tool should get JSON-RPC error -32602, got {out.describe()}",
     )
 
@@ -397,13 +411,13 @@ def check_unknown_tool(osf_conf: Conformance) -> None:
 def check_bad_protocol_version(osf_conf: Conformance) -> None:
     legacy = need_legacy(osf_conf.target).legacy[0]  # a legacy-era check
     c = osf_conf
-    client = c.initialized(c.mcp(None, protocol=legacy))
+    client = c.wire.initialized(c.roles.mcp(None, protocol=legacy))
     headers = {**client.request_headers(), "MCP-Protocol-Version": "1999-01-01"}
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}
     ).encode()
-    reply = c.http("POST", client.url, headers, body)
-    c.expect_equal(reply.status, 400, "HTTP status for MCP-Protocol-Version 1999-01-01")
+    reply = c.wire.http("POST", client.url, headers, body)
+    c.expect.equal(reply.status, 400, "HTTP status for MCP-Protocol-Version 1999-01-01")
 
 
 # ---------------------------------------------------------------------- R3 shapes
@@ -414,8 +428,8 @@ def check_bad_protocol_version(osf_conf: Conformance) -> None:
 )
 def check_success_shape(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    out = c.call(c.agent, "list_graph_sessions", {"project_id": c.project_id})
+    c.desktop.sync()
+    out = c.agent.call("list_graph_sessions", {"project_id": c.roles.project_id})
     c.expect(out.kind == "result", f"list_graph_sessions answered {out.describe()}")
     result = out.result
     structured = result.get("structuredContent") if isinstance(result, dict) else None
@@ -432,8 +446,8 @@ def check_success_shape(osf_conf: Conformance) -> None:
     try:
         parsed = json.loads(first["text"])
     except ValueError:
-        c.fail(f"content[0].text is not JSON: {first['text'][:200]!r}")
-    c.expect_equal(parsed, structured, "content[0].text parsed, against structuredContent")
+        c.expect.fail(f"content[0].text is not JSON: {first['text'][:200]!r}")
+    c.expect.equal(parsed, structured, "content[0].text parsed, against structuredContent")
 
 
 @check(
@@ -441,17 +455,15 @@ def check_success_shape(osf_conf: Conformance) -> None:
     "A domain error is a result with isError true whose content[0].text is the message alone.",
 )
 def check_error_shape(osf_conf: Conformance) -> None:
-    out = osf_conf.call(osf_conf.agent, "get_graph_run", {"command_id": str(uuid.uuid4())})
+    out = osf_conf.agent.call("get_graph_run", {"command_id": str(uuid.uuid4())})
     osf_conf.expect(
         out.kind == "tool_error",
         f"get_graph_run of an unknown id should be an isError result, got {out.describe()}",
     )
     content = (out.result or {}).get("content")
     first = content[0] if isinstance(content, list) and content else {}
-    osf_conf.expect_equal(first.get("type"), "text", "content[0].type")
-    osf_conf.expect_equal(
-        first.get("text"), "Graph run not found or access removed", "content[0].text"
-    )
+    osf_conf.expect.equal(first.get("type"), "text", "content[0].type")
+    osf_conf.expect.equal(first.get("text"), RUN_NOT_FOUND, "content[0].text")
 
 
 @check(
@@ -459,8 +471,8 @@ def check_error_shape(osf_conf: Conformance) -> None:
     "get_graph_run without command_id is refused as an isError result or JSON-RPC -32602.",
 )
 def check_missing_property(osf_conf: Conformance) -> None:
-    out = osf_conf.call(osf_conf.agent, "get_graph_run", {})
-    osf_conf.expect_schema_refusal(out, "get_graph_run without command_id")
+    out = osf_conf.agent.call("get_graph_run", {})
+    osf_conf.expect.schema_refusal(out, "get_graph_run without command_id")
 
 
 @check(
@@ -469,12 +481,12 @@ def check_missing_property(osf_conf: Conformance) -> None:
 )
 def check_extra_property(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    args = {**c.run_args(), "priority": "high"}
-    out = c.call_start(c.agent, args)
-    c.decisive()
-    c.expect_schema_refusal(out, "an extra property")
-    c.expect_nothing_queued(
+    c.desktop.sync()
+    args = {**c.agent.run_args(), "priority": "high"}
+    out = c.agent.run(args)
+    c.wire.decisive()
+    c.expect.schema_refusal(out, "an extra property")
+    c.desktop.expect_nothing_queued(
         args["arguments"], "run_graph_session with an extra property was refused"
     )
 
@@ -485,9 +497,11 @@ def check_extra_property(osf_conf: Conformance) -> None:
 )
 def check_wrong_type(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    args = c.run_args(key=1234567890)
-    out = c.call_start(c.agent, args)
-    c.decisive()
-    c.expect_schema_refusal(out, "a number as idempotency_key")
-    c.expect_nothing_queued(args["arguments"], "run_graph_session with a numeric key was refused")
+    c.desktop.sync()
+    args = c.agent.run_args(key=1234567890)
+    out = c.agent.run(args)
+    c.wire.decisive()
+    c.expect.schema_refusal(out, "a number as idempotency_key")
+    c.desktop.expect_nothing_queued(
+        args["arguments"], "run_graph_session with a numeric key was refused"
+    )

@@ -15,13 +15,21 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_osfoundry.conformance._harness import Conformance, Outcome, decode_reply
+from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.conformance._expected import (
+    CANCELLED,
+    INSUFFICIENT_SCOPE,
+    QUEUED,
+    READ_SCOPE,
+    RUN_NOT_FOUND,
+    RUN_SCOPE,
+    WELL_KNOWN,
+)
+from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._target import origin_of
+from pytest_osfoundry.conformance._wire import decode_reply
 
-RUN_SCOPE = "osfoundry:run"
-READ_SCOPE = "osfoundry:read"
-WELL_KNOWN = "/.well-known/oauth-protected-resource"
 _PARAM = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
@@ -31,10 +39,10 @@ def _unknown_token() -> str:
 
 def _with_headers(
     conf: Conformance, extra: dict[str, str], tool: str, args: dict[str, Any], url_suffix: str = ""
-) -> Outcome:
+) -> ToolReply:
     """Call ``tool`` on an anonymous session with ``extra`` headers (and a URL suffix)."""
     __tracebackhide__ = True
-    anon = conf.initialized(conf.mcp(None))
+    anon = conf.wire.initialized(conf.roles.mcp(None))
     headers = {**anon.request_headers("tools/call", tool), **extra}  # the era's envelope
     body = json.dumps(
         {
@@ -45,21 +53,21 @@ def _with_headers(
         }
     ).encode()
     url = anon.url + url_suffix
-    return decode_reply(conf.http("POST", url, headers, body))
+    return decode_reply(conf.wire.http("POST", url, headers, body))
 
 
-def _unauthenticated(conf: Conformance) -> list[tuple[str, Outcome, dict[str, Any]]]:
+def _unauthenticated(conf: Conformance) -> list[tuple[str, ToolReply, dict[str, Any]]]:
     __tracebackhide__ = True
-    conf.sync()
+    conf.desktop.sync()
     out = []
     for label, extra in (
         ("no token", {}),
         ("an unknown token", {"Authorization": f"Bearer {_unknown_token()}"}),
         ("a malformed Authorization header", {"Authorization": "Basic b3NmOmNvbmZvcm1hbmNl"}),
     ):
-        args = conf.run_args()
+        args = conf.agent.run_args()
         out.append((label, _with_headers(conf, extra, "run_graph_session", args), args))
-        conf.decisive()
+        conf.wire.decisive()
     return out
 
 
@@ -77,10 +85,10 @@ def challenge_params(value: str | None) -> dict[str, str] | None:
 
 
 def _expect_challenge(
-    conf: Conformance, out: Outcome, status: int, what: str, error: str | None = None
+    conf: Conformance, out: ToolReply, status: int, what: str, error: str | None = None
 ) -> None:
     __tracebackhide__ = True
-    conf.expect_equal(out.status, status, f"HTTP status for {what}")
+    conf.expect.equal(out.status, status, f"HTTP status for {what}")
     header = out.headers.get("www-authenticate")
     params = challenge_params(header)
     conf.expect(
@@ -102,7 +110,7 @@ def _expect_challenge(
         f"{what}: the challenge's scope should name {RUN_SCOPE}, got {params.get('scope')!r}",
     )
     if error is not None:
-        conf.expect_equal(params.get("error"), error, f"{what}: the challenge's error")
+        conf.expect.equal(params.get("error"), error, f"{what}: the challenge's error")
 
 
 # ---------------------------------------------------------------------- R2 security
@@ -116,7 +124,7 @@ def check_unauthenticated_refused(osf_conf: Conformance) -> None:
     c = osf_conf
     for label, out, args in _unauthenticated(c):
         c.expect(out.refused, f"run_graph_session with {label} answered {out.describe()}")
-        c.expect_nothing_queued(args["arguments"], f"the call with {label} was refused")
+        c.desktop.expect_nothing_queued(args["arguments"], f"the call with {label} was refused")
 
 
 @check(
@@ -126,13 +134,13 @@ def check_unauthenticated_refused(osf_conf: Conformance) -> None:
 )
 def check_read_token_cannot_run(osf_conf: Conformance) -> None:
     c = osf_conf
-    reader = c.read_agent
-    c.sync()
-    args = c.run_args()
-    out = c.call_start(reader, args)
-    c.decisive()
+    reader = c.roles.read_agent
+    c.desktop.sync()
+    args = c.agent.run_args()
+    out = c.agent.run(args, by=reader)
+    c.wire.decisive()
     c.expect(out.refused, f"a read-only agent's run_graph_session answered {out.describe()}")
-    c.expect_nothing_queued(args["arguments"], "the read-only agent was refused")
+    c.desktop.expect_nothing_queued(args["arguments"], "the read-only agent was refused")
 
 
 @check(
@@ -142,14 +150,14 @@ def check_read_token_cannot_run(osf_conf: Conformance) -> None:
 )
 def check_read_token_cannot_cancel(osf_conf: Conformance) -> None:
     c = osf_conf
-    reader = c.read_agent
-    command_id = c.queue()["command_id"]
-    out = c.call(reader, "cancel_graph_run", {"command_id": command_id})
-    c.decisive()
+    reader = c.roles.read_agent
+    command_id = c.agent.queue()["command_id"]
+    out = c.agent.call("cancel_graph_run", {"command_id": command_id}, by=reader)
+    c.wire.decisive()
     c.expect(out.refused, f"a read-only agent's cancel_graph_run answered {out.describe()}")
-    view = c.view(command_id)
+    view = c.agent.view(command_id)
     c.expect(
-        view.get("status") == "queued" and view.get("cancel_requested") is False,
+        view.get("status") == QUEUED and view.get("cancel_requested") is False,
         f"the run changed: status {view.get('status')!r}, cancel_requested "
         f"{view.get('cancel_requested')!r}",
     )
@@ -163,13 +171,13 @@ def check_read_token_cannot_cancel(osf_conf: Conformance) -> None:
 )
 def check_desktop_token_refused(osf_conf: Conformance) -> None:
     c = osf_conf
-    client = c.mcp(c.need("desktop_token"))
-    c.sync()
-    args = c.run_args()
-    out = c.call_start(client, args)
-    c.decisive()
+    client = c.roles.mcp(c.roles.need("desktop_token"))
+    c.desktop.sync()
+    args = c.agent.run_args()
+    out = c.agent.run(args, by=client)
+    c.wire.decisive()
     c.expect(out.refused, f"run_graph_session with the desktop token answered {out.describe()}")
-    c.expect_nothing_queued(args["arguments"], "the desktop token was refused")
+    c.desktop.expect_nothing_queued(args["arguments"], "the desktop token was refused")
 
 
 @check(
@@ -180,14 +188,14 @@ def check_desktop_token_refused(osf_conf: Conformance) -> None:
 )
 def check_query_token_refused(osf_conf: Conformance) -> None:
     c = osf_conf
-    token = c.need("agent_token")
-    c.sync()
-    args = c.run_args()
+    token = c.roles.need("agent_token")
+    c.desktop.sync()
+    args = c.agent.run_args()
     joiner = "&" if "?" in c.target.mcp_url else "?"
     out = _with_headers(c, {}, "run_graph_session", args, f"{joiner}access_token={token}")
-    c.decisive()
+    c.wire.decisive()
     c.expect(out.refused, f"a token in the query string was accepted: {out.describe()}")
-    c.expect_nothing_queued(args["arguments"], "the query-string token was refused")
+    c.desktop.expect_nothing_queued(args["arguments"], "the query-string token was refused")
 
 
 # ---------------------------------------------------------------------- R2 shapes
@@ -208,14 +216,14 @@ def check_unauthenticated_401(osf_conf: Conformance) -> None:
 )
 def check_insufficient_scope_403(osf_conf: Conformance) -> None:
     c = osf_conf
-    reader = c.read_agent
-    command_id = c.queue()["command_id"]
-    out = c.call_start(reader, c.run_args())
-    c.decisive()
-    _expect_challenge(c, out, 403, "a read-only agent's run_graph_session", "insufficient_scope")
-    out = c.call(reader, "cancel_graph_run", {"command_id": command_id})
-    c.decisive()
-    _expect_challenge(c, out, 403, "a read-only agent's cancel_graph_run", "insufficient_scope")
+    reader = c.roles.read_agent
+    command_id = c.agent.queue()["command_id"]
+    out = c.agent.run(c.agent.run_args(), by=reader)
+    c.wire.decisive()
+    _expect_challenge(c, out, 403, "a read-only agent's run_graph_session", INSUFFICIENT_SCOPE)
+    out = c.agent.call("cancel_graph_run", {"command_id": command_id}, by=reader)
+    c.wire.decisive()
+    _expect_challenge(c, out, 403, "a read-only agent's cancel_graph_run", INSUFFICIENT_SCOPE)
 
 
 @check(
@@ -225,11 +233,16 @@ def check_insufficient_scope_403(osf_conf: Conformance) -> None:
 )
 def check_read_token_reads(osf_conf: Conformance) -> None:
     c = osf_conf
-    reader = c.read_agent
-    c.sync()
-    c.ok(reader, "list_graph_sessions", {"project_id": c.project_id}, "a read-only agent's list")
-    out = c.call(reader, "get_graph_run", {"command_id": str(uuid.uuid4())})
-    c.expect_error(out, "Graph run not found or access removed", "a read-only agent's read")
+    reader = c.roles.read_agent
+    c.desktop.sync()
+    c.agent.ok(
+        "list_graph_sessions",
+        {"project_id": c.roles.project_id},
+        "a read-only agent's list",
+        by=reader,
+    )
+    out = c.agent.call("get_graph_run", {"command_id": str(uuid.uuid4())}, by=reader)
+    c.expect.error(out, RUN_NOT_FOUND, "a read-only agent's read")
 
 
 @check(
@@ -238,9 +251,9 @@ def check_read_token_reads(osf_conf: Conformance) -> None:
 )
 def check_desktop_token_status(osf_conf: Conformance) -> None:
     c = osf_conf
-    c.sync()
-    out = c.call_start(c.mcp(c.need("desktop_token")), c.run_args())
-    c.decisive()
+    c.desktop.sync()
+    out = c.agent.run(c.agent.run_args(), by=c.roles.mcp(c.roles.need("desktop_token")))
+    c.wire.decisive()
     c.expect(
         out.status in (401, 403),
         f"the desktop token on tools/call got {out.describe()}; expected HTTP 401 or 403",
@@ -254,14 +267,14 @@ def check_desktop_token_status(osf_conf: Conformance) -> None:
 )
 def check_resource_metadata(osf_conf: Conformance) -> None:
     c = osf_conf
-    reply = c.http("GET", c.target.origin + WELL_KNOWN, {"Accept": "application/json"})
-    c.expect_equal(reply.status, 200, f"HTTP status of GET {WELL_KNOWN}")
+    reply = c.wire.http("GET", c.target.origin + WELL_KNOWN, {"Accept": "application/json"})
+    c.expect.equal(reply.status, 200, f"HTTP status of GET {WELL_KNOWN}")
     try:
         doc = reply.json()
     except ValueError:
-        c.fail(f"{WELL_KNOWN} is not JSON: {reply.body[:200]!r}")
+        c.expect.fail(f"{WELL_KNOWN} is not JSON: {reply.body[:200]!r}")
     c.expect(isinstance(doc, dict), f"{WELL_KNOWN} is not a JSON object")
-    c.expect_equal(
+    c.expect.equal(
         str(doc.get("resource", "")).rstrip("/"), c.target.mcp_url.rstrip("/"), "resource"
     )
     servers = doc.get("authorization_servers")
@@ -283,13 +296,13 @@ def check_resource_metadata(osf_conf: Conformance) -> None:
 )
 def check_relay_no_token(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
-    reply = c.relay_raw(
-        "sync", body={"project_id": c.project_id, "sessions": c.sessions}, token=None
+    command_id = c.agent.queue()["command_id"]
+    reply = c.desktop.raw(
+        "sync", body={"project_id": c.roles.project_id, "sessions": c.roles.sessions}, token=None
     )
-    c.expect_equal(reply.status, 401, "HTTP status of a sync without a token")
-    reply = c.relay_raw("control", command_id, token=None)
-    c.expect_equal(reply.status, 401, "HTTP status of a control poll without a token")
+    c.expect.equal(reply.status, 401, "HTTP status of a sync without a token")
+    reply = c.desktop.raw("control", command_id, token=None)
+    c.expect.equal(reply.status, 401, "HTTP status of a control poll without a token")
 
 
 @check(
@@ -298,14 +311,14 @@ def check_relay_no_token(osf_conf: Conformance) -> None:
 )
 def check_relay_unknown_token(osf_conf: Conformance) -> None:
     c = osf_conf
-    command_id = c.queue()["command_id"]
+    command_id = c.agent.queue()["command_id"]
     token = _unknown_token()
-    reply = c.relay_raw(
-        "sync", body={"project_id": c.project_id, "sessions": c.sessions}, token=token
+    reply = c.desktop.raw(
+        "sync", body={"project_id": c.roles.project_id, "sessions": c.roles.sessions}, token=token
     )
-    c.expect_equal(reply.status, 401, "HTTP status of a sync with an unknown token")
-    reply = c.relay_raw("control", command_id, token=token)
-    c.expect_equal(reply.status, 401, "HTTP status of a control poll with an unknown token")
+    c.expect.equal(reply.status, 401, "HTTP status of a sync with an unknown token")
+    reply = c.desktop.raw("control", command_id, token=token)
+    c.expect.equal(reply.status, 401, "HTTP status of a control poll with an unknown token")
 
 
 @check(
@@ -315,22 +328,24 @@ def check_relay_unknown_token(osf_conf: Conformance) -> None:
 )
 def check_relay_agent_token(osf_conf: Conformance) -> None:
     c = osf_conf
-    token = c.need("agent_token")
-    command_id = c.queue()["command_id"]
+    token = c.roles.need("agent_token")
+    command_id = c.agent.queue()["command_id"]
     try:
         for action, body in (
-            ("sync", {"project_id": c.project_id, "sessions": []}),
+            ("sync", {"project_id": c.roles.project_id, "sessions": []}),
             ("start", {"execution_id": "osf-conf-agent-as-desktop"}),
             ("control", None),
-            ("complete", {"execution_id": "osf-conf-agent-as-desktop", "status": "cancelled"}),
+            ("complete", {"execution_id": "osf-conf-agent-as-desktop", "status": CANCELLED}),
         ):
-            reply = c.relay_raw(action, None if action == "sync" else command_id, body, token=token)
-            c.decisive()
-            c.expect_equal(reply.status, 403, f"HTTP status of {action} with an agent's token")
-        view = c.view(command_id)
-        c.expect_equal(view.get("status"), "queued", "the run's status afterwards")
+            reply = c.desktop.raw(
+                action, None if action == "sync" else command_id, body, token=token
+            )
+            c.wire.decisive()
+            c.expect.equal(reply.status, 403, f"HTTP status of {action} with an agent's token")
+        view = c.agent.view(command_id)
+        c.expect.equal(view.get("status"), QUEUED, "the run's status afterwards")
     finally:
-        c.sync()
+        c.desktop.sync()
 
 
 @check(
@@ -339,16 +354,18 @@ def check_relay_agent_token(osf_conf: Conformance) -> None:
 )
 def check_relay_other_owner_sync(osf_conf: Conformance) -> None:
     c = osf_conf
-    token = c.need("stranger_desktop_token")
+    token = c.roles.need("stranger_desktop_token")
     try:
-        reply = c.relay_raw("sync", body={"project_id": c.project_id, "sessions": []}, token=token)
-        c.decisive()
+        reply = c.desktop.raw(
+            "sync", body={"project_id": c.roles.project_id, "sessions": []}, token=token
+        )
+        c.wire.decisive()
         c.expect(
             reply.status in (401, 403, 404),
             f"another owner's sync of this project got HTTP {reply.status}; expected it "
             "refused (401, 403 or 404)",
         )
-        c.note(f"refused with HTTP {reply.status}")
+        c.expect.note(f"refused with HTTP {reply.status}")
     finally:
         if c.target.creds.desktop_token:
-            c.sync()
+            c.desktop.sync()

@@ -19,8 +19,9 @@ from pytest_osfoundry.conformance._eras import (
     need_revision,
     served_revisions,
 )
-from pytest_osfoundry.conformance._harness import Conformance, decode_reply
+from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.http import Response
 
 UNKNOWN_VERSION = "v999.0.0"
@@ -51,7 +52,7 @@ def _modern(
             del sent[existing]
         if value is not None:
             sent[key] = value
-    reply = c.http("POST", c.target.mcp_url, sent, modern_body(rid, method, params, meta))
+    reply = c.wire.http("POST", c.target.mcp_url, sent, modern_body(rid, method, params, meta))
     return reply, _message(reply), rid
 
 
@@ -82,14 +83,14 @@ def _expect_refusal(
     c: Conformance, reply: Response, message: Any, rid: int, code: int, what: str
 ) -> None:
     __tracebackhide__ = True
-    c.decisive()
+    c.wire.decisive()
     got = _error(message).get("code")
     c.expect(
         reply.status == 400 and got == code,
         f"{what}: expected HTTP 400 with JSON-RPC error {code}, got HTTP {reply.status} "
         f"with {json.dumps(message)[:300] if message is not None else 'no JSON body'}",
     )
-    c.expect_equal(message.get("id"), rid, f"{what}: the error's id")
+    c.expect.equal(message.get("id"), rid, f"{what}: the error's id")
 
 
 # ---------------------------------------------------------------------- modern era
@@ -123,7 +124,7 @@ def check_modern_discover(osf_conf: Conformance) -> None:
         isinstance(info, dict) and isinstance(info.get("name"), str),
         f"_meta should carry io.modelcontextprotocol/serverInfo with a name, got {info!r}",
     )
-    c.note(f"supportedVersions {versions}")
+    c.expect.note(f"supportedVersions {versions}")
 
 
 @check(
@@ -174,7 +175,7 @@ def check_modern_unsupported_version(osf_conf: Conformance) -> None:
         set(supported) <= set(found.served) | {MODERN},
         f"error.data.supported lists {supported}, but the server serves {list(found.served)}",
     )
-    c.expect_equal(data.get("requested"), UNKNOWN_VERSION, "error.data.requested")
+    c.expect.equal(data.get("requested"), UNKNOWN_VERSION, "error.data.requested")
 
 
 @check(
@@ -198,7 +199,7 @@ def check_modern_method_header(osf_conf: Conformance) -> None:
 def check_modern_name_header(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
-    token = c.need("agent_token")
+    token = c.roles.need("agent_token")
     params = {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
     for value, what in ((None, "no Mcp-Name"), ("cancel_graph_run", "Mcp-Name cancel_graph_run")):
         reply, message, rid = _modern(
@@ -214,10 +215,13 @@ def check_modern_name_header(osf_conf: Conformance) -> None:
 def check_modern_result_type(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
-    token = c.need("agent_token")
+    token = c.roles.need("agent_token")
     calls: list[tuple[str, dict[str, Any] | None]] = [
         ("tools/list", None),
-        ("tools/call", {"name": "list_graph_sessions", "arguments": {"project_id": c.project_id}}),
+        (
+            "tools/call",
+            {"name": "list_graph_sessions", "arguments": {"project_id": c.roles.project_id}},
+        ),
         ("server/discover", None),
     ]
     for method, params in calls:
@@ -227,7 +231,7 @@ def check_modern_result_type(osf_conf: Conformance) -> None:
             continue  # its absence is R1-2026-07-28-discover's finding
         c.expect(result is not None, f"{method} answered HTTP {reply.status} without a result")
         assert result is not None
-        c.expect_equal(result.get("resultType"), "complete", f"{method} result's resultType")
+        c.expect.equal(result.get("resultType"), "complete", f"{method} result's resultType")
 
 
 @check(
@@ -257,8 +261,8 @@ def check_modern_caching_hints(osf_conf: Conformance) -> None:
 def check_modern_get_405(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
-    reply = c.http("GET", c.target.mcp_url, {"Accept": "text/event-stream"})
-    c.expect_equal(reply.status, 405, "HTTP status of GET on the MCP endpoint")
+    reply = c.wire.http("GET", c.target.mcp_url, {"Accept": "text/event-stream"})
+    c.expect.equal(reply.status, 405, "HTTP status of GET on the MCP endpoint")
 
 
 # ---------------------------------------------------------------------- legacy revisions
@@ -267,15 +271,15 @@ def _legacy_initialize(revision: str) -> Any:
         c = osf_conf
         need_revision(c.target, revision)
         answered = served_revisions(c.target).initialize_answers.get(revision)
-        c.expect_equal(
+        c.expect.equal(
             answered, revision, f"the revision initialize answers when {revision} is offered"
         )
-        client = c.initialized(c.mcp(None, protocol=revision))
+        client = c.wire.initialized(c.roles.mcp(None, protocol=revision))
         try:
             tools = client.list_tools()
         except Exception as err:
-            c.fail(f"tools/list in a {revision} session failed: {err}")
-        c.expect_equal(len(tools), 4, f"tools listed in a {revision} session")
+            c.expect.fail(f"tools/list in a {revision} session failed: {err}")
+        c.expect.equal(len(tools), 4, f"tools listed in a {revision} session")
 
     check_legacy_initialize.__name__ = "check_initialize_" + revision.replace("-", "_")
     return check(
@@ -299,20 +303,20 @@ def check_eras_consistent(osf_conf: Conformance) -> None:
     c = osf_conf
     found = served_revisions(c.target)
     if found.discover is None:
-        c.note("no server/discover: eras found through initialize only")
+        c.expect.note("no server/discover: eras found through initialize only")
         return
     listed = found.discover.get("supportedVersions")
     listed = listed if isinstance(listed, list) else []
     for revision, answered in found.initialize_answers.items():
         if revision in listed:
-            c.expect_equal(answered, revision, f"initialize offering {revision} (listed)")
+            c.expect.equal(answered, revision, f"initialize offering {revision} (listed)")
         else:
             c.expect(
                 answered is None,
                 f"server/discover does not list {revision}, yet initialize offering it was "
                 f"answered with a session ({answered})",
             )
-    c.note(f"serves {', '.join(found.served)}")
+    c.expect.note(f"serves {', '.join(found.served)}")
 
 
 @check(
@@ -322,8 +326,8 @@ def check_eras_consistent(osf_conf: Conformance) -> None:
 )
 def check_origin(osf_conf: Conformance) -> None:
     c = osf_conf
-    client = c.initialized(c.agent)
-    args = c.run_args()
+    client = c.wire.initialized(c.roles.agent)
+    args = c.agent.run_args()
     params = client.envelope("tools/call", {"name": "run_graph_session", "arguments": args})
     assert params is not None
     headers = {**client.request_headers("tools/call", "run_graph_session")}
@@ -331,16 +335,18 @@ def check_origin(osf_conf: Conformance) -> None:
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
     ).encode()
-    reply = c.http("POST", client.url, headers, body)
-    c.decisive()
+    reply = c.wire.http("POST", client.url, headers, body)
+    c.wire.decisive()
     out = decode_reply(reply)
     if out.kind == "result" and isinstance(out.structured, dict):
         command_id = out.structured.get("command_id")
         if isinstance(command_id, str):
-            c.track(client, command_id)
-    c.expect_equal(reply.status, 403, f"HTTP status of tools/call with Origin {FOREIGN_ORIGIN}")
-    c.expect_nothing_queued(args["arguments"], f"tools/call with Origin {FOREIGN_ORIGIN} got 403")
-    served = c.call_start(client, c.run_args())
+            c.runs.track(client, command_id)
+    c.expect.equal(reply.status, 403, f"HTTP status of tools/call with Origin {FOREIGN_ORIGIN}")
+    c.desktop.expect_nothing_queued(
+        args["arguments"], f"tools/call with Origin {FOREIGN_ORIGIN} got 403"
+    )
+    served = c.agent.run(c.agent.run_args(), by=client)
     c.expect(served.kind == "result", f"the call without Origin answered {served.describe()}")
 
 
@@ -352,19 +358,19 @@ def check_origin(osf_conf: Conformance) -> None:
 def check_public_url(osf_conf: Conformance) -> None:
     c = osf_conf
     origin = c.target.origin
-    reply = c.http(
+    reply = c.wire.http(
         "GET",
         origin + "/.well-known/oauth-protected-resource",
         {"Accept": "application/json", "Host": FOREIGN_HOST},
     )
-    c.decisive()
+    c.wire.decisive()
     text = reply.body.decode("utf-8", "replace")
     c.expect(
         FOREIGN_HOST not in text,
         f"the metadata names {FOREIGN_HOST!r} after a request with Host: {FOREIGN_HOST}: "
         f"{text[:300]}",
     )
-    client = c.initialized(c.anonymous)
+    client = c.wire.initialized(c.roles.anonymous)
     params = client.envelope(
         "tools/call", {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
     )
@@ -372,7 +378,7 @@ def check_public_url(osf_conf: Conformance) -> None:
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
     ).encode()
-    challenge = c.http("POST", client.url, headers, body)
+    challenge = c.wire.http("POST", client.url, headers, body)
     value = {k.lower(): v for k, v in challenge.headers.items()}.get("www-authenticate", "")
     c.expect(
         FOREIGN_HOST not in value,

@@ -13,23 +13,24 @@ import json
 from typing import Any
 
 from pytest_osfoundry._jslength import js_stringify_length
+from pytest_osfoundry.conformance._expected import COMPLETED, RESULT_LIMIT, RUNNING
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._lifecycle import started_run
 from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.relay._bounded import RESULT_LIMIT, Envelope, max_result_text
+from pytest_osfoundry.relay._bounded import Envelope, max_result_text
 
 
 def _running(conf: Conformance) -> tuple[str, Envelope]:
     __tracebackhide__ = True
-    command_id = conf.queue()["command_id"]
-    conf.expect_equal(conf.start(command_id), "running", "the desktop's start")
-    return command_id, Envelope(execution_id=conf.execution_id(command_id))
+    command_id = started_run(conf)
+    return command_id, Envelope(execution_id=conf.desktop.execution_id(command_id))
 
 
 def _full(envelope: Envelope, result: str) -> dict[str, Any]:
     """The untruncated completion (even when over the bound, to test the server's check)."""
     return {
         "execution_id": envelope.execution_id,
-        "status": "completed",
+        "status": COMPLETED,
         "result": result,
         "total_tokens": 0,
         "reported_cost": 0,
@@ -40,16 +41,16 @@ def _post(
     conf: Conformance, command_id: str, body: dict[str, Any], raw: bytes | None = None
 ) -> int:
     __tracebackhide__ = True
-    reply = conf.relay_raw("complete", command_id, body, raw_body=raw)
-    conf.decisive()
+    reply = conf.desktop.raw("complete", command_id, body, raw_body=raw)
+    conf.wire.decisive()
     if 200 <= reply.status < 300:
-        conf.done(command_id)
+        conf.runs.done(command_id)
     return reply.status
 
 
 def _expect_served_whole(conf: Conformance, command_id: str, result: str, what: str) -> None:
     __tracebackhide__ = True
-    served = conf.view(command_id).get("result")
+    served = conf.agent.view(command_id).get("result")
     conf.expect(
         served == result,
         f"{what}: the result is served with "
@@ -103,10 +104,10 @@ def check_truncated_no_partial(osf_conf: Conformance) -> None:
     status = _post(
         c,
         command_id,
-        {"execution_id": envelope.execution_id, "status": "completed", "result_truncated": True},
+        {"execution_id": envelope.execution_id, "status": COMPLETED, "result_truncated": True},
     )
     c.expect(200 <= status < 300, f"a result_truncated completion got HTTP {status}")
-    view = c.view(command_id)
+    view = c.agent.view(command_id)
     c.expect(
         view.get("result_truncated") is True,
         f"result_truncated should be served as true, got {view.get('result_truncated')!r}",
@@ -121,16 +122,16 @@ def check_truncated_no_partial(osf_conf: Conformance) -> None:
         command_id,
         {
             "execution_id": envelope.execution_id,
-            "status": "completed",
+            "status": COMPLETED,
             "result": "the first part of a long resu",
             "result_truncated": True,
         },
     )
     if 400 <= status < 500:
-        c.note(f"a completion with both was refused with HTTP {status}")
+        c.expect.note(f"a completion with both was refused with HTTP {status}")
         return
     c.expect(200 <= status < 300, f"a completion with both got HTTP {status}")
-    view = c.view(command_id)
+    view = c.agent.view(command_id)
     c.expect(
         "result" not in view or view.get("result_truncated") is not True,
         f"a partial result is served beside result_truncated: "
@@ -149,9 +150,9 @@ def check_oversized_413(osf_conf: Conformance) -> None:
     body = _full(envelope, "a" * (max_result_text("a", envelope) + 1))
     assert js_stringify_length(body) == RESULT_LIMIT + 1
     status = _post(c, command_id, body)
-    c.expect_equal(status, 413, "HTTP status of a 100,001-character completion")
-    view = c.view(command_id)
-    c.expect_equal(view.get("status"), "running", "the run's status after the 413")
+    c.expect.equal(status, 413, f"HTTP status of a {RESULT_LIMIT + 1:,}-character completion")
+    view = c.agent.view(command_id)
+    c.expect.equal(view.get("status"), RUNNING, "the run's status after the 413")
     c.expect("result" not in view, "the refused completion's result is served")
 
 
@@ -182,7 +183,7 @@ def check_size_utf16_units(osf_conf: Conformance) -> None:
     body = _full(envelope, text)
     assert js_stringify_length(body) == RESULT_LIMIT + 1
     status = _post(c, command_id, body)
-    c.expect_equal(
+    c.expect.equal(
         status,
         413,
         f"HTTP status of a {RESULT_LIMIT + 1:,}-unit completion "

@@ -38,6 +38,7 @@ from pytest_osfoundry.client._errors import (
     ToolError,
 )
 from pytest_osfoundry.client._exchange import mask_token, mask_url
+from pytest_osfoundry.client._tool_result import read_tool_result
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.http import Response
 
@@ -689,29 +690,16 @@ class McpClient:
         result = self.rpc("tools/call", {"name": name, "arguments": dict(arguments or {})})
         if not isinstance(result, dict):
             raise ProtocolViolation(f"tools/call {name} result is not an object")
-        is_error = result.get("isError") is True
-        structured = result.get("structuredContent")
-        if structured is not None and not is_error:  # the usual answer: done
-            if not isinstance(structured, dict):
-                raise ProtocolViolation(f"tools/call {name} structuredContent is not an object")
-            return structured
-        content = result.get("content")
-        first = content[0] if isinstance(content, list) and content else None
-        text = first.get("text") if isinstance(first, dict) else None
-        if is_error:
-            if not isinstance(text, str):
+        read = read_tool_result(result)
+        if read.is_error:
+            if read.text is None:
                 raise ProtocolViolation(
                     f"tools/call {name} returned isError without a text content[0]"
                 )
-            raise ToolError(self._mask(text), result)
-        if isinstance(text, str):
-            try:
-                parsed = _fast_loads(text, _lenient)
-            except ValueError:
-                return result
-            if isinstance(parsed, dict):
-                return parsed
-        return result
+            raise ToolError(self._mask(read.text), result)
+        if read.structured_content is not None and not isinstance(read.structured_content, dict):
+            raise ProtocolViolation(f"tools/call {name} structuredContent is not an object")
+        return read.structured if read.structured is not None else result
 
     # -- the four osFoundry tools (SPEC D3) -----------------------------------------
 

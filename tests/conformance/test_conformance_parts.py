@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -14,24 +16,32 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
-from pytest_osfoundry.conformance._harness import (
-    decode_reply,
+from pytest_osfoundry.conformance._expect import is_utc_timestamp
+from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
+from pytest_osfoundry.conformance._plugin import CHECKS_DIR
+from pytest_osfoundry.conformance._registry import (
+    AREAS,
+    RULES,
+    RULES_FILE,
+    RulesFileError,
+    all_checks,
+    check,
+    parse_rules,
+)
+from pytest_osfoundry.conformance._report import Summary
+from pytest_osfoundry.conformance._sessions import (
     extra_sessions,
     fixed_sessions,
-    is_utc_timestamp,
     overflow_sessions,
     unshared_session_id,
 )
-from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
-from pytest_osfoundry.conformance._plugin import CHECKS_DIR
-from pytest_osfoundry.conformance._registry import AREAS, RULES, all_checks, check
-from pytest_osfoundry.conformance._report import Summary
 from pytest_osfoundry.conformance._target import (
     TargetError,
     describe_target,
     origin_of,
     parse_target,
 )
+from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.conformance.checks.test_access import _mann_whitney_z
 from pytest_osfoundry.conformance.checks.test_scopes import challenge_params
 from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
@@ -182,6 +192,70 @@ def test_checks_ship_in_the_package() -> None:
         "test_truncation.py",
     ]
     assert (CHECKS_DIR / "__init__.py").exists()
+
+
+def test_every_check_has_its_rule_in_the_data_file_and_every_rule_a_check() -> None:
+    text = (resources.files("pytest_osfoundry.conformance") / RULES_FILE).read_text("utf-8")
+    described = set(parse_rules(text))
+    checked = {c.rule for c in all_checks()}
+    assert checked - described == set(), "checks of rules missing from rules.toml"
+    assert described - checked == set(), "rules in rules.toml that no check checks"
+    assert described == set(RULES)
+
+
+_RULE = """
+reconstructed_source = "the kit's reconstruction"
+[rules.R4]
+title = "The ticket"
+spec = "SPEC.md §2 R4"
+area = "queue"
+why = "Agents read it."
+"""
+
+
+def test_rules_file_is_parsed_with_levels_and_default_source() -> None:
+    rule = parse_rules(_RULE)["R4"]
+    assert (rule.level, rule.area, rule.source, rule.how) == (
+        "reconstructed",
+        "queue",
+        "the kit's reconstruction",
+        None,
+    )
+    assert parse_rules(_RULE.replace("R4", "D4"))["D4"].level == "documented"
+    sourced = parse_rules(_RULE + 'source = "a live response"\nhow = "By reading it."\n')["R4"]
+    assert (sourced.source, sourced.how) == ("a live response", "By reading it.")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[rules", "rules.toml: not valid TOML"),
+        (_RULE.replace("reconstructed_source", "source"), "reconstructed_source must be"),
+        ('reconstructed_source = "x"\n', "no \\[rules.<ID>\\] tables"),
+        (_RULE.replace("R4", "X4"), "\\[rules.X4\\] is not a rule id"),
+        (_RULE.replace('why = "Agents read it."', ""), "\\[rules.R4\\] needs a non-empty why"),
+        (_RULE.replace('"Agents read it."', '"  "'), "needs a non-empty why"),
+        (_RULE + "how = 5\n", "needs a non-empty how"),
+        (_RULE + 'notes = "x"\n', "unknown fields \\['notes'\\]"),
+        (_RULE.replace('"queue"', '"elsewhere"'), "area 'elsewhere' is not one of"),
+    ],
+)
+def test_rules_file_errors_name_the_rule_and_field(text: str, message: str) -> None:
+    with pytest.raises(RulesFileError, match=message):
+        parse_rules(text)
+
+
+def test_expected_texts_are_the_suites_own() -> None:
+    """_expected.py imports nothing of the kit: a wrong server constant is not mirrored."""
+    source = resources.files("pytest_osfoundry.conformance") / "_expected.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    assert imported and all(name in ("__future__", "typing") for name in imported), imported
 
 
 def test_rules_doc_is_up_to_date() -> None:

@@ -1,0 +1,166 @@
+"""The owner's desktop, played by the suite: sync, start, control poll and completion.
+
+The suite is the desktop relay here, with the desktop token, so a run can be put
+in any status without waiting for anything. It only ever starts or completes
+commands the check queued itself, so checks running in parallel never touch each
+other's runs. :meth:`Desktop.raw` sends any relay request as it is and returns the
+reply unjudged, for checks about the relay API itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import quote
+
+from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.conformance._expect import Expect, short
+from pytest_osfoundry.conformance._expected import RELAY_PREFIX, RUNNING
+from pytest_osfoundry.conformance._roles import Roles
+from pytest_osfoundry.conformance._runs import Runs, new_execution_id
+from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.http import Response
+
+__all__ = ["RELAY_ACTIONS", "Desktop"]
+
+RELAY_ACTIONS = ("sync", "start", "control", "complete")
+"""What :meth:`Desktop.raw` can send."""
+
+
+class Desktop:
+    """The desktop's actions for one check; each fails the check when refused."""
+
+    def __init__(
+        self, target: Target, wire: Wire, roles: Roles, runs: Runs, expect: Expect
+    ) -> None:
+        self._target = target
+        self._wire = wire
+        self._roles = roles
+        self._runs = runs
+        self._expect = expect
+        self.synced = False
+        """Whether this check has shared the fixed sessions (a default :meth:`sync`)."""
+
+    def sync(
+        self, sessions: list[dict[str, Any]] | None = None, *, desktop: RelayClient | None = None
+    ) -> list[dict[str, Any]]:
+        """Sync the project as the desktop (the fixed sessions by default); the commands."""
+        __tracebackhide__ = True
+        shared = self._roles.sessions if sessions is None else sessions
+        try:
+            commands = (desktop or self._roles.desktop).sync(self._roles.project_id, shared)
+        except OsfClientError as err:
+            self._expect.fail(f"the desktop's sync failed: {err}")
+        if sessions is None:
+            self.synced = True
+        return commands
+
+    def start(self, command_id: str) -> str:
+        """Start one of the check's commands as the desktop; the status answered."""
+        __tracebackhide__ = True
+        execution_id = new_execution_id()
+        try:
+            status = self._roles.desktop.start(command_id, execution_id)
+        except OsfClientError as err:
+            self._expect.fail(f"the desktop could not start {command_id}: {err}")
+        if status == RUNNING:
+            self._runs.started(command_id, execution_id)
+        return status
+
+    def execution_id(self, command_id: str) -> str:
+        """The execution id the check started ``command_id`` with (a fresh one if none)."""
+        return self._runs.execution_id(command_id)
+
+    def completion(self, command_id: str, status: str, **fields: Any) -> dict[str, Any]:
+        """The completion body the relay posts for ``command_id``: the execution id it was
+        started with, ``status``, then ``fields`` in the order given."""
+        return {"execution_id": self.execution_id(command_id), "status": status, **fields}
+
+    def control(self, command_id: str) -> dict[str, Any]:
+        """The desktop's control poll of ``command_id`` (R10)."""
+        __tracebackhide__ = True
+        try:
+            return self._roles.desktop.control(command_id)
+        except OsfClientError as err:
+            self._expect.fail(f"the desktop's control poll failed: {err}")
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Post a completion as the desktop, failing the check unless it is accepted."""
+        __tracebackhide__ = True
+        try:
+            answer = self._roles.desktop.complete(command_id, body)
+        except OsfClientError as err:
+            self._expect.fail(f"the desktop's completion of {command_id} was refused: {err}")
+        self._runs.done(command_id)
+        return answer
+
+    def raw(
+        self,
+        action: str,
+        command_id: str | None = None,
+        body: Any = None,
+        *,
+        token: str | Literal["desktop"] | None = "desktop",
+        raw_body: bytes | None = None,
+    ) -> Response:
+        """One relay request sent as it is; the reply is returned whatever its status.
+
+        ``action`` is one of :data:`RELAY_ACTIONS`; ``command_id`` is needed for all
+        but ``sync``. ``token`` defaults to the desktop's; ``None`` sends no
+        Authorization header. ``raw_body`` replaces the JSON encoding of ``body``.
+
+        Raises:
+            ValueError: an unknown action, or no command id for one that needs it.
+        """
+        if action not in RELAY_ACTIONS or (action != "sync" and command_id is None):
+            raise ValueError(f"relay action {action!r} for command {command_id!r}")
+        root = self._target.relay_url.rstrip("/") + RELAY_PREFIX
+        if action == "sync" or command_id is None:
+            url, method = f"{root}/sync", "POST"
+        else:
+            url = f"{root}/commands/{quote(command_id, safe='')}/{action}"
+            method = "GET" if action == "control" else "POST"
+        headers = {"Accept": "application/json"}
+        bearer = self._roles.need("desktop_token") if token == "desktop" else token
+        if bearer is not None:
+            headers["Authorization"] = f"Bearer {bearer}"
+        payload = b""
+        if method == "POST":
+            headers["Content-Type"] = "application/json"
+            if raw_body is not None:
+                payload = raw_body
+            else:
+                payload = json.dumps(
+                    body if body is not None else {}, ensure_ascii=False, separators=(",", ":")
+                ).encode()
+        return self._wire.http(method, url, headers, payload)
+
+    # ------------------------------------------------------------------ sync answers
+    @staticmethod
+    def command(commands: Sequence[Mapping[str, Any]], command_id: str) -> Mapping[str, Any] | None:
+        """The command ``command_id`` in a sync answer, if there."""
+        for c in commands:
+            if c.get("command_id") == command_id:
+                return c
+        return None
+
+    @staticmethod
+    def commands_with(
+        commands: Sequence[Mapping[str, Any]], arguments: Mapping[str, Any]
+    ) -> list[Mapping[str, Any]]:
+        """The commands of a sync answer whose ``arguments`` equal ``arguments``."""
+        return [c for c in commands if c.get("arguments") == dict(arguments)]
+
+    def expect_nothing_queued(self, arguments: Mapping[str, Any], what: str) -> None:
+        """Fail if a sync shows a command with ``arguments`` (the refused call queued one);
+        any such command is tracked, so that clean-up ends it."""
+        __tracebackhide__ = True
+        found = self.commands_with(self.sync(), arguments)
+        for c in found:
+            cid = c.get("command_id")
+            if isinstance(cid, str):
+                self._runs.track(self._roles.agent, cid)
+        self._expect(not found, f"{what}, yet a run was queued: the sync delivers {short(found)}")

@@ -1,0 +1,133 @@
+"""Raw HTTP for one check: every request through one recorder, replies decoded, not judged.
+
+All of a check's requests go through one
+:class:`~pytest_osfoundry.client.RecordingTransport`, so a failure can show the
+exchanges that led to it and a ``curl`` line replaying the decisive one
+(:meth:`Wire.decisive` picks it; the latest exchange by default).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client._exchange import Exchange
+from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
+from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
+from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport
+from pytest_osfoundry.conformance._expect import Expect
+from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.http import Response
+
+__all__ = ["Wire", "decode_reply"]
+
+
+def _content_type(headers: Mapping[str, str]) -> str:
+    value = ""
+    for name, val in headers.items():
+        if name.lower() == "content-type":
+            value = val
+    return value.partition(";")[0].strip().lower()
+
+
+def decode_reply(reply: Response) -> ToolReply:
+    """Decode an MCP reply (JSON, or the first answer in an event stream) into a
+    :class:`~pytest_osfoundry.client._tool_result.ToolReply`, whatever it holds."""
+    headers = {k.lower(): v for k, v in reply.headers.items()}
+    ctype = _content_type(headers)
+    message: Any = None
+    raw = b""
+    if ctype == "application/json":
+        try:
+            message = json.loads(reply.body)
+            raw = reply.body
+        except ValueError:
+            message = None
+    elif ctype == "text/event-stream":
+        for event, data in parse_sse(reply.body.decode("utf-8", "replace")):
+            if event != "message":
+                continue
+            try:
+                candidate = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(candidate, dict) and ("result" in candidate or "error" in candidate):
+                message, raw = candidate, data.encode()
+                break
+    return decode_answer(reply.status, headers, message, raw)
+
+
+class Wire:
+    """The check's HTTP: raw requests, JSON-RPC requests and tool calls, and the record."""
+
+    def __init__(self, target: Target, expect: Expect) -> None:
+        self._target = target
+        self._expect = expect
+        self.recorder = RecordingTransport(HttpxTransport(target.http), keep=40)
+        """Every exchange of the check (the latest 40)."""
+        self._decisive: Exchange | None = None
+
+    def http(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        body: bytes = b"",
+    ) -> Response:
+        """Send one raw request through the recorder; any status is returned."""
+        try:
+            return self.recorder.request(method, url, dict(headers or {}), body)
+        except OsfClientError as err:
+            self._expect.fail(f"{method} {url}: {err}")
+
+    def initialized(self, client: McpClient) -> McpClient:
+        """``client`` ready to send: its era settled, ``initialize`` run in the legacy era."""
+        if not client.ready:
+            try:
+                client.connect()
+            except OsfClientError as err:
+                self._expect.fail(f"connecting ({client.protocol}) failed: {err}")
+        return client
+
+    def rpc(
+        self,
+        client: McpClient,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        rpc_id: int | None = None,
+    ) -> Response:
+        """POST one JSON-RPC request on ``client``'s session (a fresh id unless given)."""
+        self.initialized(client)
+        if rpc_id is None:
+            rpc_id = self._target.next_rpc_id()
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "method": method}
+        sent = client.envelope(method, params)  # with _meta in the modern era
+        if sent is not None:
+            payload["params"] = sent
+        name = sent.get("name") if method == "tools/call" and sent else None
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = client.request_headers(method, name if isinstance(name, str) else None)
+        return self.http("POST", client.url, headers, body)
+
+    def call(self, client: McpClient, tool: str, arguments: Mapping[str, Any]) -> ToolReply:
+        """Call ``tool`` as ``client`` and decode the answer, whatever it is."""
+        self.initialized(client)
+        try:
+            reply = client.call_tool_raw(tool, arguments)
+        except OsfClientError as err:
+            self._expect.fail(f"tools/call {tool}: {err}")
+        return decode_reply(reply)
+
+    def decisive(self) -> None:
+        """Mark the latest exchange as the one a failure's ``curl`` line replays."""
+        exchanges = self.recorder.exchanges
+        if exchanges:
+            self._decisive = exchanges[-1]
+
+    def exchanges(self) -> tuple[list[Exchange], Exchange | None]:
+        """The check's recorded exchanges and the decisive one (the latest by default)."""
+        history = self.recorder.exchanges
+        decisive = self._decisive or (history[-1] if history else None)
+        return history, decisive
