@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -43,10 +44,24 @@ __all__ = [
 ]
 
 MODERN = MODERN_PROTOCOL_VERSION
+_V = TypeVar("_V")
 _ACCEPT = "application/json, text/event-stream"
 _lock = threading.Lock()
-_found: dict[int, Revisions] = {}
-_settled: dict[int, str] = {}
+# id(target) -> (a weak reference to that target, what was found): an id can be
+# reused once a target is gone, so a hit counts only while the reference is alive.
+_found: dict[int, tuple[weakref.ref[Target], Revisions]] = {}
+_settled: dict[int, tuple[weakref.ref[Target], str]] = {}
+
+
+def _cached(cache: dict[int, tuple[weakref.ref[Target], _V]], target: Target) -> _V | None:
+    with _lock:
+        entry = cache.get(id(target))
+    return entry[1] if entry is not None and entry[0]() is target else None
+
+
+def _remember(cache: dict[int, tuple[weakref.ref[Target], _V]], target: Target, value: _V) -> None:
+    with _lock:
+        cache[id(target)] = (weakref.ref(target), value)
 
 
 @dataclass(frozen=True)
@@ -170,12 +185,10 @@ def _modern_list_works(target: Target) -> bool:
 
 def served_revisions(target: Target) -> Revisions:
     """The revisions ``target`` serves (found once per target and process)."""
-    with _lock:
-        found = _found.get(id(target))
+    found = _cached(_found, target)
     if found is None:
         found = _find(target)
-        with _lock:
-            _found[id(target)] = found
+        _remember(_found, target, found)
     return found
 
 
@@ -183,8 +196,7 @@ def domain_protocol(target: Target, choice: str) -> str:
     """The revision the domain checks speak: ``choice``, or ``auto`` settled once."""
     if choice != "auto":
         return choice
-    with _lock:
-        settled = _settled.get(id(target))
+    settled = _cached(_settled, target)
     if settled is None:
         client = McpClient(HttpxTransport(target.http), target.mcp_url, era_cache={})
         try:
@@ -192,8 +204,7 @@ def domain_protocol(target: Target, choice: str) -> str:
         except OsfClientError:
             era = "modern"  # neither era answered: the checks will say what went wrong
         settled = MODERN if era == "modern" else str(client.negotiated_version or "2025-11-25")
-        with _lock:
-            _settled[id(target)] = settled
+        _remember(_settled, target, settled)
     return settled
 
 
@@ -225,5 +236,5 @@ def describe_protocol(choice: str) -> str:
     if choice != "auto":
         return choice
     with _lock:
-        revisions = sorted(set(_settled.values()))
+        revisions = sorted({value for ref, value in _settled.values() if ref() is not None})
     return f"auto → {', '.join(revisions)}" if revisions else "auto"
