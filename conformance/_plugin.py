@@ -168,8 +168,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     line = (
         f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
         f"target {describe_target(settings)}, level {settings.osf_level}, "
-        f"MCP protocol {settings.osf_protocol}"
-        + (", strict" if settings.osf_strict else "")
+        f"MCP protocol {settings.osf_protocol}" + (", strict" if settings.osf_strict else "")
     )
     baseline = config.stash.get(_BASELINE, None)
     if baseline is not None:
