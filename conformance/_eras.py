@@ -33,6 +33,7 @@ from pytest_osfoundry.conformance._target import Target
 
 __all__ = [
     "MODERN",
+    "NOT_SERVED",
     "Revisions",
     "describe_protocol",
     "domain_protocol",
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 MODERN = MODERN_PROTOCOL_VERSION
+NOT_SERVED = "not applicable: "
+"""How the skip reason of a check about a revision the target does not serve begins:
+such a check does not apply, so even ``--osf-strict`` does not count it as a failure."""
 _V = TypeVar("_V")
 _ACCEPT = "application/json, text/event-stream"
 _lock = threading.Lock()
@@ -213,7 +217,7 @@ def need_revision(target: Target, revision: str) -> Revisions:
     found = served_revisions(target)
     if revision not in found.served:
         pytest.skip(
-            f"the target does not serve MCP {revision} (it serves "
+            f"{NOT_SERVED}the target does not serve MCP {revision} (it serves "
             f"{', '.join(found.served) or 'no revision the suite knows'})"
         )
     return found
@@ -224,7 +228,7 @@ def need_legacy(target: Target) -> Revisions:
     found = served_revisions(target)
     if not found.legacy:
         pytest.skip(
-            "the target serves no legacy MCP revision (2025-11-25, 2025-06-18): "
+            f"{NOT_SERVED}the target serves no legacy MCP revision (2025-11-25, 2025-06-18): "
             f"it serves {', '.join(found.served) or 'none the suite knows'}"
         )
     return found

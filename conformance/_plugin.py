@@ -40,7 +40,7 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
-from pytest_osfoundry.conformance._eras import describe_protocol
+from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._options import Settings, add_options
 from pytest_osfoundry.conformance._outputs import check_output_paths
@@ -457,8 +457,9 @@ def pytest_runtest_makereport(
     not_run = False
     if info is not None and report.skipped and not hasattr(report, "wasxfail"):
         not_run = True
-        if _settings(item.config).osf_strict:
-            reason = _skip_reason(report)
+        reason = _skip_reason(report)
+        # A check about an MCP revision the target does not serve does not apply.
+        if _settings(item.config).osf_strict and not reason.startswith(NOT_SERVED):
             report.outcome = "failed"
             report.longrepr = f"could not run, a failure under --osf-strict: {reason}"
     if info is not None and (report.when == "call" or not report.passed):

@@ -456,17 +456,23 @@ class McpClient:
         self._rebuild_headers()
 
     def _probe(self) -> str:
-        """Send a modern ``server/discover``; ``"modern"`` or ``"legacy"`` from its answer."""
+        """Send a modern ``server/discover``; ``"modern"`` or ``"legacy"`` from its answer.
+
+        A result, or a recognized modern error (the server is modern even if it
+        refused ``server/discover`` itself), is modern; ``-32022`` listing a legacy
+        revision, any other ``4xx`` and a JSON-RPC error in a ``2xx`` are legacy;
+        ``-32022`` listing only other modern revisions is raised (no common revision).
+        """
         self._settle("modern")
         reply = self._post(self._request_payload("server/discover", None))
         if 400 <= reply.status <= 499:
             if not is_modern_error(reply.status, reply.body):
                 return self._settle_legacy()
-            message = json.loads(reply.body)
-            error = message["error"]
-            supported = (
-                (error.get("data") or {}).get("supported") if error["code"] == -32022 else None
-            )
+            error = json.loads(reply.body)["error"]
+            if error["code"] != -32022:
+                return "modern"
+            data = error.get("data")
+            supported = data.get("supported") if isinstance(data, dict) else None
             if isinstance(supported, list) and any(
                 v in LEGACY_PROTOCOL_VERSIONS for v in supported
             ):

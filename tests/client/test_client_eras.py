@@ -228,3 +228,17 @@ def test_the_world_refuses_an_unknown_protocol() -> None:
         OsfWorld(WorldConfig(protocol="2024-11-05"))
     with pytest.raises(ValueError, match="2024-11-05"):
         OsfWorld(WorldConfig(protocols=("2024-11-05",)))
+
+
+def test_a_modern_error_to_discover_still_means_a_modern_server() -> None:
+    app, token = server()
+
+    def no_discover(request: Request) -> Response:
+        if json.loads(request.body).get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found"}
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "error": error}).encode()
+            return Response(404, {"content-type": "application/json"}, body)
+        return app(request)
+
+    client = McpClient(DirectTransport(no_discover), URL, token)
+    assert len(client.list_tools()) == 4 and client.era == "modern"

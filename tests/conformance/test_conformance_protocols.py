@@ -75,3 +75,10 @@ def test_every_transport_check_has_a_variant_that_fails_it() -> None:
     # revision it lists is caught by R1-eras-consistent as well; its own variant
     # would fail both, like initialize_ignores_the_offer does for 2025-06-18.
     assert new - caught == {"R1-2025-11-25-initialize"}
+
+
+def test_strict_does_not_count_another_eras_checks(run_suite: Callable[..., SuiteRun]) -> None:
+    run = run_suite(f"--osf-target=embedded:{MODULE}:legacy_only", "--osf-strict")
+    assert run.ids("failed") == set(), run.text[-3000:]
+    assert run.ids("skipped") == LEGAL_VARIANTS["legacy_only"].skips
+    assert run.result.ret == pytest.ExitCode.OK
