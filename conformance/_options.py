@@ -155,9 +155,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-timeout",
-        "seconds to wait for each HTTP reply (default 10)",
+        "seconds each HTTP exchange may take in all: connect, headers, body (default 10)",
         kind="int",
         metavar="SECONDS",
+    ),
+    OptionSpec(
+        "--osf-max-response",
+        "largest HTTP response body read, in MiB (default 16)",
+        kind="int",
+        metavar="MIB",
     ),
 )
 
@@ -207,6 +213,7 @@ class Settings:
     osf_timing_samples: int = 60
     osf_strict: bool = False
     osf_timeout: int = 10
+    osf_max_response: int = 16
     osf_protocol: str = "auto"
 
     def __repr__(self) -> str:

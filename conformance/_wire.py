@@ -18,6 +18,7 @@ from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
 from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport
 from pytest_osfoundry.conformance._expect import Expect
+from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.http import Response
 
@@ -65,7 +66,7 @@ class Wire:
     def __init__(self, target: Target, expect: Expect) -> None:
         self._target = target
         self._expect = expect
-        self.recorder = RecordingTransport(HttpxTransport(target.http), keep=40)
+        self.recorder = RecordingTransport(watch(target, HttpxTransport(target.http)), keep=40)
         """Every exchange of the check (the latest 40)."""
         self._decisive: Exchange | None = None
 

@@ -36,9 +36,11 @@ from pytest_osfoundry.client._mcp_client import (
 )
 from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
 from pytest_osfoundry.client._transport import (
+    DeadlineExceeded,
     DirectTransport,
     HttpxTransport,
     RecordingTransport,
+    ResponseTooLarge,
     Transport,
     split_target,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "PROTOCOL_CHOICES",
     "RELAY_PREFIX",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "DeadlineExceeded",
     "DirectTransport",
     "Exchange",
     "HttpStatusError",
@@ -60,6 +63,7 @@ __all__ = [
     "RecordingTransport",
     "RelayClient",
     "ReplyLost",
+    "ResponseTooLarge",
     "ToolError",
     "Transport",
     "forget_eras",
