@@ -117,7 +117,10 @@ def _check_mcp(
     client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache={})
     where = f"--osf-target {target.label}"
     try:
-        client.connect()  # either era: discover first, initialize on a legacy answer
+        try:
+            client.connect()  # either era: discover first, initialize on a legacy answer
+        except ReplyLost:
+            client.initialize()  # no answer to the modern probe: ask as before
     except ReplyLost as err:
         raise PreflightError(
             f"{where}: cannot reach it ({mask(str(err))}); is the server up, and is "
@@ -156,7 +159,10 @@ def _check_agent(
 ) -> None:
     client = McpClient(transport, target.mcp_url, role.token, era_cache={})
     try:
-        client.connect()
+        try:
+            client.connect()
+        except ReplyLost:
+            client.initialize()  # no answer to the modern probe: ask as before
         if role.project_id is None:
             return  # nothing cheap to ask without a project; the checks that need it skip
         result = client.rpc(
