@@ -18,7 +18,8 @@ import pytest
 
 __all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
 
-Kind = Literal["text", "flag", "int", "level"]
+Kind = Literal["text", "flag", "int", "level", "protocol"]
+PROTOCOLS = ("auto", "2026-07-28", "2025-11-25", "2025-06-18")
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="flag",
     ),
     OptionSpec(
+        "--osf-protocol",
+        "the MCP revision the domain checks speak: 'auto' (default: a modern request "
+        "first, initialize when the target is legacy-only) or 2026-07-28, 2025-11-25, "
+        "2025-06-18; the R1 transport checks cover every revision the target serves",
+        kind="protocol",
+        metavar="auto|REVISION",
+    ),
+    OptionSpec(
         "--osf-timeout",
         "seconds each HTTP exchange may take in all: connect, headers, body (default 10)",
         kind="int",
@@ -205,6 +214,7 @@ class Settings:
     osf_strict: bool = False
     osf_timeout: int = 10
     osf_max_response: int = 16
+    osf_protocol: str = "auto"
 
     def __repr__(self) -> str:
         shown = []
@@ -286,4 +296,6 @@ def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
     text = str(raw).strip()
     if spec.kind == "level" and text not in ("documented", "all"):
         raise pytest.UsageError(f"{source}: expected 'documented' or 'all', got {raw!r}")
+    if spec.kind == "protocol" and text not in PROTOCOLS:
+        raise pytest.UsageError(f"{source}: expected one of {', '.join(PROTOCOLS)}, got {raw!r}")
     return text

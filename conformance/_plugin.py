@@ -41,6 +41,7 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
+from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings
@@ -155,8 +156,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     line = (
         f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
-        f"target {describe_target(settings)}, level {settings.osf_level}"
-        + (", strict" if settings.osf_strict else "")
+        f"target {describe_target(settings)}, level {settings.osf_level}, "
+        f"MCP protocol {settings.osf_protocol}" + (", strict" if settings.osf_strict else "")
     )
     baseline = config.stash.get(_BASELINE, None)
     if baseline is not None:
@@ -324,6 +325,7 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
     problem = None
     try:
         target = resolve_target(settings)
+        target.protocol = settings.osf_protocol
         pytestconfig.stash[_SECRETS].update(target.creds.secrets())
         if target.kind == "url":
             try:
@@ -445,8 +447,9 @@ def pytest_runtest_makereport(
     not_run = False
     if info is not None and report.skipped and not hasattr(report, "wasxfail"):
         not_run = True
-        if _settings(item.config).osf_strict:
-            reason = _skip_reason(report)
+        reason = _skip_reason(report)
+        # A check about an MCP revision the target does not serve does not apply.
+        if _settings(item.config).osf_strict and not reason.startswith(NOT_SERVED):
             report.outcome = "failed"
             report.longrepr = f"could not run, a failure under --osf-strict: {reason}"
     if info is not None and (report.when == "call" or not report.passed):
@@ -531,6 +534,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         level=settings.osf_level,
         baseline=baseline,
     )
+    document["protocol"] = describe_protocol(settings.osf_protocol)
     written = config.stash[_WRITTEN]
     if settings.osf_report:
         write_json_report(settings.osf_report, document)
@@ -567,7 +571,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = _settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level}" + (" · strict" if settings.osf_strict else "")
+        f"· level {settings.osf_level} · MCP protocol {describe_protocol(settings.osf_protocol)}"
+        + (" · strict" if settings.osf_strict else "")
     )
     terminalreporter.write_sep("=", "osfoundry conformance")
     quiet = config.get_verbosity() < 0

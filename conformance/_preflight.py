@@ -3,7 +3,8 @@
 A wrong token, project id or URL would otherwise show up as dozens of failed checks
 blamed on the server. :func:`preflight` asks the target, once, what each role can do:
 
-* the target answers an MCP ``initialize`` (reachable, and an MCP endpoint at all);
+* the target answers MCP (reachable, and an MCP endpoint at all): a modern
+  ``server/discover`` first, ``initialize`` when it answers as a legacy server would;
 * each agent token (agent, other agent, read-only) can list the sessions of
   ``--osf-project-id`` (``list_graph_sessions``, the cheapest read);
 * the stranger token can list the sessions of ``--osf-stranger-project-id`` (or at
@@ -113,10 +114,13 @@ def preflight(target: Target) -> None:
 def _check_mcp(
     target: Target, transport: HttpxTransport, role: Role | None, mask: Callable[[str], str]
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token if role else None)
+    client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache={})
     where = f"--osf-target {target.label}"
     try:
-        client.initialize()
+        try:
+            client.connect()  # either era: discover first, initialize on a legacy answer
+        except ReplyLost:
+            client.initialize()  # no answer to the modern probe: ask as before
     except ReplyLost as err:
         raise PreflightError(
             f"{where}: cannot reach it ({mask(str(err))}); is the server up, and is "
@@ -153,9 +157,12 @@ def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:
 def _check_agent(
     target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token)
+    client = McpClient(transport, target.mcp_url, role.token, era_cache={})
     try:
-        client.initialize()
+        try:
+            client.connect()
+        except ReplyLost:
+            client.initialize()  # no answer to the modern probe: ask as before
         if role.project_id is None:
             return  # nothing cheap to ask without a project; the checks that need it skip
         result = client.rpc(

@@ -340,7 +340,8 @@ def render_markdown(document: dict[str, Any]) -> str:
         f"## osFoundry conformance: {summary['line']}",
         "",
         f"Target `{_cell(document['target'])}` · suite {document['suite_version']} · "
-        f"spec {document['spec']} · level {document['level']}",
+        f"spec {document['spec']} · level {document['level']}"
+        + (f" · MCP protocol {document['protocol']}" if document.get("protocol") else ""),
         "",
     ]
     if summary["stale_baseline_entries"]:

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_osfoundry.client._mcp_client import McpClient
 from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.conformance._eras import domain_protocol
 from pytest_osfoundry.conformance._sessions import fixed_sessions
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
@@ -61,9 +62,15 @@ class Roles:
         return fixed_sessions(self.project_id)
 
     # ------------------------------------------------------------------ MCP clients
-    def mcp(self, token: str | None) -> McpClient:
-        """A new MCP client with ``token`` (``None``: no Authorization header)."""
-        return McpClient(self._wire.recorder, self._target.mcp_url, token)
+    def mcp(self, token: str | None, protocol: str | None = None) -> McpClient:
+        """A new MCP client with ``token`` (``None``: no Authorization header).
+
+        It speaks ``protocol``, by default the domain checks' (``--osf-protocol``;
+        ``auto`` is settled once per target by ``_eras.domain_protocol``).
+        """
+        if protocol is None:
+            protocol = domain_protocol(self._target, self._target.protocol)
+        return McpClient(self._wire.recorder, self._target.mcp_url, token, protocol=protocol)
 
     def _role(self, name: str) -> McpClient:
         """The role's MCP client: one initialized session per role and process, whose

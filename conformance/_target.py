@@ -91,6 +91,8 @@ class Target:
     creds: Credentials
     http: httpx.Client
     timing_samples: int = 60
+    protocol: str = "auto"
+    """``--osf-protocol``: the MCP revision the domain checks speak (``auto`` or pinned)."""
     _loopback: LoopbackServer | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     sessions: dict[str, McpClient] = field(default_factory=dict)

@@ -84,12 +84,12 @@ class Wire:
             self._expect.fail(f"{method} {url}: {err}")
 
     def initialized(self, client: McpClient) -> McpClient:
-        """``client`` after its ``initialize`` handshake (run now if needed)."""
-        if not client.initialized:
+        """``client`` ready to send: its era settled, ``initialize`` run in the legacy era."""
+        if not client.ready:
             try:
-                client.initialize()
+                client.connect()
             except OsfClientError as err:
-                self._expect.fail(f"initialize failed: {err}")
+                self._expect.fail(f"connecting ({client.protocol}) failed: {err}")
         return client
 
     def rpc(
@@ -104,10 +104,13 @@ class Wire:
         if rpc_id is None:
             rpc_id = self._target.next_rpc_id()
         payload: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "method": method}
-        if params is not None:
-            payload["params"] = dict(params)
+        sent = client.envelope(method, params)  # with _meta in the modern era
+        if sent is not None:
+            payload["params"] = sent
+        name = sent.get("name") if method == "tools/call" and sent else None
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-        return self.http("POST", client.url, client.request_headers(), body)
+        headers = client.request_headers(method, name if isinstance(name, str) else None)
+        return self.http("POST", client.url, headers, body)
 
     def call(self, client: McpClient, tool: str, arguments: Mapping[str, Any]) -> ToolReply:
         """Call ``tool`` as ``client`` and decode the answer, whatever it is."""

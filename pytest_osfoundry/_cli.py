@@ -26,6 +26,8 @@ from typing import Any
 
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+from pytest_osfoundry.server._eras import normalize_protocols
+from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 
 __all__ = ["build_parser", "main"]
 
@@ -84,7 +86,21 @@ class _Desktop:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        server = ReferenceServer(RealClock(), mcp_path=args.mcp_path)
+        protocols = normalize_protocols(args.protocol)
+        origins = OriginPolicy(args.allow_origin or ())
+        if args.public_url is not None:
+            origin_of(args.public_url)
+    except ValueError as err:
+        print(f"osfoundry-fake serve: {err}", file=sys.stderr)
+        return 2
+    try:
+        server = ReferenceServer(
+            RealClock(),
+            mcp_path=args.mcp_path,
+            public_url=args.public_url,
+            protocols=protocols,
+            allow_origins=origins.extra,
+        )
     except ValueError as err:
         print(f"osfoundry-fake serve: --mcp-path: {err}", file=sys.stderr)
         return 2
@@ -227,6 +243,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=_session_count,
         default=3,
         help="with --relay: sessions the desktop shares (default 3)",
+    )
+    serve.add_argument(
+        "--protocol",
+        action="append",
+        metavar="REVISION",
+        help="serve only this MCP revision (repeatable; 2026-07-28, 2025-11-25, 2025-06-18; "
+        "default: all three)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="also allow browser requests from this Origin (repeatable; loopback origins "
+        "and the server's own are always allowed)",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the MCP URL named in OAuth metadata and challenges (default: the bound address)",
     )
     serve.set_defaults(func=_serve)
     from pytest_osfoundry.relay._cli import add_relay_parser

@@ -28,6 +28,7 @@ from pytest_osfoundry._checks import check_count
 from pytest_osfoundry._jslength import js_length
 
 __all__ = [
+    "ALL_VERSIONS",
     "CANCELLED",
     "CANCEL_GRAPH_RUN",
     "COMPLETED",
@@ -37,10 +38,11 @@ __all__ = [
     "GET_GRAPH_RUN",
     "GRAPH_SESSION_ID_RE",
     "KEY_CONFLICT",
+    "LEGACY_VERSIONS",
     "LIST_GRAPH_SESSIONS",
     "MAX_LIST_LIMIT",
     "MAX_SYNC_SESSIONS",
-    "MCP_PROTOCOL_VERSIONS",
+    "MODERN_VERSIONS",
     "NO_LONGER_SHARED",
     "POLL_AFTER_SECONDS",
     "PROJECT_NOT_FOUND",
@@ -104,8 +106,12 @@ GET_GRAPH_RUN: Final = "get_graph_run"
 CANCEL_GRAPH_RUN: Final = "cancel_graph_run"
 READ_SCOPE: Final = "osfoundry:read"
 RUN_SCOPE: Final = "osfoundry:run"
-#: The MCP revisions the kit speaks, newest first.
-MCP_PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18")
+#: R1: the modern MCP revision (stateless, no ``initialize``).
+MODERN_VERSIONS: Final = ("2026-07-28",)
+#: R1: the legacy MCP revisions (an ``initialize`` handshake), newest first.
+LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18")
+#: Every MCP revision the kit speaks, newest first.
+ALL_VERSIONS: Final = MODERN_VERSIONS + LEGACY_VERSIONS
 #: R4: what a ticket's ``poll_after_seconds`` says.
 POLL_AFTER_SECONDS: Final = 20
 #: D4/R8: ``list_graph_sessions`` shows at most this many sessions (its default ``limit``).

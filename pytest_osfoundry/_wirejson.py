@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-__all__ = ["dumps", "loads", "string_of"]
+__all__ = ["dumps", "loads"]
 
 T = TypeVar("T")
 
@@ -62,16 +62,6 @@ def dumps(value: Any) -> bytes:
         return _orjson_dumps(value, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return _stdlib_dumps(value)
-
-
-def string_of(encoded: bytes) -> bytes:
-    """The JSON string whose value is the JSON text ``encoded`` (as :func:`dumps` wrote it).
-
-    The same bytes as ``dumps(encoded.decode())``, made by escaping only ``\\`` and
-    ``"``: text from :func:`dumps` holds no raw control character and no lone
-    surrogate, the only other things a JSON string must escape.
-    """
-    return b'"' + encoded.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 
 def _stdlib_dumps(value: Any) -> bytes:

@@ -16,6 +16,12 @@ relay's next N completion POSTs), ``offline`` (a window in which the desktop sle
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
 ``osf_respx`` and ``osf_loopback`` fixtures serve), such as your own httpx agent.
+
+``protocols`` restricts the MCP revisions the server serves (all three by default);
+``protocol`` is what the agents' clients speak: ``"auto"`` (the default) settles the
+era once, when the world is made, the way a dual-era client would (``server/discover``
+first, ``initialize`` when the server is legacy-only), and every agent client is then
+pinned to the revision found; or one pinned revision.
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ from typing import Any, Literal
 
 from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent
 from pytest_osfoundry.agent._strategies import Strategy
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._mcp_client import (
+    MODERN_PROTOCOL_VERSION,
+    PROTOCOL_CHOICES,
+    McpClient,
+)
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import DirectTransport, Transport
 from pytest_osfoundry.clock import DEFAULT_START, VirtualClock
@@ -86,6 +96,8 @@ class WorldConfig:
     retry: Retry = "same-key"
     desktop_dies: float | None = None
     """Seconds after the start at which the relay process dies (:func:`schedule_death`)."""
+    protocols: tuple[str, ...] | None = None
+    protocol: str = "auto"
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -151,6 +163,10 @@ def _validate(cfg: WorldConfig) -> None:
         raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
     if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {cfg.base_url!r}")
+    if cfg.protocol not in PROTOCOL_CHOICES:
+        raise ValueError(
+            f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
+        )
 
 
 @dataclass
@@ -178,12 +194,19 @@ class OsfWorld:
         ):
             raise ValueError(f"sessions must be an integer 0-100, got {cfg.sessions!r}")
         self.clock = VirtualClock(cfg.start)
-        self.server = ReferenceServer(self.clock, seed=cfg.seed, public_url=cfg.base_url + "/mcp")
+        self.server = ReferenceServer(
+            self.clock,
+            seed=cfg.seed,
+            public_url=cfg.base_url + "/mcp",
+            protocols=cfg.protocols,
+        )
         self.creds: Provisioned = self.server.provision()
         self.project_id = self.creds.project_id
         self.base_url = cfg.base_url.rstrip("/")
         self.mcp_url = self.base_url + "/mcp"
         self.transport: Transport = DirectTransport(self.server)
+        self.protocol = self._settle_protocol(cfg.protocol)
+        """The revision every agent client speaks (``protocol="auto"`` settled)."""
         if cfg.server_errors is not None:
             path, status = cfg.server_errors
             self.transport = FaultyTransport(self.transport, ServerErrors(path, status=status))
@@ -212,6 +235,13 @@ class OsfWorld:
             schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration)
         self._agents = 0
 
+    def _settle_protocol(self, protocol: str) -> str:
+        if protocol != "auto":
+            return protocol
+        probe = McpClient(DirectTransport(self.server), self.mcp_url, era_cache={})
+        probe.connect()  # fault-free: the world's faults are for the agents' calls
+        return MODERN_PROTOCOL_VERSION if probe.era == "modern" else str(probe.negotiated_version)
+
     # ------------------------------------------------------------------ factories
     def agent_client(
         self,
@@ -219,11 +249,20 @@ class OsfWorld:
         *,
         drop_replies: float | None = None,
         seed: int | None = None,
+        protocol: str | None = None,
     ) -> McpClient:
-        """An MCP client for ``token`` (the first agent's by default) over the direct path."""
+        """An MCP client for ``token`` (the first agent's by default) over the direct path.
+
+        It speaks :attr:`protocol` unless told another (``"auto"`` or a revision).
+        """
         faults = self._agent_faults(drop_replies, seed, server_errors=False)
         transport = FaultyTransport(self.transport, *faults) if faults else self.transport
-        return McpClient(transport, self.mcp_url, token or self.creds.agent_token)
+        return McpClient(
+            transport,
+            self.mcp_url,
+            token or self.creds.agent_token,
+            protocol=self.protocol if protocol is None else protocol,
+        )
 
     def _agent_faults(
         self, drop_replies: float | None, seed: int | None, *, server_errors: bool
@@ -259,13 +298,17 @@ class OsfWorld:
         retry: Retry | None = None,
         drop_replies: float | None = None,
         seed: int | None = None,
+        protocol: str | None = None,
         **options: Any,
     ) -> ScriptedAgent:
-        """A scripted agent (first agent's token unless given); options go to ScriptedAgent."""
+        """A scripted agent (first agent's token unless given); options go to ScriptedAgent.
+
+        ``protocol`` is its client's MCP revision (default: the world's :attr:`protocol`).
+        """
         agent_seed = self._seed(seed)
         return ScriptedAgent(
             self.clock,
-            self.agent_client(token, drop_replies=drop_replies, seed=agent_seed),
+            self.agent_client(token, drop_replies=drop_replies, seed=agent_seed, protocol=protocol),
             strategy=strategy if strategy is not None else self.config.strategy,
             retry=retry if retry is not None else self.config.retry,
             seed=agent_seed,

@@ -16,6 +16,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.conformance._eras import need_legacy
 from pytest_osfoundry.conformance._expected import (
     INVALID_PARAMS,
     KEY_MAX,
@@ -316,6 +317,7 @@ def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
     "2025-06-18 and a tools capability.",
 )
 def check_initialize(osf_conf: Conformance) -> None:
+    need_legacy(osf_conf.target)  # a legacy-era check: skipped on a modern-only target
     try:
         result = osf_conf.roles.mcp(None).initialize()
     except OsfClientError as err:
@@ -333,6 +335,7 @@ def check_initialize(osf_conf: Conformance) -> None:
     "notifications/initialized after initialize is answered 202 with no body.",
 )
 def check_notification_202(osf_conf: Conformance) -> None:
+    need_legacy(osf_conf.target)  # a legacy-era check: skipped on a modern-only target
     c = osf_conf
     init = {
         "jsonrpc": "2.0",
@@ -360,7 +363,8 @@ def check_notification_202(osf_conf: Conformance) -> None:
 
 @check("R1-ping", "ping with no token is answered with an empty result.")
 def check_ping(osf_conf: Conformance) -> None:
-    client = osf_conf.wire.initialized(osf_conf.roles.mcp(None))
+    legacy = need_legacy(osf_conf.target).legacy[0]  # ping is legacy-only
+    client = osf_conf.wire.initialized(osf_conf.roles.mcp(None, protocol=legacy))
     try:
         result = client.rpc("ping")
     except OsfClientError as err:
@@ -405,8 +409,9 @@ def check_unknown_tool(osf_conf: Conformance) -> None:
     "A request with an unsupported MCP-Protocol-Version header gets HTTP 400.",
 )
 def check_bad_protocol_version(osf_conf: Conformance) -> None:
+    legacy = need_legacy(osf_conf.target).legacy[0]  # a legacy-era check
     c = osf_conf
-    client = c.wire.initialized(c.roles.anonymous)
+    client = c.wire.initialized(c.roles.mcp(None, protocol=legacy))
     headers = {**client.request_headers(), "MCP-Protocol-Version": "1999-01-01"}
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}

@@ -43,13 +43,13 @@ def _with_headers(
     """Call ``tool`` on an anonymous session with ``extra`` headers (and a URL suffix)."""
     __tracebackhide__ = True
     anon = conf.wire.initialized(conf.roles.mcp(None))
-    headers = {**anon.request_headers(), **extra}
+    headers = {**anon.request_headers("tools/call", tool), **extra}  # the era's envelope
     body = json.dumps(
         {
             "jsonrpc": "2.0",
             "id": conf.target.next_rpc_id(),
             "method": "tools/call",
-            "params": {"name": tool, "arguments": args},
+            "params": anon.envelope("tools/call", {"name": tool, "arguments": args}),
         }
     ).encode()
     url = anon.url + url_suffix

@@ -1,20 +1,35 @@
 """An MCP client speaking Streamable HTTP (SPEC R1-R3) over any :class:`Transport`.
 
-:class:`McpClient` sends JSON-RPC 2.0 requests as ``POST`` bodies, reads the answer
-whether it comes as ``application/json`` or as a ``text/event-stream``, keeps the
-``Mcp-Session-Id`` the server issued at ``initialize`` and, after ``initialize``,
-sends ``MCP-Protocol-Version`` on every request. It is strict: anything the
-protocol does not allow raises :class:`ProtocolViolation` rather than being
-guessed around, because the conformance suite uses it to judge servers.
+:class:`McpClient` speaks both eras of MCP. In the *modern* era (``2026-07-28``)
+every request carries ``params._meta`` (protocol version, client capabilities,
+client info) and the ``MCP-Protocol-Version``, ``Mcp-Method`` and (for
+``tools/call``) ``Mcp-Name`` headers; there is no handshake. In the *legacy* era
+(``2025-11-25``, ``2025-06-18``) it runs ``initialize``, keeps the
+``Mcp-Session-Id`` the server issued and sends ``MCP-Protocol-Version`` on every
+later request. ``protocol="auto"`` (the default) probes with a modern
+``server/discover`` and falls back to ``initialize`` when the server answers as a
+legacy server would (a 4xx, or a JSON-RPC error, that is not a recognized modern
+error); the era found is cached per origin for the process, and re-probed once if
+a later answer contradicts it.
+
+It reads answers whether they come as ``application/json`` or as a
+``text/event-stream``. It is strict: anything the protocol does not allow raises
+:class:`ProtocolViolation` rather than being guessed around, because the
+conformance suite uses it to judge servers — except a missing ``resultType``, which
+the MCP changelog says to read as ``"complete"`` (the suite checks it separately).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_osfoundry import __version__
+from pytest_osfoundry._vocabulary import LEGACY_VERSIONS, MODERN_VERSIONS
 from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import (
@@ -28,13 +43,87 @@ from pytest_osfoundry.client._tool_result import read_tool_result
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.http import Response
 
-__all__ = ["CLIENT_NAME", "SUPPORTED_PROTOCOL_VERSIONS", "McpClient", "parse_sse"]
+__all__ = [
+    "CLIENT_NAME",
+    "LEGACY_PROTOCOL_VERSIONS",
+    "MODERN_PROTOCOL_VERSION",
+    "PROTOCOL_CHOICES",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "McpClient",
+    "forget_eras",
+    "is_modern_error",
+    "mcp_header_value",
+    "parse_sse",
+]
 
 CLIENT_NAME = "pytest-osfoundry"
 """``clientInfo.name`` sent at ``initialize``."""
 
-SUPPORTED_PROTOCOL_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
-"""Protocol revisions the client accepts from the server (SPEC R1)."""
+SUPPORTED_PROTOCOL_VERSIONS = frozenset(LEGACY_VERSIONS)
+"""Legacy revisions the client accepts from the server at ``initialize`` (SPEC R1)."""
+LEGACY_PROTOCOL_VERSIONS = LEGACY_VERSIONS
+MODERN_PROTOCOL_VERSION = MODERN_VERSIONS[0]
+PROTOCOL_CHOICES = ("auto", MODERN_PROTOCOL_VERSION, *LEGACY_PROTOCOL_VERSIONS)
+"""What ``protocol=`` accepts: ``auto`` or one pinned revision."""
+
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+#: JSON-RPC codes only a modern server sends (HeaderMismatch, MissingRequiredClient
+#: Capability, UnsupportedProtocolVersion).
+_MODERN_CODES = frozenset({-32020, -32021, -32022})
+
+_eras: dict[str, str] = {}  # origin -> "modern" | "legacy"
+_eras_lock = threading.Lock()
+
+
+def forget_eras() -> None:
+    """Forget every cached server era (the next client of each origin probes again)."""
+    with _eras_lock:
+        _eras.clear()
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{(parts.netloc.rpartition('@')[2]).lower()}"
+
+
+def mcp_header_value(value: str) -> str:
+    """``value`` as an ``Mcp-Name`` header: itself when plain, else the Base64 sentinel.
+
+    Plain means visible ASCII and inner spaces only, no surrounding whitespace, and
+    not itself shaped like a sentinel (MCP 2026-07-28, Value Encoding).
+    """
+    plain = (
+        value == value.strip(" \t")
+        and all(" " <= ch <= "~" for ch in value)
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    )
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def is_modern_error(status: int, body: bytes) -> bool:
+    """Whether an HTTP answer is a recognized modern JSON-RPC error.
+
+    ``-32020``/``-32021``/``-32022`` anywhere; ``-32602`` with HTTP 400 (a request
+    without ``_meta``); ``-32601`` with HTTP 404 (a method the revision lacks).
+    """
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    error = message.get("error") if isinstance(message, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if not isinstance(code, int):
+        return False
+    return (
+        code in _MODERN_CODES
+        or (status == 400 and code == -32602)
+        or (status == 404 and code == -32601)
+    )
+
 
 _ACCEPT = "application/json, text/event-stream"
 _MAX_TOOL_PAGES = 100
@@ -113,11 +202,18 @@ class McpClient:
 
     * ``token`` is sent as ``Authorization: Bearer <token>`` on every request when
       set; it never appears in ``repr`` or in any error message.
-    * ``protocol_version`` is the revision offered at ``initialize``; the server's
-      answer must be one of :data:`SUPPORTED_PROTOCOL_VERSIONS`.
-    * With ``auto_initialize`` (the default) the first request or notification
-      other than the handshake's own runs :meth:`initialize` first; once it has
-      succeeded it is not repeated.
+    * ``protocol`` is ``"auto"`` (probe, fall back, cache the era per origin) or a
+      pinned revision of :data:`PROTOCOL_CHOICES`.
+    * ``protocol_version`` is the legacy revision offered at ``initialize`` (a pinned
+      legacy ``protocol`` sets it); the server's answer must be one of
+      :data:`SUPPORTED_PROTOCOL_VERSIONS`.
+    * ``era_cache`` maps origins to the era found there (``auto`` only); by default
+      one cache is shared by the whole process (:func:`forget_eras` clears it).
+    * With ``auto_initialize`` (the default) the first request settles the era
+      (:meth:`connect`): a modern client just sends; a legacy one runs
+      :meth:`initialize` first, once. Without it nothing is sent on the client's
+      behalf: a pinned modern client still sends the modern envelope, any other
+      sends bare legacy requests.
 
     JSON-RPC ids are consecutive integers starting at 1. Results and errors:
     :meth:`rpc` returns ``result``; a non-2xx reply raises :class:`HttpStatusError`,
@@ -131,31 +227,60 @@ class McpClient:
         url: str,
         token: str | None = None,
         *,
+        protocol: str = "auto",
         protocol_version: str = "2025-11-25",
         auto_initialize: bool = True,
+        era_cache: dict[str, str] | None = None,
     ) -> None:
+        if protocol not in PROTOCOL_CHOICES:
+            raise ValueError(
+                f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {protocol!r}"
+            )
         self.transport = transport
         self.url = url
         self._token = token
-        self.protocol_version = protocol_version
+        self.protocol = protocol
+        self.protocol_version = (
+            protocol if protocol in LEGACY_PROTOCOL_VERSIONS else protocol_version
+        )
         self.auto_initialize = auto_initialize
+        self._era_cache = _eras if era_cache is None else era_cache
+        self.era: str | None = "modern" if protocol == MODERN_PROTOCOL_VERSION else None
+        """``"modern"`` or ``"legacy"`` once settled (``None`` before)."""
         self.negotiated_version: str | None = None
-        """The revision the server chose at ``initialize`` (``None`` before)."""
+        """The revision in use: chosen by the server at ``initialize`` (legacy), or
+        ``2026-07-28`` once the modern era is settled (``None`` before)."""
         self.session_id: str | None = None
         """The ``Mcp-Session-Id`` the server issued at ``initialize``, if any."""
         self.initialize_result: dict[str, Any] | None = None
         """The whole ``initialize`` result (``serverInfo``, ``capabilities``, ...)."""
+        self.discover_result: dict[str, Any] | None = None
+        """The ``server/discover`` result of the modern probe, when one was made."""
         self._initialized = False
+        self._era_from_cache = False
         self._next_id = 0
         self._headers: dict[str, str] = {}
+        self._modern_headers: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._meta: dict[str, Any] = {
+            _META_VERSION: MODERN_PROTOCOL_VERSION,
+            _META_CAPABILITIES: {},
+            _META_CLIENT_INFO: {"name": CLIENT_NAME, "version": __version__},
+        }
+        if self.era == "modern":
+            self.negotiated_version = MODERN_PROTOCOL_VERSION
         self._rebuild_headers()
 
     # -- state ----------------------------------------------------------------
 
     @property
     def initialized(self) -> bool:
-        """Whether the ``initialize`` handshake has completed."""
+        """Whether the ``initialize`` handshake has completed (legacy era only)."""
         return self._initialized
+
+    @property
+    def ready(self) -> bool:
+        """Whether the era is settled (and, in the legacy era, the handshake done)."""
+        return self.era == "modern" or self._initialized
 
     @property
     def has_token(self) -> bool:
@@ -166,15 +291,35 @@ class McpClient:
         headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
-        if self.negotiated_version is not None:
+        self._modern_headers = {}
+        self._modern_base = dict(headers, **{"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION})
+        if self.negotiated_version is not None and self.era != "modern":
             headers["MCP-Protocol-Version"] = self.negotiated_version
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         self._headers = headers
 
-    def request_headers(self) -> dict[str, str]:
-        """A copy of the headers the next request will carry (token included)."""
+    def request_headers(self, method: str | None = None, name: str | None = None) -> dict[str, str]:
+        """A copy of the headers a request will carry (token included).
+
+        In the modern era they depend on the request: pass its ``method`` (and, for
+        ``tools/call``, the tool ``name``).
+        """
+        if self.era == "modern" and method is not None:
+            return dict(self._modern_headers_for(method, name))
         return dict(self._headers)
+
+    def _modern_headers_for(self, method: str, name: str | None) -> dict[str, str]:
+        key = (method, name)
+        headers = self._modern_headers.get(key)
+        if headers is None:  # kept per (method, name): the same dict every call
+            headers = dict(self._modern_base, **{"Mcp-Method": method})
+            if name is not None:
+                headers["Mcp-Name"] = mcp_header_value(name)
+            if len(self._modern_headers) >= 64:
+                self._modern_headers.clear()
+            self._modern_headers[key] = headers
+        return headers
 
     def _mask(self, text: str) -> str:
         return mask_token(text, (self._token,))
@@ -185,15 +330,32 @@ class McpClient:
     # -- sending ----------------------------------------------------------------
 
     def _post(self, payload: dict[str, Any]) -> Response:
+        if self.era == "modern":
+            params = payload.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            headers = self._modern_headers_for(
+                payload["method"], name if payload["method"] == "tools/call" else None
+            )
+            return self.transport.request("POST", self.url, headers, _dumps(payload))
         return self.transport.request("POST", self.url, self._headers, _dumps(payload))
 
     def _ensure_initialized(self) -> None:
-        if not self._initialized and self.auto_initialize:
-            self.initialize()
+        if self.auto_initialize and not self.ready:
+            self.connect()
+
+    def envelope(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """``params`` as this client's era sends them: with ``_meta`` when modern."""
+        if self.era != "modern":
+            return None if params is None else dict(params)
+        out = dict(params or {})
+        extra = out.get("_meta")
+        out["_meta"] = {**self._meta, **extra} if isinstance(extra, dict) else self._meta
+        return out
 
     def _request_payload(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
         self._next_id += 1
         payload: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        params = self.envelope(method, params)
         if params is not None:
             payload["params"] = params
         return payload
@@ -201,10 +363,10 @@ class McpClient:
     def rpc_raw(self, method: str, params: Mapping[str, Any] | None = None) -> Response:
         """Send one JSON-RPC request and return the HTTP reply unparsed.
 
-        Auto-initializes first (unless ``method`` is ``initialize``). The request's
+        Settles the era first (unless ``method`` is ``initialize``). The request's
         id is :attr:`last_id`.
         """
-        if not self._initialized and method != "initialize":
+        if method != "initialize":
             self._ensure_initialized()
         return self._post(self._request_payload(method, params))
 
@@ -214,24 +376,124 @@ class McpClient:
         return self._next_id
 
     def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
-        """Send one JSON-RPC request and return its ``result``."""
-        if not self._initialized and method != "initialize":
-            self._ensure_initialized()
-        reply = self._post(self._request_payload(method, params))
+        """Send one JSON-RPC request and return its ``result``.
+
+        When the era came from the per-origin cache and the answer contradicts it
+        (a legacy-looking refusal to a modern request), the era is probed again
+        once and the request re-sent.
+        """
+        reply = self.rpc_raw(method, params)
+        if self._era_from_cache and self._contradicts(reply):
+            self._era_from_cache = False
+            with _eras_lock:
+                self._era_cache.pop(_origin(self.url), None)
+            self.era = None
+            self.negotiated_version = None
+            self._rebuild_headers()
+            reply = self.rpc_raw(method, params)
         return self._read_result(reply, self._next_id)
+
+    def _contradicts(self, reply: Response) -> bool:
+        return (
+            self.era == "modern"
+            and reply.status in (400, 404, 405)
+            and not is_modern_error(reply.status, reply.body)
+        )
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> Response:
         """Send a JSON-RPC notification and return the HTTP reply whatever its status.
 
         SPEC R1 wants ``202`` with no body; checking that is the caller's business.
-        Auto-initializes first unless ``method`` is ``notifications/initialized``.
+        Settles the era first unless ``method`` is ``notifications/initialized``.
         """
         if method != "notifications/initialized":
             self._ensure_initialized()
         payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        params = self.envelope(method, params)
         if params is not None:
             payload["params"] = params
         return self._post(payload)
+
+    # -- eras -------------------------------------------------------------------
+
+    def connect(self) -> str:
+        """Settle the era (probing and falling back when ``protocol="auto"``).
+
+        A legacy era runs :meth:`initialize`. Returns ``"modern"`` or ``"legacy"``.
+        """
+        if self.protocol == MODERN_PROTOCOL_VERSION:
+            self._settle("modern")
+            return "modern"
+        if self.protocol != "auto":
+            self.initialize()
+            return "legacy"
+        origin = _origin(self.url)
+        with _eras_lock:
+            cached = self._era_cache.get(origin)
+        if cached == "modern":
+            self._settle("modern")
+            self._era_from_cache = True
+            return "modern"
+        if cached == "legacy":
+            try:
+                self.initialize()
+            except HttpStatusError as err:
+                if not is_modern_error(err.status, err.body):
+                    raise
+                self.era = None  # a modern server now: probe below
+            else:
+                self._era_from_cache = True
+                return "legacy"
+        era = self._probe()
+        with _eras_lock:
+            self._era_cache[origin] = era
+        if era == "legacy":
+            self.initialize()
+        return era
+
+    def _settle(self, era: str) -> None:
+        self.era = era
+        self.negotiated_version = MODERN_PROTOCOL_VERSION if era == "modern" else None
+        self._rebuild_headers()
+
+    def _probe(self) -> str:
+        """Send a modern ``server/discover``; ``"modern"`` or ``"legacy"`` from its answer.
+
+        A result, or a recognized modern error (the server is modern even if it
+        refused ``server/discover`` itself), is modern; ``-32022`` listing a legacy
+        revision, any other ``4xx`` and a JSON-RPC error in a ``2xx`` are legacy;
+        ``-32022`` listing only other modern revisions is raised (no common revision).
+        """
+        self._settle("modern")
+        reply = self._post(self._request_payload("server/discover", None))
+        if 400 <= reply.status <= 499:
+            if not is_modern_error(reply.status, reply.body):
+                return self._settle_legacy()
+            error = json.loads(reply.body)["error"]
+            if error["code"] != -32022:
+                return "modern"
+            data = error.get("data")
+            supported = data.get("supported") if isinstance(data, dict) else None
+            if isinstance(supported, list) and any(
+                v in LEGACY_PROTOCOL_VERSIONS for v in supported
+            ):
+                return self._settle_legacy()
+        try:
+            result = self._read_result(reply, self._next_id)
+        except JsonRpcError:
+            return self._settle_legacy()  # 2xx with an error: a server without server/discover
+        except BaseException:
+            self.era = None
+            raise
+        if isinstance(result, dict):
+            self.discover_result = result
+        return "modern"
+
+    def _settle_legacy(self) -> str:
+        self.era = "legacy"
+        self.negotiated_version = None
+        self._rebuild_headers()
+        return "legacy"
 
     # -- reading ----------------------------------------------------------------
 
@@ -347,9 +609,10 @@ class McpClient:
         ``Mcp-Session-Id`` nor ``MCP-Protocol-Version``. Remembers the session id
         from the reply, checks the negotiated version, then sends the notification
         (with both headers) and expects ``202`` (``200``/``204`` tolerated).
-        Returns the ``initialize`` result.
+        Returns the ``initialize`` result. Settles the legacy era.
         """
         self._initialized = False
+        self.era = "legacy"
         self.session_id = None
         self.negotiated_version = None
         self._rebuild_headers()
@@ -480,6 +743,6 @@ class McpClient:
     def __repr__(self) -> str:
         token = "***" if self._token is not None else None
         return (
-            f"McpClient(url={self._where()!r}, token={token!r}, "
+            f"McpClient(url={self._where()!r}, token={token!r}, era={self.era!r}, "
             f"session_id={self.session_id!r}, protocol_version={self.negotiated_version!r})"
         )

@@ -8,8 +8,9 @@ cannot drift. It routes:
 * ``/external-assistants/graph-relays/...`` → :class:`~pytest_osfoundry.server._relay_api.RelayApi`
 * ``/.well-known/oauth-protected-resource`` → the protected-resource metadata (R2)
 
-and applies the checks that hold for every path: bodies over 1 MiB get 413, a token
-in the query string gets 400 (R2: never accepted), unknown paths 404. Nothing it
+and applies the checks that hold for every path: a present ``Origin`` that is not
+allowed gets 403 before anything else happens (R1, DNS rebinding), bodies over 1 MiB
+get 413, a token in the query string gets 400 (R2: never accepted), unknown paths 404. Nothing it
 answers is ever a 500 with a traceback: an unexpected error is logged (without
 request headers) and answered with a plain 500 JSON body.
 """
@@ -17,6 +18,7 @@ request headers) and answered with a plain 500 JSON body.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,7 @@ from pytest_osfoundry.clock import Clock
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server._auth import TokenStore, has_query_token
 from pytest_osfoundry.server._mcp import McpEndpoint
+from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 from pytest_osfoundry.server._relay_api import RelayApi
 from pytest_osfoundry.server._state import ServerState
 from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE
@@ -71,8 +74,18 @@ class ReferenceServer:
     """The kit's reference implementation of docs/spec.md, as an HTTP handler.
 
     Call it with a :class:`~pytest_osfoundry.http.Request`; read and provision its
-    :attr:`state` directly. ``public_url`` is the MCP URL used in challenges and the
-    protected-resource metadata; without it the origin comes from the ``Host`` header.
+    :attr:`state` directly.
+
+    * ``public_url`` is the MCP URL named in challenges and the protected-resource
+      metadata. Without it, the first door that serves the app names it (the
+      loopback server its bound address, a respx mount its base URL, through
+      :meth:`serve_at`); until then it is ``http://localhost`` + ``mcp_path``. The
+      request's ``Host`` header is never used.
+    * ``protocols`` restricts the MCP revisions served (default: all three,
+      ``2026-07-28``, ``2025-11-25``, ``2025-06-18``).
+    * ``allow_origins`` adds origins a browser may call from; loopback origins and
+      the server's own origin are always allowed, a request without ``Origin`` is
+      always served.
     """
 
     def __init__(
@@ -84,14 +97,19 @@ class ReferenceServer:
         public_url: str | None = None,
         sse: bool = False,
         seed: int | None = None,
+        protocols: Iterable[str] | None = None,
+        allow_origins: Iterable[str] = (),
     ) -> None:
         if not mcp_path.startswith("/"):
             raise ValueError(f"mcp_path must start with '/', got {mcp_path!r}")
+        if public_url is not None:
+            origin_of(public_url)  # refuses anything but an absolute http(s) URL
         self.state = state if state is not None else ServerState(clock, seed=seed)
         self.tokens = TokenStore()
         self._mcp_paths = (mcp_path, mcp_path + "/")
         self.public_url = public_url
-        self.mcp = McpEndpoint(self.state, self.tokens, sse=sse)
+        self.origins = OriginPolicy(allow_origins)
+        self.mcp = McpEndpoint(self.state, self.tokens, sse=sse, protocols=protocols)
         self.relay = RelayApi(self.state, self.tokens)
         self.provisioned: Provisioned | None = None
 
@@ -99,6 +117,16 @@ class ReferenceServer:
     def mcp_path(self) -> str:
         """The path of the MCP endpoint (fixed when the server is made)."""
         return self._mcp_paths[0]
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """The MCP revisions served, newest first."""
+        return self.mcp.protocols
+
+    def serve_at(self, origin: str) -> None:
+        """A door tells the app where it is served; names the public URL if unset."""
+        if self.public_url is None:
+            self.public_url = origin_of(origin) + self.mcp_path
 
     # ------------------------------------------------------------------ provisioning
     def provision(
@@ -151,24 +179,20 @@ class ReferenceServer:
             log.exception("internal error serving %s %s", request.method, request.path)
             return json_response(500, {"error": "internal error in the reference server"})
 
-    def origin(self, request: Request) -> str:
-        """This server's origin as a caller sees it.
+    def origin(self, request: Request | None = None) -> str:
+        """This server's public origin (from ``public_url``; never from the request)."""
+        return origin_of(self.public_url) if self.public_url else "http://localhost"
 
-        ``public_url`` when given; otherwise the ``Host`` header, with the scheme from
-        ``X-Forwarded-Proto`` (which the respx mount sets from the URL) or ``http``.
-        """
-        if self.public_url:
-            scheme, _, rest = self.public_url.partition("://")
-            return f"{scheme}://{rest.split('/', 1)[0]}"
-        host = request.headers.get("host") or "127.0.0.1"
-        scheme = "https" if request.headers.get("x-forwarded-proto") == "https" else "http"
-        return f"{scheme}://{host}"
-
-    def mcp_url(self, request: Request) -> str:
-        """The MCP endpoint's absolute URL as a caller sees it."""
-        return self.public_url or self.origin(request) + self.mcp_path
+    def mcp_url(self, request: Request | None = None) -> str:
+        """The MCP endpoint's public absolute URL."""
+        return self.public_url or self.origin() + self.mcp_path
 
     def _dispatch(self, request: Request) -> Response:
+        sent_origin = request.headers.get("origin")
+        if sent_origin is not None and not self.origins.allows(sent_origin, self.origin()):
+            return json_response(
+                403, {"error": f"Origin {sent_origin[:200]!r} is not allowed to call this server"}
+            )
         if len(request.body) > MAX_BODY:
             return json_response(413, {"error": f"request body over {MAX_BODY} bytes"})
         if request.query and has_query_token(request.query):
@@ -191,9 +215,9 @@ class ReferenceServer:
         return json_response(404, {"error": f"nothing at {path}"})
 
     def _resource_metadata(self, request: Request) -> dict[str, Any]:
-        origin = self.origin(request)
+        origin = self.origin()
         return {
-            "resource": self.mcp_url(request),
+            "resource": self.mcp_url(),
             "authorization_servers": [origin],
             "scopes_supported": [READ_SCOPE, RUN_SCOPE],
             "bearer_methods_supported": ["header"],

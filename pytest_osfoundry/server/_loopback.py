@@ -301,6 +301,9 @@ class LoopbackServer:
         self._listener.setblocking(False)
         self.host = host
         self.port = int(self._listener.getsockname()[1])
+        adopt = getattr(handler, "serve_at", None)
+        if callable(adopt):  # the app names this address as its public URL unless told one
+            adopt(self.origin)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._listener, selectors.EVENT_READ, None)
         self._wake_recv, self._wake_send = socket.socketpair()

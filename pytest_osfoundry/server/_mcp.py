@@ -1,15 +1,28 @@
 """The MCP endpoint: JSON-RPC 2.0 over Streamable HTTP (SPEC R1), tools (D3, R3).
 
+One endpoint serves the legacy revisions (``2025-06-18``, ``2025-11-25``: an
+``initialize`` handshake and sessions) and the modern one (``2026-07-28``: stateless,
+every request carrying ``params._meta``) side by side, as a *dual-era* server does;
+``protocols`` restricts it to any non-empty subset. Which era a request belongs to
+is decided by :func:`~pytest_osfoundry.server._eras.is_modern_request`; the four
+tools behave the same on every revision, only the envelope changes.
+
 One POST carries one JSON-RPC message. Requests are answered with
 ``application/json`` (or ``text/event-stream`` when the endpoint is built with
 ``sse=True``); notifications and client responses get ``202`` with no body.
 
-Choices where the MCP specification leaves room (see docs/rules.md):
+Choices where the MCP specification leaves room (see docs/choices.md):
 
-* ``Mcp-Session-Id`` is issued at ``initialize`` and echoed back by clients; a
-  request *without* one is still served (stateless clients, curl), a request with an
-  unknown one gets ``404`` as the MCP spec asks, and ``DELETE`` ends a session.
-* A missing ``MCP-Protocol-Version`` header is accepted; an unsupported one gets 400.
+* Legacy: ``Mcp-Session-Id`` is issued at ``initialize`` and echoed back by clients;
+  a request *without* one is still served (stateless clients, curl), a request with
+  an unknown one gets ``404`` as the MCP spec asks, and ``DELETE`` ends a session.
+  A missing ``MCP-Protocol-Version`` header is accepted; an unsupported one gets 400.
+* Modern: the envelope is checked before anything else (headers, then ``_meta``,
+  then the version); ``Mcp-Session-Id`` is ignored; methods it does not have
+  (``ping``, ``initialize``, anything unknown) get ``404`` and ``-32601``.
+* ``GET`` gets ``405``. ``DELETE`` with an ``Mcp-Session-Id`` ends that legacy
+  session (``204``; ``404`` for an unknown one); without one it gets ``405`` when
+  the modern era is served (it has no sessions) and ``404`` otherwise.
 * Argument schema violations come back as a tool result with ``isError: true``
   (what ``2025-11-25`` asks, SEP-1303); unknown tools as JSON-RPC ``-32602``.
 * ``tools/call`` authenticates before it validates arguments: without a valid token
@@ -20,25 +33,43 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_osfoundry._vocabulary import VERSION
-from pytest_osfoundry._wirejson import dumps, string_of
+from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server import _tools as tooldefs
 from pytest_osfoundry.server._auth import TokenStore, bearer_token, challenge
+from pytest_osfoundry.server._eras import (
+    ALL_VERSIONS,
+    LEGACY_VERSIONS,
+    META_SERVER_INFO,
+    MODERN_VERSIONS,
+    check_modern,
+    is_modern_request,
+    normalize_protocols,
+)
 from pytest_osfoundry.server._request_body import BadJson, parse_body
 from pytest_osfoundry.server._state import Agent, DomainError, ServerState
 
-__all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
+__all__ = ["ALL_VERSIONS", "LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18")
+SUPPORTED_VERSIONS = LEGACY_VERSIONS
+"""The legacy revisions (offered at ``initialize``), newest first."""
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
 #: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
 #: 404 and initializes again, as the MCP specification provides).
 MAX_SESSIONS = 10_000
 SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": VERSION}
+INSTRUCTIONS = (
+    "run_graph_session queues a Graph run on the owner's desktop; poll "
+    "get_graph_run about 20 s later for its progress and result."
+)
+#: Caching hints of ``tools/list`` and ``server/discover`` (modern era): the tool
+#: listing is the same for every caller and never changes while the server runs.
+TTL_MS = 3_600_000
+CACHE_SCOPE = "public"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -49,9 +80,17 @@ _JSON_HEADERS = {"content-type": "application/json"}
 
 
 def _rpc_error(
-    status: int, msg_id: Any, code: int, message: str, headers: dict[str, str] | None = None
+    status: int,
+    msg_id: Any,
+    code: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    data: Any = None,
 ) -> Response:
-    return json_response(status, _error_payload(msg_id, code, message), headers)
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return json_response(status, {"jsonrpc": "2.0", "id": msg_id, "error": error}, headers)
 
 
 class _Refusal(Exception):
@@ -79,12 +118,26 @@ _TOOL_IMPLS: dict[str, ToolImpl] = {
 
 
 class McpEndpoint:
-    """Answers HTTP requests to the MCP URL on behalf of a :class:`ServerState`."""
+    """Answers HTTP requests to the MCP URL on behalf of a :class:`ServerState`.
 
-    def __init__(self, state: ServerState, tokens: TokenStore, *, sse: bool = False) -> None:
+    ``protocols`` names the revisions served (all three by default); it is
+    validated by :func:`~pytest_osfoundry.server._eras.normalize_protocols`.
+    """
+
+    def __init__(
+        self,
+        state: ServerState,
+        tokens: TokenStore,
+        *,
+        sse: bool = False,
+        protocols: Iterable[str] | None = None,
+    ) -> None:
         self.state = state
         self.tokens = tokens
         self.sse = sse
+        self.protocols = normalize_protocols(protocols)
+        self.legacy = tuple(v for v in self.protocols if v in LEGACY_VERSIONS)
+        self.modern = tuple(v for v in self.protocols if v in MODERN_VERSIONS)
         self._sessions: dict[str, str] = {}  # insertion order: oldest first
         self._lock = threading.Lock()
 
@@ -92,8 +145,8 @@ class McpEndpoint:
     def handle(self, request: Request, origin: Callable[[Request], str]) -> Response:
         """Serve one HTTP request to the MCP endpoint.
 
-        ``origin(request)`` names this server as the caller sees it (asked only when
-        a challenge needs it).
+        ``origin(request)`` names this server's public origin (asked only when a
+        challenge needs it).
         """
         if request.method != "POST":
             if request.method == "DELETE":
@@ -128,23 +181,37 @@ class McpEndpoint:
             return _rpc_error(
                 400, msg_id, INVALID_REQUEST, "Invalid Request: method must be a string"
             )
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        header_version = request.headers.get("mcp-protocol-version")
+        if self.modern and (not self.legacy or is_modern_request(method, params, header_version)):
+            return self._modern(request, method, has_id, msg_id, params, origin)
+        return self._legacy(request, method, has_id, msg_id, params, origin)
 
+    # ------------------------------------------------------------------ eras
+    def _legacy(
+        self,
+        request: Request,
+        method: str,
+        has_id: bool,
+        msg_id: Any,
+        params: Any,
+        origin: Callable[[Request], str],
+    ) -> Response:
         headers: dict[str, str] = {}
         if method != "initialize":
-            refused = self._check_headers(request, msg_id)
+            refused = self._check_legacy_headers(request, msg_id)
             if refused is not None:
                 return refused
         if not has_id:
             return Response(202)  # notifications (notifications/initialized, cancelled, ...)
-        params = message.get("params", {})
-        if params is None:
-            params = {}
         if not isinstance(params, dict):
             return self._reply(
                 _error_payload(msg_id, INVALID_PARAMS, "Invalid params: params must be an object"),
                 headers,
             )
-        result: dict[str, Any] | _ToolResult
+        result: dict[str, Any]
         try:
             if method == "tools/call":  # by far the most common: first
                 result = self._call_tool(request, params, origin)
@@ -160,48 +227,80 @@ class McpEndpoint:
                     headers,
                 )
         except _Refusal as refusal:
-            return _rpc_error(
-                refusal.status,
-                msg_id,
-                -32001,
-                refusal.message,
-                {"www-authenticate": refusal.www_authenticate},
-            )
+            return _refused(refusal, msg_id)
         except _InvalidParams as bad:
             return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), headers)
-        if isinstance(result, _ToolResult):
-            # The same bytes as dumps() of the whole message; structuredContent is
-            # encoded once, not twice (once as the text, once as the object).
-            return self._reply_bytes(
-                b'{"jsonrpc":"2.0","id":'
-                + dumps(msg_id)
-                + b',"result":{"content":[{"type":"text","text":'
-                + string_of(result.encoded)
-                + b'}],"structuredContent":'
-                + result.encoded
-                + b"}}",
-                headers,
-            )
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
 
-    def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
-        return self._reply_bytes(dumps(payload), headers)
+    def _modern(
+        self,
+        request: Request,
+        method: str,
+        has_id: bool,
+        msg_id: Any,
+        params: Any,
+        origin: Callable[[Request], str],
+    ) -> Response:
+        if not has_id:
+            return Response(202)  # this revision defines no client notifications over HTTP
+        if method == "initialize" and not (isinstance(params, dict) and "_meta" in params):
+            # A legacy client at a modern-only server: name what is served instead.
+            return _rpc_error(
+                400,
+                msg_id,
+                INVALID_PARAMS,
+                "Invalid params: this server has no initialize handshake; it serves "
+                + ", ".join(self.protocols)
+                + " with params._meta on every request",
+                data={"supported": list(self.protocols)},
+            )
+        bad = check_modern(request.headers, method, params, self.protocols)
+        if bad is not None:
+            return _rpc_error(bad.status, msg_id, bad.code, bad.message, data=bad.data)
+        result: dict[str, Any]
+        try:
+            if method == "tools/call":
+                result = self._call_tool(request, params, origin)
+            elif method == "tools/list":
+                result = {
+                    "tools": tooldefs.tools_listing(),
+                    "ttlMs": TTL_MS,
+                    "cacheScope": CACHE_SCOPE,
+                }
+            elif method == "server/discover":
+                result = {
+                    "supportedVersions": list(self.protocols),
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "instructions": INSTRUCTIONS,
+                    "ttlMs": TTL_MS,
+                    "cacheScope": CACHE_SCOPE,
+                }
+            else:  # ping and initialize do not exist in this revision
+                return _rpc_error(404, msg_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        except _Refusal as refusal:
+            return _refused(refusal, msg_id)
+        except _InvalidParams as bad:
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), {})
+        result["resultType"] = "complete"
+        result["_meta"] = {META_SERVER_INFO: dict(SERVER_INFO)}
+        return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, {})
 
-    def _reply_bytes(self, body: bytes, headers: dict[str, str]) -> Response:
+    def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
+        body = dumps(payload)
         if self.sse:
             out = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
             return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
-    def _check_headers(self, request: Request, msg_id: Any) -> Response | None:
+    def _check_legacy_headers(self, request: Request, msg_id: Any) -> Response | None:
         version = request.headers.get("mcp-protocol-version")
-        if version is not None and version not in SUPPORTED_VERSIONS:
+        if version is not None and version not in self.legacy:
             return _rpc_error(
                 400,
                 msg_id,
                 INVALID_REQUEST,
                 f"Unsupported MCP-Protocol-Version {version!r}; supported: "
-                + ", ".join(SUPPORTED_VERSIONS),
+                + ", ".join(self.legacy),
             )
         session = request.headers.get("mcp-session-id")
         if session is not None and session not in self._sessions:
@@ -210,15 +309,23 @@ class McpEndpoint:
 
     def _delete(self, request: Request) -> Response:
         session = request.headers.get("mcp-session-id")
-        with self._lock:
-            if session is None or self._sessions.pop(session, None) is None:
-                return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
-        return Response(204)
+        if session is not None and self.legacy:
+            with self._lock:
+                if self._sessions.pop(session, None) is not None:
+                    return Response(204)
+            return json_response(404, {"error": "unknown or ended Mcp-Session-Id"})
+        if self.modern:
+            return json_response(
+                405,
+                {"error": "MCP 2026-07-28 has no sessions to end; use POST"},
+                {"allow": "POST"},
+            )
+        return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
 
     # ------------------------------------------------------------------ methods
     def _initialize(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         asked = params.get("protocolVersion")
-        version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
+        version = asked if asked in self.legacy else self.legacy[0]
         session_id = secrets.token_hex(16)
         with self._lock:
             self._sessions[session_id] = version
@@ -228,16 +335,13 @@ class McpEndpoint:
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": dict(SERVER_INFO),
-            "instructions": (
-                "run_graph_session queues a Graph run on the owner's desktop; poll "
-                "get_graph_run about 20 s later for its progress and result."
-            ),
+            "instructions": INSTRUCTIONS,
         }
         return result, {"mcp-session-id": session_id}
 
     def _call_tool(
         self, request: Request, params: dict[str, Any], origin: Callable[[Request], str]
-    ) -> dict[str, Any] | _ToolResult:
+    ) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str) or name not in _TOOL_IMPLS:
             raise _InvalidParams(
@@ -258,7 +362,10 @@ class McpEndpoint:
             structured = _TOOL_IMPLS[name](self.state, agent, arguments)
         except DomainError as err:
             return _tool_error(err.message)
-        return _ToolResult(dumps(structured))
+        return {
+            "content": [{"type": "text", "text": dumps(structured).decode("utf-8")}],
+            "structuredContent": structured,
+        }
 
     def _authorize(self, request: Request, tool: str, origin: Callable[[Request], str]) -> Agent:
         """R2: 401 without a usable agent token, 403 without the tool's scope."""
@@ -280,13 +387,14 @@ class McpEndpoint:
         return agent
 
 
-class _ToolResult:
-    """A successful ``tools/call`` result (R3): the structured content, encoded once."""
-
-    __slots__ = ("encoded",)
-
-    def __init__(self, encoded: bytes) -> None:
-        self.encoded = encoded
+def _refused(refusal: _Refusal, msg_id: Any) -> Response:
+    return _rpc_error(
+        refusal.status,
+        msg_id,
+        -32001,
+        refusal.message,
+        {"www-authenticate": refusal.www_authenticate},
+    )
 
 
 class _InvalidParams(Exception):

@@ -74,6 +74,9 @@ def mount(
 
     if not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+    adopt = getattr(handler, "serve_at", None)
+    if callable(adopt):  # the app names this base URL as its public URL unless told one
+        adopt(base_url)
     if router is None:
         router = respx.mock(base_url=base_url, assert_all_called=False)
         router.route().mock(side_effect=_side_effect(handler))

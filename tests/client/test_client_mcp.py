@@ -24,10 +24,13 @@ from pytest_osfoundry.client._mcp_client import CLIENT_NAME, parse_sse
 from pytest_osfoundry.http import Handler, Request, Response, json_response
 
 Via = Callable[[Handler], Transport]
+LEGACY = "2025-11-25"
 
 
 def client_for(fake: Any, via: Via, **kwargs: Any) -> McpClient:
+    """A client of the legacy fake (pinned to 2025-11-25 unless told otherwise)."""
     token = kwargs.pop("token", fake.token)
+    kwargs.setdefault("protocol", "2025-11-25")
     return McpClient(via(fake), fake.url, token, **kwargs)
 
 
@@ -199,40 +202,42 @@ def test_sse_multiline_data_crlf_priming_and_other_event_types(via: Via) -> None
         'data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\r\n\r\n'
         f"event: message\r\n{data_lines}\r\n"
     )
-    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp", protocol=LEGACY)
     assert client.rpc("tools/list") == {"ok": True}
 
 
 def test_sse_without_response_is_a_violation(via: Via) -> None:
     stream = 'data: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n'
-    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(ProtocolViolation, match="without the response to request 2"):
         client.ping()
 
 
 def test_sse_unterminated_last_event_does_not_count(via: Via) -> None:
     stream = 'data: {"jsonrpc":"2.0","id":2,"result":{}}\n'
-    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(ProtocolViolation, match="blank line"):
         client.ping()
 
 
 def test_sse_response_to_another_id_is_not_taken(via: Via) -> None:
     stream = 'data: {"jsonrpc":"2.0","id":99,"result":{}}\n\n'
-    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(ProtocolViolation, match="id 99"):
         client.ping()
 
 
 def test_sse_bad_json_data_is_a_violation(via: Via) -> None:
-    client = McpClient(via(scripted(sse("data: {nope\n\n"))), "https://osf.test/mcp")
+    client = McpClient(
+        via(scripted(sse("data: {nope\n\n"))), "https://osf.test/mcp", protocol=LEGACY
+    )
     with pytest.raises(ProtocolViolation, match="not valid JSON"):
         client.ping()
 
 
 def test_sse_error_response(via: Via) -> None:
     stream = 'data: {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"nope"}}\n\n'
-    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(sse(stream))), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(JsonRpcError) as info:
         client.rpc("bogus/method")
     assert info.value.code == -32601
@@ -265,7 +270,7 @@ def test_parse_sse_rules() -> None:
     ],
 )
 def test_malformed_answers_are_violations(via: Via, reply: Response, match: str) -> None:
-    client = McpClient(via(scripted(reply)), "https://osf.test/mcp")
+    client = McpClient(via(scripted(reply)), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(ProtocolViolation, match=match):
         client.ping()
 
@@ -274,7 +279,7 @@ def test_error_with_null_id_is_still_the_answer(via: Via) -> None:
     reply = json_response(
         200, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     )
-    client = McpClient(via(scripted(reply)), "https://osf.test/mcp")
+    client = McpClient(via(scripted(reply)), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(JsonRpcError) as info:
         client.ping()
     assert info.value.code == -32700
@@ -314,7 +319,7 @@ def test_is_error_without_text_is_a_violation(fake: Any, via: Via) -> None:
 
 def test_401_exposes_the_challenge_without_the_token(fake: Any, via: Via) -> None:
     fake.token = "the-right-one-123456"
-    client = McpClient(via(fake), fake.url, "tok-WRONG-0123456789")
+    client = McpClient(via(fake), fake.url, "tok-WRONG-0123456789", protocol=LEGACY)
     with pytest.raises(HttpStatusError) as info:
         client.call_tool("echo", {})
     err = info.value
@@ -386,7 +391,10 @@ def test_list_tools_follows_cursors(via: Via) -> None:
         return json_response(200, {"jsonrpc": "2.0", "id": req_id, "result": result})
 
     transport = via(scripted(page(2, ["a"], "c1"), page(3, ["b"], None)))
-    assert [t["name"] for t in McpClient(transport, "https://osf.test/mcp").list_tools()] == [
+    assert [
+        t["name"]
+        for t in McpClient(transport, "https://osf.test/mcp", protocol=LEGACY).list_tools()
+    ] == [
         "a",
         "b",
     ]
@@ -397,7 +405,7 @@ def test_list_tools_repeated_cursor_is_a_violation(via: Via) -> None:
         result = {"tools": [], "nextCursor": "same"}
         return json_response(200, {"jsonrpc": "2.0", "id": req_id, "result": result})
 
-    client = McpClient(via(scripted(page(2), page(3))), "https://osf.test/mcp")
+    client = McpClient(via(scripted(page(2), page(3))), "https://osf.test/mcp", protocol=LEGACY)
     with pytest.raises(ProtocolViolation, match="nextCursor"):
         client.list_tools()
 
@@ -413,7 +421,7 @@ def test_repr_and_errors_never_show_the_token(fake: Any, via: Via) -> None:
             200, {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -1, "message": auth}}
         )
 
-    client = McpClient(via(echoing), fake.url, fake.token, auto_initialize=False)
+    client = McpClient(via(echoing), fake.url, fake.token, protocol=LEGACY, auto_initialize=False)
     assert fake.token not in repr(client)
     assert "***" in repr(client)
     with pytest.raises(JsonRpcError) as info:
@@ -426,7 +434,7 @@ def test_http_error_body_echoing_the_token_is_masked(fake: Any, via: Via) -> Non
     def echoing(request: Request) -> Response:
         return Response(500, {}, (request.header("authorization") or "").encode())
 
-    client = McpClient(via(echoing), fake.url, fake.token, auto_initialize=False)
+    client = McpClient(via(echoing), fake.url, fake.token, protocol=LEGACY, auto_initialize=False)
     with pytest.raises(HttpStatusError) as info:
         client.ping()
     assert fake.token not in str(info.value)
@@ -438,7 +446,7 @@ def test_http_error_body_echoing_the_token_is_masked(fake: Any, via: Via) -> Non
 def test_lost_reply_surfaces_as_reply_lost(fake: Any) -> None:
     with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
         router.post("/mcp").mock(side_effect=httpx.ConnectError("refused"))
-        client = McpClient(transport, fake.url, fake.token)
+        client = McpClient(transport, fake.url, fake.token, protocol=LEGACY)
         with pytest.raises(ReplyLost) as info:
             client.ping()
     assert "https://osf.test/mcp" in str(info.value)

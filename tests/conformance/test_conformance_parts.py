@@ -189,6 +189,7 @@ def test_checks_ship_in_the_package() -> None:
         "test_relay_api.py",
         "test_schema.py",
         "test_scopes.py",
+        "test_transport.py",
         "test_truncation.py",
     ]
     assert (CHECKS_DIR / "__init__.py").exists()

@@ -31,7 +31,7 @@ def test_reference_server_passes_every_check(
     run.result.stdout.fnmatch_lines(
         [
             f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
-            "target embedded, level all",
+            "target embedded, level all, MCP protocol auto",
             "*= osfoundry conformance =*",
             "schema",
             "  passed * D3-tools-list-without-token *",

@@ -65,6 +65,10 @@ class RacyKeys:
         self._table: dict[tuple[str | None, str], str] = {}
         self._lock = threading.Lock()
 
+    def serve_at(self, origin: str) -> None:
+        """The door names the inner app's public URL."""
+        self.inner.serve_at(origin)
+
     def provision(self) -> Any:
         """The reference server's credentials."""
         return self.inner.provision()
@@ -109,6 +113,10 @@ class RacyCompletions:
         self.gap = gap
         self._busy: set[str] = set()
         self._lock = threading.Lock()
+
+    def serve_at(self, origin: str) -> None:
+        """The door names the inner app's public URL."""
+        self.inner.serve_at(origin)
 
     def provision(self) -> Any:
         """The reference server's credentials."""

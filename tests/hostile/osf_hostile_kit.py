@@ -101,7 +101,9 @@ def _preflight_request(line: bytes, message: dict[str, Any]) -> bool:
     if line.startswith(b"GET ") and b"/control" in line:
         return True
     method = message.get("method")
-    if method in ("initialize", "ping") or str(method).startswith("notifications/"):
+    if method in ("initialize", "ping", "server/discover") or str(method).startswith(
+        "notifications/"
+    ):
         return True
     params = message.get("params")
     return isinstance(params, dict) and params.get("name") == "list_graph_sessions"

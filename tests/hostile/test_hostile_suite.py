@@ -32,6 +32,7 @@ def test_suite_passes_a_server_leaving_its_event_streams_open(
     server = ReferenceServer(sse=True)
     made = server.provision()
     door = OpenStreamServer(server)
+    server.serve_at(door.origin)  # a door of its own: it names the app's public URL
     try:
         result = pytester.runpytest(
             "-p",

@@ -52,6 +52,7 @@ class Srv:
 
     def __init__(self, **server_kwargs: Any) -> None:
         self.clock = VirtualClock()
+        server_kwargs.setdefault("public_url", ORIGIN + server_kwargs.get("mcp_path", MCP))
         self.server = ReferenceServer(self.clock, **server_kwargs)
         self.info: Provisioned = self.server.provision()
         self.pid = self.info.project_id

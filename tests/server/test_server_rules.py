@@ -17,7 +17,6 @@ from pytest_osfoundry.server import ReferenceServer
 from tests.server.osf_server_kit import (
     GS1,
     GS2,
-    HOST,
     INVENTED,
     KEY_CONFLICT,
     ORIGIN,
@@ -527,7 +526,7 @@ def test_R1_session_lifecycle(srv: Srv) -> None:
     assert srv.http("DELETE", "/mcp", headers={"mcp-session-id": sid}).status == 204
     assert srv.rpc("tools/list", headers={"mcp-session-id": sid}).status == 404
     assert srv.http("DELETE", "/mcp", headers={"mcp-session-id": sid}).status == 404
-    assert srv.http("DELETE", "/mcp").status == 404
+    assert srv.http("DELETE", "/mcp").status == 405  # dual-era: the modern era has no sessions
     assert srv.rpc("tools/list").status == 200  # stateless callers are still served
 
 
@@ -696,14 +695,25 @@ def test_R2_public_url_names_the_resource_and_the_challenge() -> None:
     )
 
 
-def test_R2_challenge_origin_follows_host(srv: Srv) -> None:
-    reply = srv.rpc(
-        "tools/call", {"name": "get_graph_run", "arguments": {}}, headers={"host": "127.0.0.1:8123"}
-    )
-    assert reply.headers["www-authenticate"].endswith(
-        'resource_metadata="http://127.0.0.1:8123/.well-known/oauth-protected-resource"'
-    )
-    assert HOST not in reply.headers["www-authenticate"]
+def test_R1_origin_never_follows_host(srv: Srv) -> None:
+    """The challenge and the metadata name the configured public URL, whatever Host says."""
+    evil = {"host": "evil.example"}
+    reply = srv.rpc("tools/call", {"name": "get_graph_run", "arguments": {}}, headers=evil)
+    assert reply.headers["www-authenticate"].endswith(f'resource_metadata="{RESOURCE_METADATA}"')
+    meta = srv.http("GET", "/.well-known/oauth-protected-resource", headers=evil).json()
+    assert meta["resource"] == f"{ORIGIN}/mcp" and meta["authorization_servers"] == [ORIGIN]
+    assert "evil" not in reply.headers["www-authenticate"]
+
+
+def test_R1_public_url_defaults_to_localhost_until_a_door_names_it() -> None:
+    server = ReferenceServer()
+    assert server.mcp_url() == "http://localhost/mcp"
+    server.serve_at("http://127.0.0.1:8123")
+    server.serve_at("https://later.example")  # the first door wins
+    assert server.mcp_url() == "http://127.0.0.1:8123/mcp"
+    assert ReferenceServer(public_url="https://a.example/x/mcp").origin() == "https://a.example"
+    with pytest.raises(ValueError, match="http"):
+        ReferenceServer(public_url="ftp://a.example/mcp")
 
 
 def test_R2_auth_before_argument_validation(srv: Srv) -> None:

@@ -1,0 +1,244 @@
+"""Which MCP revisions a target serves, and which one the domain checks speak (SPEC R1).
+
+:func:`served_revisions` finds the revisions once per target and process: the modern
+one through ``server/discover`` (its ``supportedVersions`` also name the legacy
+revisions a dual-era server serves), the legacy ones through ``initialize``
+offering each legacy revision, when the target has no ``server/discover``.
+:func:`domain_protocol` settles ``--osf-protocol``: a pinned revision is used as
+given; ``auto`` is settled the way a dual-era client does (a modern probe first,
+``initialize`` when the target answers as a legacy server would).
+:func:`need_revision` skips a check, with a reason, when the target does not serve
+the revision it is about.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pytest
+
+from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client._mcp_client import (
+    CLIENT_NAME,
+    LEGACY_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSION,
+    McpClient,
+)
+from pytest_osfoundry.client._transport import HttpxTransport
+from pytest_osfoundry.conformance._target import Target
+
+__all__ = [
+    "MODERN",
+    "NOT_SERVED",
+    "Revisions",
+    "describe_protocol",
+    "domain_protocol",
+    "modern_body",
+    "modern_headers",
+    "need_legacy",
+    "need_revision",
+    "served_revisions",
+]
+
+MODERN = MODERN_PROTOCOL_VERSION
+NOT_SERVED = "not applicable: "
+"""How the skip reason of a check about a revision the target does not serve begins:
+such a check does not apply, so even ``--osf-strict`` does not count it as a failure."""
+_V = TypeVar("_V")
+_ACCEPT = "application/json, text/event-stream"
+_lock = threading.Lock()
+# id(target) -> (a weak reference to that target, what was found): an id can be
+# reused once a target is gone, so a hit counts only while the reference is alive.
+_found: dict[int, tuple[weakref.ref[Target], Revisions]] = {}
+_settled: dict[int, tuple[weakref.ref[Target], str]] = {}
+
+
+def _cached(cache: dict[int, tuple[weakref.ref[Target], _V]], target: Target) -> _V | None:
+    with _lock:
+        entry = cache.get(id(target))
+    return entry[1] if entry is not None and entry[0]() is target else None
+
+
+def _remember(cache: dict[int, tuple[weakref.ref[Target], _V]], target: Target, value: _V) -> None:
+    with _lock:
+        cache[id(target)] = (weakref.ref(target), value)
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """What a target serves: the revisions, how they were found, and what discover said."""
+
+    served: tuple[str, ...]
+    discover: dict[str, Any] | None
+    initialize_answers: dict[str, str | None]
+    """Legacy revision offered → the revision ``initialize`` answered (``None``: refused)."""
+
+    @property
+    def modern(self) -> bool:
+        return MODERN in self.served
+
+    @property
+    def legacy(self) -> tuple[str, ...]:
+        return tuple(v for v in self.served if v in LEGACY_PROTOCOL_VERSIONS)
+
+
+def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
+    """The headers of a well-formed modern request (``extra`` added or replacing)."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": _ACCEPT,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+    }
+    if name is not None:
+        headers["Mcp-Name"] = name
+    headers.update(extra)
+    return headers
+
+
+def modern_body(
+    rpc_id: int, method: str, params: dict[str, Any] | None = None, meta: Any = ...
+) -> bytes:
+    """A modern JSON-RPC request body; ``meta`` replaces the well-formed ``_meta``
+    (``None``: no ``_meta`` at all)."""
+    body = dict(params or {})
+    if meta is ...:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": CLIENT_NAME, "version": "1"},
+        }
+    if meta is not None:
+        body["_meta"] = meta
+    message = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": body}
+    return json.dumps(message).encode()
+
+
+def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+    reply = HttpxTransport(target.http).request("POST", target.mcp_url, headers, body)
+    text = reply.body.decode("utf-8", "replace")
+    if "text/event-stream" in reply.headers.get("content-type", ""):
+        datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = datas[-1] if datas else ""
+    try:
+        return reply.status, json.loads(text)
+    except ValueError:
+        return reply.status, None
+
+
+def _find(target: Target) -> Revisions:
+    discover: dict[str, Any] | None = None
+    try:
+        status, message = _post(
+            target,
+            modern_headers("server/discover"),
+            modern_body(target.next_rpc_id(), "server/discover"),
+        )
+    except OsfClientError:
+        status, message = 0, None
+    result = message.get("result") if isinstance(message, dict) else None
+    if 200 <= status < 300 and isinstance(result, dict):
+        discover = result
+    modern = discover is not None or _modern_list_works(target)
+    answers: dict[str, str | None] = {}
+    for offered in LEGACY_PROTOCOL_VERSIONS:
+        init = {
+            "jsonrpc": "2.0",
+            "id": target.next_rpc_id(),
+            "method": "initialize",
+            "params": {
+                "protocolVersion": offered,
+                "capabilities": {},
+                "clientInfo": {"name": CLIENT_NAME, "version": "1"},
+            },
+        }
+        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        try:
+            status, message = _post(target, headers, json.dumps(init).encode())
+        except OsfClientError:
+            status, message = 0, None
+        got = message.get("result") if isinstance(message, dict) else None
+        version = got.get("protocolVersion") if isinstance(got, dict) else None
+        answers[offered] = version if 200 <= status < 300 and isinstance(version, str) else None
+    if discover is not None:
+        listed = discover.get("supportedVersions")
+        names = listed if isinstance(listed, list) else []
+        served = [MODERN] + [v for v in LEGACY_PROTOCOL_VERSIONS if v in names]
+    else:
+        served = [MODERN] if modern else []
+        served += [v for v, answered in answers.items() if answered == v]
+    return Revisions(tuple(served), discover, answers)
+
+
+def _modern_list_works(target: Target) -> bool:
+    """Whether a modern ``tools/list`` gets a modern result (one with ``resultType``): a
+    modern server without ``server/discover``, not a legacy one ignoring the envelope."""
+    try:
+        status, message = _post(
+            target, modern_headers("tools/list"), modern_body(target.next_rpc_id(), "tools/list")
+        )
+    except OsfClientError:
+        return False
+    result = message.get("result") if isinstance(message, dict) else None
+    return 200 <= status < 300 and isinstance(result, dict) and "resultType" in result
+
+
+def served_revisions(target: Target) -> Revisions:
+    """The revisions ``target`` serves (found once per target and process)."""
+    found = _cached(_found, target)
+    if found is None:
+        found = _find(target)
+        _remember(_found, target, found)
+    return found
+
+
+def domain_protocol(target: Target, choice: str) -> str:
+    """The revision the domain checks speak: ``choice``, or ``auto`` settled once."""
+    if choice != "auto":
+        return choice
+    settled = _cached(_settled, target)
+    if settled is None:
+        client = McpClient(HttpxTransport(target.http), target.mcp_url, era_cache={})
+        try:
+            era = client.connect()
+        except OsfClientError:
+            era = "modern"  # neither era answered: the checks will say what went wrong
+        settled = MODERN if era == "modern" else str(client.negotiated_version or "2025-11-25")
+        _remember(_settled, target, settled)
+    return settled
+
+
+def need_revision(target: Target, revision: str) -> Revisions:
+    """Skip the current check unless ``target`` serves ``revision``."""
+    found = served_revisions(target)
+    if revision not in found.served:
+        pytest.skip(
+            f"{NOT_SERVED}the target does not serve MCP {revision} (it serves "
+            f"{', '.join(found.served) or 'no revision the suite knows'})"
+        )
+    return found
+
+
+def need_legacy(target: Target) -> Revisions:
+    """Skip the current check unless ``target`` serves a legacy revision."""
+    found = served_revisions(target)
+    if not found.legacy:
+        pytest.skip(
+            f"{NOT_SERVED}the target serves no legacy MCP revision (2025-11-25, 2025-06-18): "
+            f"it serves {', '.join(found.served) or 'none the suite knows'}"
+        )
+    return found
+
+
+def describe_protocol(choice: str) -> str:
+    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``
+    once settled in this process (``auto`` alone in an xdist controller)."""
+    if choice != "auto":
+        return choice
+    with _lock:
+        revisions = sorted({value for ref, value in _settled.values() if ref() is not None})
+    return f"auto → {', '.join(revisions)}" if revisions else "auto"

@@ -1,0 +1,386 @@
+"""MCP transport per revision (R1): the modern era's envelope, the eras a target serves, Origin.
+
+Each check names the revision it is about (``R1-2026-07-28-...``,
+``R1-2025-11-25-...``) and is skipped, with a reason, on a target that does not serve
+it; the era-neutral checks (``R1-eras-consistent``, ``R1-origin``, ``R1-public-url``)
+run on every target. Modern requests are built by hand here, so a server is judged
+on exactly what it receives.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_osfoundry.conformance._eras import (
+    MODERN,
+    modern_body,
+    modern_headers,
+    need_revision,
+    served_revisions,
+)
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._wire import decode_reply
+from pytest_osfoundry.http import Response
+
+UNKNOWN_VERSION = "v999.0.0"
+FOREIGN_ORIGIN = "https://evil.example"
+FOREIGN_HOST = "evil.example"
+INVENTED = "00000000-0000-4000-8000-000000000000"
+
+
+def _modern(
+    c: Conformance,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    headers: dict[str, str | None] | None = None,
+    meta: Any = ...,
+    token: str | None = None,
+    rpc_id: int | None = None,
+) -> tuple[Response, Any, int]:
+    """POST one modern request (headers as given: ``None`` drops one); decode it."""
+    __tracebackhide__ = True
+    rid = c.target.next_rpc_id() if rpc_id is None else rpc_id
+    name = (params or {}).get("name") if method == "tools/call" else None
+    sent = modern_headers(method, name if isinstance(name, str) else None)
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    for key, value in (headers or {}).items():
+        for existing in [k for k in sent if k.lower() == key.lower()]:
+            del sent[existing]
+        if value is not None:
+            sent[key] = value
+    reply = c.wire.http("POST", c.target.mcp_url, sent, modern_body(rid, method, params, meta))
+    return reply, _message(reply), rid
+
+
+def _message(reply: Response) -> Any:
+    text = reply.body.decode("utf-8", "replace")
+    if "text/event-stream" in {k.lower(): v for k, v in reply.headers.items()}.get(
+        "content-type", ""
+    ):
+        datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = datas[-1] if datas else ""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _error(message: Any) -> dict[str, Any]:
+    error = message.get("error") if isinstance(message, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def _result(message: Any) -> dict[str, Any] | None:
+    result = message.get("result") if isinstance(message, dict) else None
+    return result if isinstance(result, dict) else None
+
+
+def _expect_refusal(
+    c: Conformance, reply: Response, message: Any, rid: int, code: int, what: str
+) -> None:
+    __tracebackhide__ = True
+    c.wire.decisive()
+    got = _error(message).get("code")
+    c.expect(
+        reply.status == 400 and got == code,
+        f"{what}: expected HTTP 400 with JSON-RPC error {code}, got HTTP {reply.status} "
+        f"with {json.dumps(message)[:300] if message is not None else 'no JSON body'}",
+    )
+    c.expect.equal(message.get("id"), rid, f"{what}: the error's id")
+
+
+# ---------------------------------------------------------------------- modern era
+@check(
+    "R1-2026-07-28-discover",
+    "server/discover answers supportedVersions (with 2026-07-28), capabilities with tools, "
+    "and _meta io.modelcontextprotocol/serverInfo.",
+)
+def check_modern_discover(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    reply, message, _ = _modern(c, "server/discover")
+    result = _result(message)
+    c.expect(
+        reply.status == 200 and result is not None,
+        f"server/discover answered HTTP {reply.status}: {reply.body[:300]!r}",
+    )
+    assert result is not None
+    versions = result.get("supportedVersions")
+    c.expect(
+        isinstance(versions, list) and MODERN in versions,
+        f"supportedVersions should list {MODERN}, got {versions!r}",
+    )
+    caps = result.get("capabilities")
+    c.expect(
+        isinstance(caps, dict) and isinstance(caps.get("tools"), dict),
+        f"capabilities should declare tools, got {caps!r}",
+    )
+    info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+    c.expect(
+        isinstance(info, dict) and isinstance(info.get("name"), str),
+        f"_meta should carry io.modelcontextprotocol/serverInfo with a name, got {info!r}",
+    )
+    c.expect.note(f"supportedVersions {versions}")
+
+
+@check(
+    "R1-2026-07-28-meta-required",
+    "A modern request without _meta, or whose _meta lacks the protocol version or the "
+    "client capabilities, gets HTTP 400 and JSON-RPC -32602 carrying the request's id; "
+    "clientInfo is optional.",
+)
+def check_modern_meta_required(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    caps: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {}}
+    version: dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": MODERN}
+    for meta, what in ((None, "no _meta"), (caps, "no protocol version"), (version, "no caps")):
+        reply, message, rid = _modern(c, "tools/list", meta=meta)
+        _expect_refusal(c, reply, message, rid, -32602, f"tools/list with {what}")
+    reply, message, _ = _modern(c, "tools/list", meta={**caps, **version})
+    c.expect(
+        reply.status == 200 and _result(message) is not None,
+        f"a request whose _meta has no clientInfo should be served, got HTTP {reply.status}",
+    )
+
+
+@check(
+    "R1-2026-07-28-unsupported-version",
+    "A modern request naming a version the server does not serve gets HTTP 400 and "
+    "-32022 whose data.supported lists what it serves and data.requested echoes the version.",
+)
+def check_modern_unsupported_version(osf_conf: Conformance) -> None:
+    c = osf_conf
+    found = need_revision(c.target, MODERN)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": UNKNOWN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    reply, message, rid = _modern(
+        c, "tools/list", meta=meta, headers={"MCP-Protocol-Version": UNKNOWN_VERSION}
+    )
+    _expect_refusal(c, reply, message, rid, -32022, f"version {UNKNOWN_VERSION}")
+    data = _error(message).get("data")
+    supported = data.get("supported") if isinstance(data, dict) else None
+    c.expect(
+        isinstance(supported, list) and MODERN in supported,
+        f"error.data.supported should list the served versions, got {supported!r}",
+    )
+    assert isinstance(supported, list) and isinstance(data, dict)
+    c.expect(
+        set(supported) <= set(found.served) | {MODERN},
+        f"error.data.supported lists {supported}, but the server serves {list(found.served)}",
+    )
+    c.expect.equal(data.get("requested"), UNKNOWN_VERSION, "error.data.requested")
+
+
+@check(
+    "R1-2026-07-28-mcp-method-header",
+    "A modern request without Mcp-Method, or whose Mcp-Method differs from the body's "
+    "method, gets HTTP 400 and -32020 (HeaderMismatch).",
+)
+def check_modern_method_header(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    for value, what in ((None, "no Mcp-Method"), ("prompts/list", "Mcp-Method prompts/list")):
+        reply, message, rid = _modern(c, "tools/list", headers={"Mcp-Method": value})
+        _expect_refusal(c, reply, message, rid, -32020, f"tools/list with {what}")
+
+
+@check(
+    "R1-2026-07-28-mcp-name-header",
+    "A modern tools/call without Mcp-Name, or whose Mcp-Name differs from the tool "
+    "called, gets HTTP 400 and -32020 (HeaderMismatch) before anything runs.",
+)
+def check_modern_name_header(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    token = c.roles.need("agent_token")
+    params = {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
+    for value, what in ((None, "no Mcp-Name"), ("cancel_graph_run", "Mcp-Name cancel_graph_run")):
+        reply, message, rid = _modern(
+            c, "tools/call", params, headers={"Mcp-Name": value}, token=token
+        )
+        _expect_refusal(c, reply, message, rid, -32020, f"tools/call get_graph_run with {what}")
+
+
+@check(
+    "R1-2026-07-28-result-type",
+    'Every modern result (tools/list, tools/call, server/discover) carries resultType "complete".',
+)
+def check_modern_result_type(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    token = c.roles.need("agent_token")
+    calls: list[tuple[str, dict[str, Any] | None]] = [
+        ("tools/list", None),
+        (
+            "tools/call",
+            {"name": "list_graph_sessions", "arguments": {"project_id": c.roles.project_id}},
+        ),
+        ("server/discover", None),
+    ]
+    for method, params in calls:
+        reply, message, _ = _modern(c, method, params, token=token)
+        result = _result(message)
+        if result is None and method == "server/discover":
+            continue  # its absence is R1-2026-07-28-discover's finding
+        c.expect(result is not None, f"{method} answered HTTP {reply.status} without a result")
+        assert result is not None
+        c.expect.equal(result.get("resultType"), "complete", f"{method} result's resultType")
+
+
+@check(
+    "R1-2026-07-28-caching-hints",
+    "A modern tools/list result carries ttlMs (a non-negative integer) and cacheScope "
+    '("public" or "private").',
+)
+def check_modern_caching_hints(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    reply, message, _ = _modern(c, "tools/list")
+    result = _result(message)
+    c.expect(result is not None, f"tools/list answered HTTP {reply.status} without a result")
+    assert result is not None
+    ttl = result.get("ttlMs")
+    c.expect(
+        isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0,
+        f"ttlMs should be a non-negative integer, got {ttl!r}",
+    )
+    c.expect(
+        result.get("cacheScope") in ("public", "private"),
+        f'cacheScope should be "public" or "private", got {result.get("cacheScope")!r}',
+    )
+
+
+@check("R1-2026-07-28-get-405", "A GET on the MCP endpoint gets HTTP 405 (no GET stream).")
+def check_modern_get_405(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    reply = c.wire.http("GET", c.target.mcp_url, {"Accept": "text/event-stream"})
+    c.expect.equal(reply.status, 405, "HTTP status of GET on the MCP endpoint")
+
+
+# ---------------------------------------------------------------------- legacy revisions
+def _legacy_initialize(revision: str) -> Any:
+    def check_legacy_initialize(osf_conf: Conformance) -> None:
+        c = osf_conf
+        need_revision(c.target, revision)
+        answered = served_revisions(c.target).initialize_answers.get(revision)
+        c.expect.equal(
+            answered, revision, f"the revision initialize answers when {revision} is offered"
+        )
+        client = c.wire.initialized(c.roles.mcp(None, protocol=revision))
+        try:
+            tools = client.list_tools()
+        except Exception as err:
+            c.expect.fail(f"tools/list in a {revision} session failed: {err}")
+        c.expect.equal(len(tools), 4, f"tools listed in a {revision} session")
+
+    check_legacy_initialize.__name__ = "check_initialize_" + revision.replace("-", "_")
+    return check(
+        f"R1-{revision}-initialize",
+        f"initialize offering {revision} is answered with {revision}, and that session "
+        "lists the four tools.",
+    )(check_legacy_initialize)
+
+
+check_initialize_2025_11_25 = _legacy_initialize("2025-11-25")
+check_initialize_2025_06_18 = _legacy_initialize("2025-06-18")
+
+
+# ---------------------------------------------------------------------- every revision
+@check(
+    "R1-eras-consistent",
+    "The revisions server/discover lists are the ones initialize accepts: a legacy "
+    "revision it does not list is not served through initialize, and one it lists is.",
+)
+def check_eras_consistent(osf_conf: Conformance) -> None:
+    c = osf_conf
+    found = served_revisions(c.target)
+    if found.discover is None:
+        c.expect.note("no server/discover: eras found through initialize only")
+        return
+    listed = found.discover.get("supportedVersions")
+    listed = listed if isinstance(listed, list) else []
+    for revision, answered in found.initialize_answers.items():
+        if revision in listed:
+            c.expect.equal(answered, revision, f"initialize offering {revision} (listed)")
+        else:
+            c.expect(
+                answered is None,
+                f"server/discover does not list {revision}, yet initialize offering it was "
+                f"answered with a session ({answered})",
+            )
+    c.expect.note(f"serves {', '.join(found.served)}")
+
+
+@check(
+    "R1-origin",
+    "A tools/call carrying a foreign Origin header gets HTTP 403 and queues nothing; the "
+    "same call without Origin is served.",
+)
+def check_origin(osf_conf: Conformance) -> None:
+    c = osf_conf
+    client = c.wire.initialized(c.roles.agent)
+    args = c.agent.run_args()
+    params = client.envelope("tools/call", {"name": "run_graph_session", "arguments": args})
+    assert params is not None
+    headers = {**client.request_headers("tools/call", "run_graph_session")}
+    headers["Origin"] = FOREIGN_ORIGIN
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
+    ).encode()
+    reply = c.wire.http("POST", client.url, headers, body)
+    c.wire.decisive()
+    out = decode_reply(reply)
+    if out.kind == "result" and isinstance(out.structured, dict):
+        command_id = out.structured.get("command_id")
+        if isinstance(command_id, str):
+            c.runs.track(client, command_id)
+    c.expect.equal(reply.status, 403, f"HTTP status of tools/call with Origin {FOREIGN_ORIGIN}")
+    c.desktop.expect_nothing_queued(
+        args["arguments"], f"tools/call with Origin {FOREIGN_ORIGIN} got 403"
+    )
+    served = c.agent.run(c.agent.run_args(), by=client)
+    c.expect(served.kind == "result", f"the call without Origin answered {served.describe()}")
+
+
+@check(
+    "R1-public-url",
+    "The protected-resource metadata and the 401 challenge name the server's own URL, "
+    "never one taken from the request's Host header.",
+)
+def check_public_url(osf_conf: Conformance) -> None:
+    c = osf_conf
+    origin = c.target.origin
+    reply = c.wire.http(
+        "GET",
+        origin + "/.well-known/oauth-protected-resource",
+        {"Accept": "application/json", "Host": FOREIGN_HOST},
+    )
+    c.wire.decisive()
+    text = reply.body.decode("utf-8", "replace")
+    c.expect(
+        FOREIGN_HOST not in text,
+        f"the metadata names {FOREIGN_HOST!r} after a request with Host: {FOREIGN_HOST}: "
+        f"{text[:300]}",
+    )
+    client = c.wire.initialized(c.roles.anonymous)
+    params = client.envelope(
+        "tools/call", {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
+    )
+    headers = {**client.request_headers("tools/call", "get_graph_run"), "Host": FOREIGN_HOST}
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
+    ).encode()
+    challenge = c.wire.http("POST", client.url, headers, body)
+    value = {k.lower(): v for k, v in challenge.headers.items()}.get("www-authenticate", "")
+    c.expect(
+        FOREIGN_HOST not in value,
+        f"the challenge names {FOREIGN_HOST!r} after a request with Host: {FOREIGN_HOST}: {value}",
+    )

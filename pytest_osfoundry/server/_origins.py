@@ -1,0 +1,62 @@
+"""Which browser origins may call the server (SPEC R1, MCP transport security).
+
+A request whose ``Origin`` header is present and not allowed gets 403 before
+anything else happens (DNS rebinding protection); a request without ``Origin`` —
+every non-browser client — is served. Allowed: loopback origins (``localhost``,
+``127.0.0.1``, ``[::1]``, any port, http or https), the server's own public origin,
+and the origins the operator adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+__all__ = ["OriginPolicy", "origin_of"]
+
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def origin_of(url: str) -> str:
+    """The origin (``scheme://host[:port]``, lower-cased) of an absolute http(s) URL.
+
+    Raises:
+        ValueError: ``url`` is not an absolute ``http``/``https`` URL with a host.
+    """
+    if not isinstance(url, str):
+        raise ValueError(f"expected an http(s) URL, got {url!r}")
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as err:
+        raise ValueError(f"not a valid URL: {url!r} ({err})") from None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        raise ValueError(f"expected an absolute http(s) URL, got {url!r}")
+    shown = f"[{host}]" if ":" in host else host
+    default = 80 if scheme == "http" else 443
+    return f"{scheme}://{shown}" + ("" if port in (None, default) else f":{port}")
+
+
+class OriginPolicy:
+    """The allowed origins: loopback, the server's own, and ``extra``.
+
+    ``extra`` entries must be origins (``https://app.example``); a malformed one is a
+    :class:`ValueError` naming it.
+    """
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        if isinstance(extra, str):
+            extra = [extra]
+        self.extra = frozenset(origin_of(o) for o in extra)
+
+    def allows(self, sent: str, own_origin: str) -> bool:
+        """Whether a request with ``Origin: sent`` may be served by a server at ``own_origin``."""
+        try:
+            origin = origin_of(sent)
+        except ValueError:
+            return False  # "null", garbage: not an origin this server knows
+        if urlsplit(origin).hostname in _LOOPBACK_HOSTS:
+            return True
+        return origin == own_origin or origin in self.extra
