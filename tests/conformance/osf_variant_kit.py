@@ -69,7 +69,6 @@ RELAY_PREFIX = "/external-assistants/graph-relays"
 PROTOCOL_VERSION = "2025-11-25"
 _COMMANDS = RELAY_PREFIX + "/commands/"
 _MCP_POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 def is_uuid(value: object) -> bool:
@@ -155,9 +154,12 @@ def with_json(response: Response, payload: Any) -> Response:
 def tool_result(msg_id: Any, content: Mapping[str, Any], like: Response | None = None) -> Response:
     """A successful ``tools/call`` answer carrying ``content`` (SPEC R3's shape).
 
-    With the headers of ``like`` (an answer of the server's to a tool call) when given.
+    With the headers of ``like`` (an answer of the server's to a tool call) when given,
+    and its result's other members (e.g. the modern era's ``resultType``).
     """
+    kept = _result(like) if like is not None else None
     result = {
+        **(kept or {}),
         "content": [{"type": "text", "text": dumps(content).decode()}],
         "structuredContent": dict(content),
     }
@@ -310,6 +312,12 @@ class Wrapped:
         )
         return self._made
 
+    def serve_at(self, origin: str) -> None:
+        """The door that serves this wrapper names the inner server's public URL."""
+        adopt = getattr(self.inner, "serve_at", None)
+        if adopt is not None:
+            adopt(origin)
+
     @property
     def made(self) -> Provisioned:
         """The credentials :meth:`provision` made."""
@@ -350,8 +358,9 @@ class Wrapped:
     def call_tool(self, like: Request, token: str, name: str, arguments: Any) -> Response:
         """A ``tools/call`` of the wrapper's own, as ``token``.
 
-        It rides on ``like``'s MCP session when ``like`` is an MCP request, else on a
-        session the wrapper opened for itself.
+        It rides on a legacy MCP session the wrapper opened for itself (the reference
+        server is dual-era), whatever revision ``like`` spoke: a modern request's
+        envelope is per request and cannot be borrowed.
         """
         message = {
             "jsonrpc": "2.0",
@@ -363,8 +372,6 @@ class Wrapped:
         return self.inner(Request("POST", self.mcp_path, headers, dumps(message)))
 
     def _mcp_headers(self, like: Request) -> dict[str, str]:
-        if like.path == self.mcp_path:
-            return {k: v for k, v in like.headers.items() if k in _SESSION_HEADERS}
         if self._session is None:
             self._session = self._open_session()
         return self._session
