@@ -144,6 +144,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="int",
         metavar="SECONDS",
     ),
+    OptionSpec(
+        "--osf-concurrency",
+        "how many checks run at once in this process (default 8, chosen by "
+        "benchmarks/bench_latency.py; 1 runs them one after another)",
+        kind="int",
+        metavar="N",
+    ),
 )
 
 _BY_DEST = {spec.dest: spec for spec in OPTIONS}
@@ -191,6 +198,7 @@ class Settings:
     osf_timing: bool = False
     osf_timing_samples: int = 60
     osf_timeout: int = 10
+    osf_concurrency: int = 8
 
     def __repr__(self) -> str:
         shown = []

@@ -45,6 +45,7 @@ class CheckResult:
     message: str = ""
     exchange: dict[str, Any] | None = None
     duration: float = 0.0
+    requests: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's entry for this check."""
@@ -59,6 +60,7 @@ class CheckResult:
             "message": self.message,
             "exchange": self.exchange,
             "duration": round(self.duration, 4),
+            "requests": self.requests,
             "nodeid": self.nodeid,
         }
 
@@ -142,6 +144,9 @@ class Results:
             )
             self.checks[report.nodeid] = result
         result.duration += float(getattr(report, "duration", 0.0) or 0.0)
+        requests = data.get("requests")
+        if isinstance(requests, int):
+            result.requests = max(result.requests, requests)
         outcome = data.get("outcome")
         if report.when == "teardown":
             if outcome == "failed" and result.outcome in ("passed", "xpassed"):

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from types import FrameType
 
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
+from pytest_osfoundry.server._latency import check_latency
 
 __all__ = ["main"]
 
@@ -37,7 +38,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
     try:
-        loop = LoopbackServer(server, host=args.host, port=args.port)
+        handler = Delayed(server, args.latency) if args.latency else server
+        loop = LoopbackServer(handler, host=args.host, port=args.port)
     except (OSError, ValueError) as err:
         print(
             f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
@@ -80,6 +82,17 @@ def _port(text: str) -> int:
     return port
 
 
+def _latency(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    try:
+        return check_latency(seconds)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``osfoundry-fake`` argument parser (``serve`` and ``relay``)."""
     parser = argparse.ArgumentParser(
@@ -98,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=_port, default=0, help="port (default 0: a free one)")
     serve.add_argument("--mcp-path", default="/mcp", help="path of the MCP endpoint (default /mcp)")
     serve.add_argument("--project-id", help="fix the project id (default: random)")
+    serve.add_argument(
+        "--latency",
+        type=_latency,
+        default=0.0,
+        metavar="SECONDS",
+        help="delay every answer by SECONDS (default 0), like a server a round trip away",
+    )
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")
     serve.set_defaults(func=_serve)
