@@ -1,4 +1,4 @@
-"""The conformance suite: SPEC.md's rules as named checks against any server.
+"""The conformance suite: the rules of docs/spec.md as named checks against any server.
 
 ``pytest --osf-target=URL`` (or ``--osf-target=embedded``) runs the checks in
 :mod:`pytest_osfoundry.conformance.checks` against a server and reports, rule by

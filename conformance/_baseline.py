@@ -15,12 +15,13 @@ writes the checks failing now in this format.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Baseline", "BaselineError", "read_baseline", "write_baseline"]
+__all__ = ["Baseline", "BaselineError", "decode_baseline", "read_baseline", "write_baseline"]
 
 _ID = re.compile(r"[DR]\d{1,2}-[a-z0-9]+(?:-[a-z0-9]+)*")
 
@@ -68,10 +69,32 @@ def read_baseline(path: str | Path) -> Baseline:
         BaselineError: the file is missing, unreadable or malformed.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as err:
         raise BaselineError(f"cannot read baseline {path}: {err.strerror or err}") from err
-    return parse_baseline(text, str(path))
+    return parse_baseline(decode_baseline(data, str(path)), str(path))
+
+
+def decode_baseline(data: bytes, path: str = "<baseline>") -> str:
+    """The text of a baseline file: UTF-8 with or without a BOM, or UTF-16 with a BOM
+    (what Windows PowerShell's ``>`` writes).
+
+    Raises:
+        BaselineError: any other encoding (the message says which ones are read).
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        encoding, body = "utf-8", data[len(codecs.BOM_UTF8) :]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding, body = "utf-16", data
+    else:
+        encoding, body = "utf-8", data
+    try:
+        return body.decode(encoding)
+    except UnicodeDecodeError as err:
+        raise BaselineError(
+            f"{path} is not {encoding.upper()} text (byte {err.start}: {err.reason}); "
+            "save it as UTF-8 (or UTF-16 with a byte-order mark)"
+        ) from None
 
 
 def write_baseline(path: str | Path, ids: Iterable[str], header: Iterable[str] = ()) -> None:

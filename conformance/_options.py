@@ -139,6 +139,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="N",
     ),
     OptionSpec(
+        "--osf-strict",
+        "count every check that could not run (a missing credential, an opt-in left out) "
+        "as a failure: a CI gate cannot go green while checking little",
+        kind="flag",
+    ),
+    OptionSpec(
         "--osf-timeout",
         "seconds to wait for each HTTP reply (default 10)",
         kind="int",
@@ -197,6 +203,7 @@ class Settings:
     osf_level: str = "all"
     osf_timing: bool = False
     osf_timing_samples: int = 60
+    osf_strict: bool = False
     osf_timeout: int = 10
     osf_concurrency: int = 8
 
@@ -224,20 +231,29 @@ class Settings:
     ) -> Settings:
         """Build from option values (``None`` = not given) and an environment.
 
+        An environment variable that is set but empty (or blank) is an error, not
+        "not given": an undefined CI secret expands to exactly that, and treating it as
+        absent would let the suite skip what it cannot check and still pass.
+
         Raises:
-            pytest.UsageError: a value is malformed; the message names the option and
-                its environment variable.
+            pytest.UsageError: a value is malformed or an ``OSF_...`` variable is empty;
+                the message names the option and its environment variable.
         """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for spec in OPTIONS:
             raw = given.get(spec.dest)
             source = spec.flag
+            if isinstance(raw, str) and raw.strip() == "":
+                raise pytest.UsageError(f"{spec.flag} is empty: give it a value or leave it out")
             if raw is None:
                 raw = env.get(spec.env)
                 source = spec.env
-                if raw is not None and spec.kind != "flag" and raw.strip() == "":
-                    raw = None
+                if raw is not None and raw.strip() == "":
+                    raise pytest.UsageError(
+                        f"{spec.env} is set but empty: give it a value or unset it "
+                        f"(an undefined CI secret expands to an empty string) [{spec.flag}]"
+                    )
             if raw is None:
                 continue
             values[spec.dest] = _convert(spec, raw, source)

@@ -43,6 +43,8 @@ from pytest_osfoundry.conformance._baseline import (
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._options import Settings, add_options
+from pytest_osfoundry.conformance._outputs import check_output_paths
+from pytest_osfoundry.conformance._preflight import PreflightError, preflight
 from pytest_osfoundry.conformance._registry import all_checks, check_info
 from pytest_osfoundry.conformance._report import (
     Results,
@@ -91,6 +93,7 @@ _BASELINE = pytest.StashKey[Baseline | None]()
 _SUMMARY = pytest.StashKey[Summary]()
 _WRITTEN = pytest.StashKey[list[str]]()
 _CONF = pytest.StashKey[Conformance]()
+_PREFLIGHT_FAILED = pytest.StashKey[bool]()
 
 _CURL_LIMIT = 20_000
 _HISTORY = 8
@@ -138,6 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except BaselineError as err:
             raise pytest.UsageError(f"--osf-baseline: {err}") from None
     config.stash[_BASELINE] = baseline
+    check_output_paths(settings)
     if not settings.active:
         return
     try:
@@ -168,11 +172,40 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     line = (
         f"osfoundry conformance suite {__version__} (spec {SPEC_REVISION}): "
         f"target {describe_target(settings)}, level {settings.osf_level}"
+        + (", strict" if settings.osf_strict else "")
     )
     baseline = config.stash.get(_BASELINE, None)
     if baseline is not None:
         line += f", baseline {baseline.path} ({len(baseline.ids)} listed)"
     return [line]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Preflight: one cheap request per credential before any check (and before xdist
+    starts its workers), so a configuration error is one message and exit code 4."""
+    config = session.config
+    settings = _settings(config)
+    if not settings.active or _is_worker(config) or _collect_only(config):
+        return
+    problem = None
+    try:
+        target = resolve_target(settings)
+    except TargetError as err:
+        raise pytest.UsageError(str(err)) from None
+    try:
+        preflight(target)
+    except PreflightError as err:
+        problem = str(err)
+    finally:
+        target.close()
+    if problem is not None:
+        config.stash[_PREFLIGHT_FAILED] = True
+        raise pytest.UsageError(f"osfoundry preflight: {problem}")
+
+
+def _collect_only(config: pytest.Config) -> bool:
+    return bool(config.getoption("collectonly", False))
 
 
 # ---------------------------------------------------------------------- collection
@@ -434,10 +467,19 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = result.get_result()
     secrets = item.config.stash.get(_SECRETS, set())
     info = check_info(getattr(item, "obj", None))
+    not_run = False
+    if info is not None and report.skipped and not hasattr(report, "wasxfail"):
+        not_run = True
+        if _settings(item.config).osf_strict:
+            reason = _skip_reason(report)
+            report.outcome = "failed"
+            report.longrepr = f"could not run, a failure under --osf-strict: {reason}"
     if info is not None and (report.when == "call" or not report.passed):
         conf = item.stash.get(_CONF, None)
         outcome = _outcome(report)
-        if outcome == "passed":
+        if not_run and outcome == "failed":
+            message = str(report.longrepr)
+        elif outcome == "passed":
             message = info.asserts
             if conf is not None and conf.notes:
                 message += " (" + "; ".join(conf.notes) + ")"
@@ -468,6 +510,7 @@ def pytest_runtest_makereport(
             "outcome": outcome,
             "message": message,
             "exchange": exchange,
+            "not_run": not_run,
             "requests": conf.wire.requests if conf is not None else 0,
         }
         if report.when == "call":
@@ -497,7 +540,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the reports and the baseline; fail the run on stale baseline entries."""
     config = session.config
     results = config.stash.get(_RESULTS, None)
-    if _is_worker(config) or results is None:
+    if _is_worker(config) or results is None or config.stash.get(_PREFLIGHT_FAILED, False):
         return
     settings = _settings(config)
     baseline = config.stash.get(_BASELINE, None)
@@ -550,7 +593,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = _settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level}"
+        f"· level {settings.osf_level}" + (" · strict" if settings.osf_strict else "")
     )
     terminalreporter.write_sep("=", "osfoundry conformance")
     quiet = config.get_verbosity() < 0

@@ -67,9 +67,9 @@ _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of SPEC.md, as ``rules.toml`` describes it.
+    """One rule of docs/spec.md, as ``rules.toml`` describes it.
 
-    ``rule_id``, ``title``, ``spec`` (where SPEC.md states it), ``level`` (``D`` rules
+    ``rule_id``, ``title``, ``spec`` (the rule's anchor in docs/spec.md), ``level`` (``D`` rules
     are documented, ``R`` rules reconstructed), ``area`` (the default report area),
     ``why`` (why the kit checks it), ``source`` (where the behaviour comes from) and
     ``how`` (what a reader of a failure needs to know, or ``None``).
@@ -150,7 +150,7 @@ def _load_rules() -> dict[str, Rule]:
     return parse_rules(data.read_text(encoding="utf-8"))
 
 
-#: Every rule the suite checks, by id (SPEC.md §2-§4), read from :data:`RULES_FILE`.
+#: Every rule the suite checks, by id (docs/spec.md), read from :data:`RULES_FILE`.
 RULES: dict[str, Rule] = _load_rules()
 
 

@@ -14,6 +14,8 @@ a stale baseline entry, which fails the run).
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from pytest_osfoundry.conformance._registry import AREAS
 __all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+_OPTION = re.compile(r"--osf-[a-z][a-z-]*[a-z]")
 
 
 @dataclass
@@ -46,6 +49,9 @@ class CheckResult:
     exchange: dict[str, Any] | None = None
     duration: float = 0.0
     requests: int = 0
+    """The HTTP requests the check sent (its clean-up excluded)."""
+    not_run: bool = False
+    """The check could not run; under ``--osf-strict`` that is its failure."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's entry for this check."""
@@ -75,6 +81,10 @@ class Summary:
     skipped: int
     stale: tuple[str, ...]
     unknown: tuple[str, ...]
+    not_run: int = 0
+    """Checks that could not run (skipped, or failed for that under ``--osf-strict``)."""
+    missing: tuple[str, ...] = ()
+    """The options that would let them run, in first-seen order."""
 
     @property
     def unexpected(self) -> int:
@@ -95,6 +105,11 @@ class Summary:
         if self.stale:
             entries = "entry" if len(self.stale) == 1 else "entries"
             text += f", {len(self.stale)} stale baseline {entries}"
+        if self.not_run:
+            checks = "check" if self.not_run == 1 else "checks"
+            text += f"; {self.not_run} {checks} did not run"
+            if self.missing:
+                text += f" (give {', '.join(self.missing)} to run them)"
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -107,6 +122,8 @@ class Summary:
             "skipped": self.skipped,
             "stale_baseline_entries": list(self.stale),
             "unknown_baseline_entries": list(self.unknown),
+            "not_run": self.not_run,
+            "options_to_run_them": list(self.missing),
             "ok": self.ok,
             "line": self.line(),
         }
@@ -158,6 +175,7 @@ class Results:
         if isinstance(outcome, str) and outcome in OUTCOMES:
             result.outcome = outcome
             result.message = str(data.get("message", ""))
+            result.not_run = bool(data.get("not_run", False))
             exchange = data.get("exchange")
             result.exchange = exchange if isinstance(exchange, dict) else None
 
@@ -178,6 +196,12 @@ class Results:
         unknown: tuple[str, ...] = ()
         if baseline is not None and known_ids:
             unknown = tuple(i for i in baseline.ids if i not in known)
+        not_run = [r for r in self.ordered() if r.outcome == "skipped" or r.not_run]
+        missing: list[str] = []
+        for r in not_run:
+            for option in _OPTION.findall(r.message):
+                if option not in missing:
+                    missing.append(option)
         return Summary(
             passed=sum(r.outcome in ("passed", "xpassed") for r in results),
             failed=sum(r.outcome in ("failed", "xfailed") for r in results),
@@ -185,6 +209,8 @@ class Results:
             skipped=sum(r.outcome == "skipped" for r in results),
             stale=stale,
             unknown=unknown,
+            not_run=len(not_run),
+            missing=tuple(missing),
         )
 
     def failing_ids(self) -> list[str]:
@@ -206,7 +232,9 @@ def terminal_lines(
 ) -> list[tuple[str, dict[str, bool]]]:
     """The terminal summary as ``(text, markup)`` lines (markup for TerminalWriter).
 
-    Check lines are cut to ``width`` characters when it is positive.
+    When ``width`` is positive and a check's line would be longer, the reason wraps
+    onto indented lines under the row (nothing is cut off: a skip reason names the
+    option to give).
     """
     lines: list[tuple[str, dict[str, bool]]] = [(header, {"bold": True})]
     ordered = results.ordered()
@@ -225,10 +253,25 @@ def terminal_lines(
             "xfailed": {"yellow": True},
             "xpassed": {"red": True, "bold": True},
         }[r.outcome]
-        text = f"  {_LABEL[r.outcome]:<17} {r.check_id:<{id_width}}  {_first_line(r.message)}"
-        if width > 0 and len(text) > width:
-            text = text[: width - 1] + "…"
-        lines.append((text, markup))
+        row = f"  {_LABEL[r.outcome]:<17} {r.check_id:<{id_width}}"
+        reason = _first_line(r.message)
+        if width <= 0 or len(row) + 2 + len(reason) <= width:
+            lines.append((f"{row}  {reason}".rstrip(), markup))
+            continue
+        indent = " " * 6
+        first = f"{row}  "
+        if width - len(first) < 20:  # too little room beside the row: all of it below
+            lines.append((row.rstrip(), markup))
+            first = indent
+        wrapped = textwrap.wrap(
+            reason,
+            max(width, 40),
+            initial_indent=first,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        lines += [(part, markup) for part in wrapped]
     if summary.stale:
         lines.append(
             (
@@ -245,7 +288,12 @@ def terminal_lines(
             )
         )
     color = {"green": True} if summary.ok else {"red": True}
-    lines.append((summary.line(), {**color, "bold": True}))
+    closing = [summary.line()]
+    if width > 0:
+        closing = textwrap.wrap(
+            summary.line(), width, break_on_hyphens=False, break_long_words=False
+        )
+    lines += [(part, {**color, "bold": True}) for part in closing]
     return lines
 
 

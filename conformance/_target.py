@@ -181,6 +181,10 @@ def load_factory(ref: str) -> Callable[[], Any]:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise TargetError(f"embedded:{ref}: cannot import {module_name!r}: {err}") from err
+    except Exception as err:  # a broken module: say so in one line, not a traceback
+        raise TargetError(
+            f"embedded:{ref}: importing {module_name!r} raised {type(err).__name__}: {err}"
+        ) from err
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise TargetError(f"embedded:{ref}: {module_name} has no callable {attr!r}")
@@ -193,7 +197,13 @@ def _embedded(settings: Settings, ref: str | None, http: httpx.Client) -> Target
 
         server: Any = ReferenceServer()
     else:
-        server = load_factory(ref)()
+        factory = load_factory(ref)
+        try:
+            server = factory()
+        except Exception as err:
+            raise TargetError(
+                f"embedded:{ref}: the factory raised {type(err).__name__}: {err}"
+            ) from err
     provision = getattr(server, "provision", None)
     if not callable(server) or not callable(provision):
         raise TargetError(

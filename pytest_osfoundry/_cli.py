@@ -1,10 +1,16 @@
 """``osfoundry-fake``: the reference server and the fake desktop relay as programs.
 
 ``osfoundry-fake serve`` starts the reference server on loopback with one owner,
-project, desktop and agents provisioned, prints exactly one JSON line describing it
-(``mcp_url``, ``relay_url``, ``project_id`` and the tokens) and serves until SIGINT
-or SIGTERM. ``osfoundry-fake relay`` runs the fake desktop relay on real time against
-any server (see :mod:`pytest_osfoundry.relay._cli`).
+project, desktop and agents provisioned, and a second account (the *stranger*: an
+agent, a desktop and a project of its own), prints exactly one JSON line describing
+it (``mcp_url``, ``relay_url``, the project ids and every token: the names match the
+suite's ``--osf-...`` options) and serves until SIGINT or SIGTERM. With ``--relay``
+it also runs the fake desktop in the same process on real time, sharing
+``--sessions`` generated sessions (listed in the JSON line as ``sessions``) and
+running each queued command on a fake Graph of ``--graph-duration`` seconds, so one
+command gives a complete round trip for an agent written in any language.
+``osfoundry-fake relay`` runs the fake desktop relay alone, against any server (see
+:mod:`pytest_osfoundry.relay._cli`).
 """
 
 from __future__ import annotations
@@ -16,16 +22,73 @@ import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
+from typing import Any
 
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._latency import check_latency
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+#: Seconds ``serve --relay`` waits for the desktop's first sync before giving up.
+_FIRST_SYNC_TIMEOUT = 15.0
+
+
+class _Desktop:
+    """The fake desktop of ``serve --relay``: a FakeRelay on real time in a thread."""
+
+    def __init__(self, origin: str, desktop_token: str, project_id: str, args: Any) -> None:
+        from pytest_osfoundry.client._relay_client import RelayClient
+        from pytest_osfoundry.client._transport import HttpxTransport
+        from pytest_osfoundry.engine._fake_engine import FakeEngine
+        from pytest_osfoundry.engine._graph import Fixed, Graph
+        from pytest_osfoundry.engine._sessions import make_sessions
+        from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
+        from pytest_osfoundry.relay._outbox import MemoryOutbox
+
+        self.clock = RealClock()
+        self.transport = HttpxTransport(timeout=10.0)
+        client = RelayClient(self.transport, origin, desktop_token)
+        sessions = make_sessions(args.sessions, seed=0)
+        self.sessions = [s.to_dict() for s in sessions]
+        engine = FakeEngine(self.clock, default=Graph(duration=Fixed(args.graph_duration)))
+        self.relay = FakeRelay(
+            self.clock,
+            client,
+            engine,
+            interval=args.interval,
+            outbox=MemoryOutbox(),
+        )
+        self.synced = threading.Event()
+
+        def on_event(event: RelayEvent) -> None:
+            if event.kind == "synced":
+                self.synced.set()
+
+        self.relay.on_event(on_event)
+        self.relay.share(project_id, sessions)
+        self.thread = threading.Thread(target=self.clock.run, name="osf-fake-desktop", daemon=True)
+
+    def start(self) -> bool:
+        """Start polling; whether the first sync succeeded in time."""
+        self.relay.start()
+        self.thread.start()
+        return self.synced.wait(_FIRST_SYNC_TIMEOUT)
+
+    def stop(self) -> None:
+        """Stop polling and the clock, and close the HTTP client."""
+        self.relay.stop()
+        self.clock.stop()
+        self.thread.join(timeout=10.0)
+        self.transport.close()
 
 
 def _serve(args: argparse.Namespace) -> int:
-    server = ReferenceServer(RealClock(), mcp_path=args.mcp_path)
+    try:
+        server = ReferenceServer(RealClock(), mcp_path=args.mcp_path)
+    except ValueError as err:
+        print(f"osfoundry-fake serve: --mcp-path: {err}", file=sys.stderr)
+        return 2
     try:
         info = server.provision(
             project_id=args.project_id,
@@ -53,7 +116,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    line = {
+    line: dict[str, Any] = {
         "mcp_url": loop.origin + args.mcp_path,
         "relay_url": loop.origin,
         "project_id": info.project_id,
@@ -61,15 +124,55 @@ def _serve(args: argparse.Namespace) -> int:
         "other_agent_token": info.other_agent_token,
         "read_token": info.read_token,
         "desktop_token": info.desktop_token,
+        "stranger_token": info.stranger_token,
+        "stranger_desktop_token": info.stranger_desktop_token,
+        "stranger_project_id": info.stranger_project_id,
     }
+    desktop = None
+    if args.relay:
+        desktop = _Desktop(loop.origin, info.desktop_token, info.project_id, args)
+        if not desktop.start():
+            desktop.stop()
+            loop.close()
+            print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
+            return 1
+        line["sessions"] = desktop.sessions
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
     try:
         while not stop.wait(0.5):
             pass
     finally:
+        if desktop is not None:
+            desktop.stop()
         loop.close()
     return 0
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
+def _session_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be 0-100 (a sync carries at most 100): {text!r}")
+    return value
+
+
+def _mcp_path(text: str) -> str:
+    if not text.startswith("/"):
+        raise argparse.ArgumentTypeError(f"must start with '/', like /mcp: {text!r}")
+    return text
 
 
 def _port(text: str) -> int:
@@ -104,12 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="start the reference server on loopback and print one JSON line",
         description="Start the reference server with one owner, project, desktop and three "
-        "agents; print one JSON line (mcp_url, relay_url, project_id, agent_token, "
-        "other_agent_token, read_token, desktop_token) and serve until SIGINT/SIGTERM.",
+        "agents, and a second account (stranger agent, desktop and project); print one JSON "
+        "line (mcp_url, relay_url, project_id, agent_token, other_agent_token, read_token, "
+        "desktop_token, stranger_token, stranger_desktop_token, stranger_project_id; with "
+        "--relay also sessions) and serve until SIGINT/SIGTERM.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=0, help="port (default 0: a free one)")
-    serve.add_argument("--mcp-path", default="/mcp", help="path of the MCP endpoint (default /mcp)")
+    serve.add_argument(
+        "--mcp-path", type=_mcp_path, default="/mcp", help="path of the MCP endpoint (default /mcp)"
+    )
     serve.add_argument("--project-id", help="fix the project id (default: random)")
     serve.add_argument(
         "--latency",
@@ -120,6 +227,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")
+    serve.add_argument(
+        "--relay",
+        action="store_true",
+        help="also run the fake desktop in this process on real time, so queued runs get "
+        "picked up, run and completed",
+    )
+    serve.add_argument(
+        "--interval", type=_positive, default=20.0, help="with --relay: seconds between passes (20)"
+    )
+    serve.add_argument(
+        "--graph-duration",
+        type=_positive,
+        default=5.0,
+        help="with --relay: seconds each fake Graph runs (default 5)",
+    )
+    serve.add_argument(
+        "--sessions",
+        type=_session_count,
+        default=3,
+        help="with --relay: sessions the desktop shares (default 3)",
+    )
     serve.set_defaults(func=_serve)
     try:
         from pytest_osfoundry.relay._cli import add_relay_parser

@@ -11,8 +11,9 @@ or override the ``osf_config`` fixture. Fixtures:
 
 * ``osf_world`` — the :class:`~pytest_osfoundry.world.OsfWorld` (everything below).
 * ``osf_clock`` — its :class:`~pytest_osfoundry.clock.VirtualClock`; while it is in
-  use ``datetime.now()``/``time.time()`` follow it (freezegun), and with
-  ``patch_sleep=True`` ``time.sleep(s)`` advances it instead of sleeping.
+  use ``datetime.now()``/``time.time()`` follow it (freezegun). ``patch_sleep=True``
+  implies it (no need to request ``osf_clock``): ``time.sleep(s)`` advances it
+  instead of sleeping.
 * ``osf_server`` — the :class:`~pytest_osfoundry.server.ReferenceServer`
   (``osf_server.provisioned`` holds the tokens and project id).
 * ``osf_relay`` — the started :class:`~pytest_osfoundry.relay.FakeRelay`.
@@ -22,6 +23,10 @@ or override the ``osf_config`` fixture. Fixtures:
 * ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
   strict: other hosts raise), so your own httpx code reaches it.
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
+
+The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
+your own requests through ``osf_respx`` and ``osf_loopback`` as they do to the kit's
+agent: a dropped reply reached the server, and your client gets a transport error.
 """
 
 from __future__ import annotations
@@ -84,34 +89,57 @@ def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
 
 
 @pytest.fixture
-def osf_world(osf_config: WorldConfig) -> OsfWorld:
-    """A fresh fake round trip (server, relay, engine, clock) for this test."""
+def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWorld:
+    """A fresh fake round trip (server, relay, engine, clock) for this test.
+
+    With ``patch_sleep=True`` the virtual clock is put in charge at once, as if the
+    test had requested ``osf_clock``.
+    """
     try:
-        return OsfWorld(osf_config)
+        world = OsfWorld(osf_config)
     except (TypeError, ValueError) as err:
         raise pytest.UsageError(f"osf configuration: {err}") from None
+    if _marker_options(request).get("patch_sleep"):
+        _take_over_time(world, request)
+    return world
 
 
-@pytest.fixture
-def osf_clock(
-    osf_world: OsfWorld, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[VirtualClock]:
-    """The virtual clock; ``datetime.now()``/``time.time()`` follow it while the test runs."""
+_CLOCK_ACTIVE = pytest.StashKey[VirtualClock]()
+
+
+def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
+    """Make ``datetime.now()``/``time.time()`` follow the world's clock (and
+    ``time.sleep`` advance it under ``patch_sleep``) until the test ends; once per test."""
+    active: VirtualClock | None = request.node.stash.get(_CLOCK_ACTIVE, None)
+    if active is not None:
+        return active
     from freezegun import freeze_time
 
-    clock = osf_world.clock
+    clock = world.clock
     # pytest's own timing (--durations, junit times) keeps wall time.
     freezer = freeze_time(
         datetime.fromtimestamp(clock.now(), timezone.utc), tick=False, ignore=["_pytest.timing"]
     )
     frozen = freezer.start()
     clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
+    patch = pytest.MonkeyPatch()
     if _marker_options(request).get("patch_sleep"):
-        monkeypatch.setattr(time, "sleep", clock.sleep)
-    try:
-        yield clock
-    finally:
+        patch.setattr(time, "sleep", clock.sleep)
+
+    def restore() -> None:
+        patch.undo()
         freezer.stop()
+        del request.node.stash[_CLOCK_ACTIVE]
+
+    request.node.stash[_CLOCK_ACTIVE] = clock
+    request.addfinalizer(restore)
+    return clock
+
+
+@pytest.fixture
+def osf_clock(osf_world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
+    """The virtual clock; ``datetime.now()``/``time.time()`` follow it while the test runs."""
+    return _take_over_time(osf_world, request)
 
 
 @pytest.fixture
@@ -153,12 +181,12 @@ def osf_make_relay(osf_world: OsfWorld) -> Callable[..., FakeRelay]:
 @pytest.fixture
 def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
     """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
-    with mount(osf_world.server, osf_world.base_url) as router:
+    with mount(osf_world.faulty_server(), osf_world.base_url) as router:
         yield router
 
 
 @pytest.fixture
 def osf_loopback(osf_world: OsfWorld) -> Iterator[LoopbackServer]:
     """The server on a real 127.0.0.1 port (``.origin``); closed after the test."""
-    with LoopbackServer(osf_world.server) as server:
+    with LoopbackServer(osf_world.faulty_server()) as server:
         yield server

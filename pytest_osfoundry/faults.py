@@ -13,6 +13,10 @@ and applies its faults in order to every request:
 
 :func:`schedule_offline` takes a relay offline for a window of (virtual) time.
 
+:class:`FaultyHandler` applies the same faults on the server side of any door (the
+respx mount, the loopback server): what your own HTTP client sends goes through them
+too, and a lost reply reaches it as a transport error.
+
 ``match`` is a substring of the URL path (``"/complete"``, ``"/mcp"``), or ``None``
 for every request; ``method`` narrows it further.
 """
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.clock import Clock
-from pytest_osfoundry.http import Response, json_response
+from pytest_osfoundry.http import DropConnection, Handler, Request, Response, json_response
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DropReplies",
     "Fault",
+    "FaultyHandler",
     "FaultyTransport",
     "Latency",
     "LoseRequests",
@@ -226,6 +231,46 @@ class FaultyTransport:
         for fault in self.faults:
             fault.after(method, url, response)
         return response
+
+
+class FaultyHandler:
+    """An HTTP handler that applies ``faults`` (in order) around an inner handler.
+
+    Where :class:`FaultyTransport` sits in a client, this sits in front of a server,
+    so faults reach any client: a fault's ``ReplyLost`` becomes
+    :class:`~pytest_osfoundry.http.DropConnection` (the request did reach the inner
+    handler when the reply is dropped after it), which the loopback server and the
+    respx mount turn into a connection closed without a reply.
+    """
+
+    def __init__(self, inner: Handler, *faults: Fault) -> None:
+        if not callable(inner):
+            raise TypeError(f"inner must be a handler (Request -> Response), got {inner!r}")
+        self._transport = FaultyTransport(_HandlerTransport(inner), *faults)
+        self.inner = inner
+        self.faults = self._transport.faults
+
+    def __getattr__(self, name: str) -> object:
+        """Everything else (``provision``, ``mcp_path``, ``state``) is the inner handler's."""
+        return getattr(self.inner, name)
+
+    def __call__(self, request: Request) -> Response:
+        url = request.path + (f"?{request.query}" if request.query else "")
+        try:
+            return self._transport.request(request.method, url, request.headers, request.body)
+        except ReplyLost as err:
+            raise DropConnection(str(err)) from None
+
+
+class _HandlerTransport:
+    """A transport over a handler that keeps the original request (for FaultyHandler)."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        path, _, query = url.partition("?")
+        return self.handler(Request(method, path, headers, body, query))
 
 
 def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float) -> None:

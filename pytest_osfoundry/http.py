@@ -16,10 +16,19 @@ from typing import Any, NamedTuple, Protocol
 
 from pytest_osfoundry._wirejson import dumps
 
-__all__ = ["Handler", "Request", "Response", "json_response"]
+__all__ = ["DropConnection", "Handler", "Request", "Response", "json_response"]
 
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
+class DropConnection(Exception):
+    """Raised by a handler to end the connection without any reply.
+
+    The loopback server closes the socket unanswered and the respx mount raises
+    httpx's ``RemoteProtocolError``, so the client sees what a real lost reply looks
+    like: a transport error, not an HTTP status (fault injection uses it).
+    """
 
 
 class Request(NamedTuple):

@@ -10,9 +10,12 @@ code::
     assert run.status == "completed"
 
 Every fault is one :class:`WorldConfig` field: ``drop_replies`` (agents' replies),
-``lose_completions`` (the relay's next N completion POSTs), ``offline`` (a window in
-which the desktop sleeps), ``outbox=False`` (no outbox), ``server_errors`` (an HTTP
-status on a path).
+``latency`` (virtual seconds each agent request takes), ``lose_completions`` (the
+relay's next N completion POSTs), ``offline`` (a window in which the desktop sleeps),
+``outbox=False`` (no outbox), ``server_errors`` (an HTTP status on a path). The
+agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
+kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
+``osf_respx`` and ``osf_loopback`` fixtures serve), such as your own httpx agent.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions
 from pytest_osfoundry.faults import (
     DropReplies,
     Fault,
+    FaultyHandler,
     FaultyTransport,
+    Latency,
     LoseRequests,
     ServerErrors,
     schedule_offline,
@@ -69,6 +74,7 @@ class WorldConfig:
     outbox: Outbox | bool = True
     lose_completions: int = 0
     drop_replies: float = 0.0
+    latency: float = 0.0
     offline: tuple[float, float] | None = None
     server_errors: tuple[str, int] | None = None
     start_relay: bool = True
@@ -97,6 +103,8 @@ def _validate(cfg: WorldConfig) -> None:
     """Refuse a bad field before anything is built, naming the field (fixtures show it)."""
     if not (_number(cfg.drop_replies) and 0 <= cfg.drop_replies <= 1):
         raise ValueError(f"drop_replies must be a fraction 0-1, got {cfg.drop_replies!r}")
+    if not (_number(cfg.latency) and cfg.latency >= 0):
+        raise ValueError(f"latency must be a non-negative number of seconds, got {cfg.latency!r}")
     lose = cfg.lose_completions
     if isinstance(lose, bool) or not isinstance(lose, int) or lose < 0:
         raise ValueError(f"lose_completions must be a non-negative integer, got {lose!r}")
@@ -201,13 +209,35 @@ class OsfWorld:
         seed: int | None = None,
     ) -> McpClient:
         """An MCP client for ``token`` (the first agent's by default) over the direct path."""
-        fraction = self.config.drop_replies if drop_replies is None else drop_replies
-        transport = self.transport
-        if fraction:
-            transport = FaultyTransport(
-                transport, DropReplies(fraction=fraction, seed=self._seed(seed))
-            )
+        faults = self._agent_faults(drop_replies, seed, server_errors=False)
+        transport = FaultyTransport(self.transport, *faults) if faults else self.transport
         return McpClient(transport, self.mcp_url, token or self.creds.agent_token)
+
+    def _agent_faults(
+        self, drop_replies: float | None, seed: int | None, *, server_errors: bool
+    ) -> list[Fault]:
+        """Fresh agent-side faults of the config: server errors, latency, lost replies.
+
+        ``server_errors=False`` leaves out the server errors (the world's own
+        transport already answers them for the kit's clients).
+        """
+        cfg = self.config
+        fraction = cfg.drop_replies if drop_replies is None else drop_replies
+        faults: list[Fault] = []
+        if server_errors and cfg.server_errors is not None:
+            path, status = cfg.server_errors
+            faults.append(ServerErrors(path, status=status))
+        if cfg.latency:
+            faults.append(Latency(seconds=cfg.latency, clock=self.clock))
+        if fraction:
+            faults.append(DropReplies(fraction=fraction, seed=self._seed(seed)))
+        return faults
+
+    def faulty_server(self) -> ReferenceServer | FaultyHandler:
+        """The server as the user's own clients should meet it: behind the agent-side
+        faults of the config (the server itself when there are none)."""
+        faults = self._agent_faults(None, None, server_errors=True)
+        return FaultyHandler(self.server, *faults) if faults else self.server
 
     def make_agent(
         self,

@@ -34,3 +34,39 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     test_command = commands[1].split(" && ", 2)[2]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert test_command in ci.splitlines()
+
+
+def test_the_readme_check_counts_are_the_registrys() -> None:
+    from pytest_osfoundry.conformance._registry import all_checks
+
+    checks = all_checks()
+    by_default = [c for c in checks if c.opt_in is None]
+    named = re.findall(r"\((\d+) named checks\)", README)
+    assert named and all(int(n) == len(checks) for n in named)
+    split = re.search(r"\((\d+) checks: (\d+) run by default, plus the opt-in timing", README)
+    assert split is not None
+    assert (int(split[1]), int(split[2])) == (len(checks), len(by_default))
+    assert {c.opt_in for c in checks if c.opt_in is not None} == {"--osf-timing"}
+    assert len(checks) - len(by_default) == 1, "README says 'the opt-in timing check'"
+    assert "100-odd" not in README
+
+
+def test_the_readme_tables_list_every_fixture_and_option() -> None:
+    from dataclasses import fields
+
+    from pytest_osfoundry import _fixtures
+    from pytest_osfoundry.world import WorldConfig
+
+    fixture_rows = re.findall(r"^\| `(osf_[a-z_]+)`(?:, `(osf_[a-z_]+)`)? \|", README, flags=re.M)
+    listed = {name for row in fixture_rows for name in row if name}
+    assert listed == set(_fixtures.__all__)
+    option_rows = re.findall(r"^\| `([a-z_]+)`(?: / `([a-z_]+)`)? \| ", README, flags=re.M)
+    options = {name for row in option_rows for name in row if name}
+    assert {f.name for f in fields(WorldConfig)} | {"patch_sleep"} <= options
+
+
+def test_the_readme_links_its_docs_and_installs_from_the_repository() -> None:
+    for doc in ("docs/fixtures.md", "docs/spec.md", "docs/rules.md", "action.yml"):
+        assert f"]({doc}" in README, doc
+        assert (ROOT / doc).exists()
+    assert "pip install pytest-osfoundry" not in README

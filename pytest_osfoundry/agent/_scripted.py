@@ -1,6 +1,6 @@
 """A scripted agent: queues runs over MCP, polls by a strategy, cancels, retries.
 
-:class:`ScriptedAgent` plays the chat agent of SPEC §1 as a process on the kit's
+:class:`ScriptedAgent` plays the chat agent of docs/spec.md as a process on the kit's
 clock, so hundreds of agents interleave correctly with the relay's passes. It talks
 to a server only through an :class:`~pytest_osfoundry.client._mcp_client.McpClient`.
 

@@ -1,4 +1,4 @@
-"""The fake desktop relay: a port of osFoundry's ``useConnectedGraphRelay.ts`` (SPEC §4).
+"""The fake desktop relay: a port of osFoundry's ``useConnectedGraphRelay.ts`` (docs/spec.md#d11).
 
 :class:`FakeRelay` runs on a clock (virtual or real) and talks to a server only
 through a :class:`~pytest_osfoundry.client._relay_client.RelayClient`, so the same relay

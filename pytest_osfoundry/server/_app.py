@@ -68,7 +68,7 @@ class Provisioned:
 
 
 class ReferenceServer:
-    """The kit's reference implementation of SPEC.md §2-§3, as an HTTP handler.
+    """The kit's reference implementation of docs/spec.md, as an HTTP handler.
 
     Call it with a :class:`~pytest_osfoundry.http.Request`; read and provision its
     :attr:`state` directly. ``public_url`` is the MCP URL used in challenges and the

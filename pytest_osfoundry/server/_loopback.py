@@ -14,7 +14,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from pytest_osfoundry.http import Handler, Request
+from pytest_osfoundry.http import DropConnection, Handler, Request
 
 __all__ = ["LoopbackServer"]
 
@@ -58,7 +58,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             body = self.rfile.read(length) if length else b""
         path, _, query = self.path.partition("?")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        response = self.server.app(Request(self.command, path, headers, body, query))
+        try:
+            response = self.server.app(Request(self.command, path, headers, body, query))
+        except DropConnection:  # a lost reply (fault injection): close, answer nothing
+            self.close_connection = True
+            return
         self._send(response.status, response.headers, response.body)
 
     def handle_expect_100(self) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_osfoundry.http import Handler, Request
+from pytest_osfoundry.http import DropConnection, Handler, Request
 
 if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx or respx
     import httpx
@@ -38,7 +38,14 @@ def _side_effect(handler: Handler) -> respx.types.SideEffectTypes:
             request.read(),
             request.url.query.decode("ascii", "replace"),
         )
-        return to_httpx_response(handler(req))
+        try:
+            return to_httpx_response(handler(req))
+        except DropConnection:  # a lost reply (fault injection): what httpx raises for one
+            import httpx
+
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response.", request=request
+            ) from None
 
     return answer
 

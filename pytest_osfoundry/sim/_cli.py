@@ -17,9 +17,12 @@ arguments, 1 when a simulation could not read a figure from the components.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_osfoundry.sim._experiments import NAMES, SimulationError
@@ -29,6 +32,25 @@ from pytest_osfoundry.world import SEED_SIGMA
 __all__ = ["build_parser", "main"]
 
 PROG = "osfoundry-sim"
+
+#: The image formats ``--plot`` writes (by suffix), as matplotlib's Agg backend names them.
+PLOT_FORMATS = (
+    "eps",
+    "jpeg",
+    "jpg",
+    "pdf",
+    "pgf",
+    "png",
+    "ps",
+    "svg",
+    "svgz",
+    "tif",
+    "tiff",
+    "webp",
+)
+
+#: What ``--fit-sigma`` took at the seed's run counts on the project's 2-core machine.
+FIT_SECONDS = 76
 
 
 def _positive_int(text: str) -> int:
@@ -53,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
-            "Reproduce the seed's experiments (SPEC.md §5) from the kit's fake server, "
+            "Reproduce the seed's experiments (docs/spec.md#figures) from the kit's fake server, "
             "relay, engine and agents on a virtual clock, and print each table beside "
             "the seed's figures."
         ),
@@ -166,19 +188,54 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         default=None,
         help="also draw calls per run against lateness for the strategies "
-        "(needs matplotlib: pip install 'pytest-osfoundry[plot]')",
+        "(needs matplotlib: pip install matplotlib, or the kit's [plot] extra)",
     )
     parser.add_argument(
         "--fit-sigma",
         action="store_true",
         help="fit the lognormal spread to the seed's fan-out table "
         "(grid 0.70-0.95, master seeds S, S+1, S+2) instead of running "
-        "the experiments",
+        f"the experiments; slow: about {FIT_SECONDS} s at the seed's run counts "
+        "(--runs 300 for a rough fit in seconds)",
     )
     return parser
 
 
+def _plot_problem(path: str) -> str | None:
+    """Why ``--plot PATH`` cannot be written, found before the simulation runs."""
+    target = Path(path)
+    suffix = target.suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        return (
+            f"--plot {path}: cannot tell the image format from {target.suffix or 'no suffix'!r}; "
+            f"name a file ending in one of .{', .'.join(PLOT_FORMATS)}"
+        )
+    if target.is_dir():
+        return f"--plot {path} is a folder; name an image file in it"
+    folder = target.parent
+    if not folder.is_dir():
+        return f"--plot {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"--plot {path}: cannot write in {folder} (permission denied)"
+    if importlib.util.find_spec("matplotlib") is None:
+        return (
+            "--plot needs matplotlib: pip install matplotlib "
+            "(or the kit's [plot] extra: pip install -e '.[plot]' in its clone)"
+        )
+    return None
+
+
+def _importable_from_here(strategies: Sequence[str] | None) -> None:
+    """Let ``--strategy mypkg.polling:adaptive`` find a package in the current folder,
+    as ``python -m`` and pytest would (the console script's path does not hold it)."""
+    if strategies and any(":" in spec for spec in strategies):
+        here = os.getcwd()
+        if here not in sys.path and "" not in sys.path:
+            sys.path.insert(0, here)
+
+
 def _params(args: argparse.Namespace) -> SimParams:
+    _importable_from_here(args.strategy)
     return SimParams(
         seed=args.seed,
         runs=args.runs,
@@ -240,6 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot is not None and args.experiments and "polling" not in args.experiments:
         print(f"{PROG}: error: --plot draws the polling experiment; add 'polling'", file=sys.stderr)
         return 2
+    problem = _plot_problem(args.plot) if args.plot is not None else None
+    if problem is None and args.fit_sigma and args.experiments:
+        problem = "--fit-sigma runs its own fan-out grid and no experiment; leave out " + ", ".join(
+            repr(name) for name in args.experiments
+        )
+    if problem is not None:
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 2
+    if args.fit_sigma and args.runs is None:
+        print(
+            f"{PROG}: fitting sigma at the seed's run counts takes about {FIT_SECONDS} s "
+            "(--runs 300 for a rough fit in seconds)",
+            file=sys.stderr,
+        )
     from pytest_osfoundry.sim._report import render
     from pytest_osfoundry.sim._runner import simulate
 

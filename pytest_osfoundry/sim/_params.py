@@ -1,7 +1,7 @@
 """The model's parameters: what ``osfoundry-sim`` lets a user change.
 
 :class:`SimParams` is one frozen, validated value holding every knob the
-experiments read. Its defaults are the seed's model (SPEC.md §4, §5): a relay pass
+experiments read. Its defaults are the seed's model (docs/spec.md#d11, #figures): a relay pass
 every 20 s, a 3 s control poll, Graph durations lognormal with median 60 s, the
 fitted spread :data:`~pytest_osfoundry.world.SEED_SIGMA` and a 5 s floor, the six
 poll strategies of the seed's table, cancels at a random 0-40 s, 30 % of replies
@@ -40,7 +40,7 @@ DEFAULT_RUNS: Final[dict[str, int]] = {
     "idempotency": 200,
 }
 
-#: The seed's six strategies, by the names SPEC.md §5 gives them.
+#: The seed's six strategies, by the names the seed's polling table gives them.
 DEFAULT_STRATEGIES: Final[tuple[str, ...]] = tuple(strategy_name(s) for s in SEED_STRATEGIES)
 
 

@@ -1,6 +1,6 @@
 """``--plot``: calls per run against lateness for the poll strategies (needs matplotlib).
 
-Install the optional extra: ``pip install 'pytest-osfoundry[plot]'``.
+Install matplotlib, or the kit's optional extra: ``pip install -e '.[plot]'`` in its clone.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def plot_polling(rows: list[dict[str, Any]], path: str | Path) -> Path:
         plt = importlib.import_module("matplotlib.pyplot")
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise PlotUnavailable(
-            "--plot needs matplotlib: pip install 'pytest-osfoundry[plot]'"
+            "--plot needs matplotlib: pip install matplotlib "
+            "(or the kit's [plot] extra: pip install -e '.[plot]' in its clone)"
         ) from err
     out = Path(path)
     fig, ax = plt.subplots(figsize=(7, 4.5))

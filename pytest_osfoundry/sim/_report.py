@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pytest_osfoundry.sim._experiments import NAMES
 from pytest_osfoundry.sim._runner import SimRun
 from pytest_osfoundry.sim._seed_figures import SEED, SEED_WALL_SECONDS
 
@@ -42,7 +43,9 @@ def compare(sim: Any, seed: Any, unit: str = "", digits: int = 1) -> str:
         mark = "" if sim == seed else "  (differs)"
         return f"{_num(sim, unit, digits)} / {_num(seed, unit, digits)}{mark}"
     diff = float(sim) - float(seed)
-    delta = f"{100 * diff / float(seed):+.1f}%" if seed else f"{diff:+.{digits}f}{unit}"
+    # A percentage of a zero (or against a zero: "-100.0%") says nothing: show seconds.
+    relative = bool(seed) and bool(sim)
+    delta = f"{100 * diff / float(seed):+.1f}%" if relative else f"{diff:+.{digits}f}{unit}"
     return f"{_num(sim, unit, digits)} / {_num(seed, unit, digits)} ({delta})"
 
 
@@ -280,9 +283,13 @@ def render(run: SimRun, *, timing: bool = True) -> str:
         lines.extend(_RENDER[name](run.experiments[name]))
     if timing:
         lines.append("")
+        # The seed's wall time is for every experiment at its own run counts: compare
+        # only a run of the same size.
+        whole = set(run.names) == set(NAMES) and p.runs is None
+        seed_time = f" (the seed, all experiments: {SEED_WALL_SECONDS} s)" if whole else ""
         lines.append(
             f"{len(run.names)} experiment(s), {run.events:,} clock events in "
             f"{run.wall:.2f} s wall ({run.events_per_second:,.0f} events/s), "
-            f"{run.cpu:.2f} s CPU, --jobs {run.jobs} (the seed: {SEED_WALL_SECONDS} s)"
+            f"{run.cpu:.2f} s CPU, --jobs {run.jobs}{seed_time}"
         )
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""The seed's figures (SPEC.md §5) as data, in the shapes ``osfoundry-sim --json`` prints.
+"""The seed's figures as data, in the shapes ``osfoundry-sim --json`` prints.
 
 :data:`SEED` holds, per experiment, exactly what the seed's write-up reports; the
 simulation's own results use the same keys, so a report can put them side by side.
@@ -15,7 +15,7 @@ __all__ = ["ACCESS_ERROR", "SEED", "SEED_RUNS", "SEED_WALL_SECONDS", "STRATEGY_N
 #: The error another agent gets when it reads the run (SPEC D5/D6, §5).
 ACCESS_ERROR: Final = "Graph run not found or access removed"
 
-#: The six rows of the polling table, named as SPEC.md §5 names them.
+#: The six rows of the polling table, named as the seed names them.
 STRATEGY_NAMES: Final = (
     "every 2 s",
     "every 5 s",

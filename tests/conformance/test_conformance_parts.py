@@ -65,7 +65,6 @@ def test_settings_read_options_then_environment() -> None:
         "OSF_TARGET": "embedded",
         "OSF_TIMING": "yes",
         "OSF_TIMING_SAMPLES": "12",
-        "OSF_PROJECT_ID": "  ",
     }
     settings = Settings.from_values({"osf_agent_token": "from-cli"}, env)
     assert settings.osf_agent_token == "from-cli"
@@ -84,6 +83,8 @@ def test_settings_read_options_then_environment() -> None:
         ({"OSF_TIMING": "maybe"}, "OSF_TIMING: expected 1/0"),
         ({"OSF_TIMING_SAMPLES": "x"}, "OSF_TIMING_SAMPLES: expected a whole number"),
         ({"OSF_TIMEOUT": "0"}, "OSF_TIMEOUT: must be at least 1"),
+        ({"OSF_PROJECT_ID": "  "}, "OSF_PROJECT_ID is set but empty"),
+        ({"OSF_STRICT": ""}, "OSF_STRICT is set but empty"),
     ],
 )
 def test_bad_values_name_their_source(env: dict[str, str], message: str) -> None:
@@ -156,7 +157,7 @@ def test_every_check_is_well_formed() -> None:
         assert info.area in AREAS
         assert info.level in ("documented", "reconstructed")
         assert info.asserts.endswith(".")
-        assert info.spec.startswith("SPEC.md §")
+        assert info.spec == f"docs/spec.md#{info.rule.lower()}"
     rules = {c.rule for c in checks}
     assert {f"D{n}" for n in (1, 3, 4, 5, 6, 7, 8, 9, 10, 13, 18)} <= rules
     assert {f"R{n}" for n in range(1, 14)} <= rules
@@ -206,7 +207,7 @@ _RULE = """
 reconstructed_source = "the kit's reconstruction"
 [rules.R4]
 title = "The ticket"
-spec = "SPEC.md §2 R4"
+spec = "docs/spec.md#r4"
 area = "queue"
 why = "Agents read it."
 """

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,9 @@ KEYS = {
     "other_agent_token",
     "read_token",
     "desktop_token",
+    "stranger_token",
+    "stranger_desktop_token",
+    "stranger_project_id",
 }
 
 
@@ -85,7 +89,8 @@ def test_serve_prints_one_json_line_and_stops_on_sigterm() -> None:
     assert all(isinstance(v, str) and v for v in info.values())
     assert info["mcp_url"].startswith("http://127.0.0.1:") and info["mcp_url"].endswith("/mcp")
     assert info["mcp_url"] == info["relay_url"] + "/mcp"
-    assert len({info[k] for k in KEYS if k.endswith("_token")}) == 4
+    assert len({info[k] for k in KEYS if k.endswith("_token")}) == 6
+    assert info["stranger_project_id"] != info["project_id"]
     code, out, err = stop(proc)
     assert code == 0
     assert out == b""  # exactly one line in all
@@ -142,7 +147,7 @@ def test_serve_fixed_tokens_and_ids() -> None:
     proc = spawn(*args, "--port", str(port), "--mcp-path", "/v1/mcp")
     try:
         info = json.loads(first_line(proc))
-        assert info == {
+        assert {k: v for k, v in info.items() if not k.startswith("stranger_")} == {
             "mcp_url": f"http://127.0.0.1:{port}/v1/mcp",
             "relay_url": f"http://127.0.0.1:{port}",
             "project_id": "proj_fixed",
@@ -200,3 +205,88 @@ def test_serve_out_of_range_port_is_exit_2(port: str) -> None:
     assert proc.returncode == 2 and out == b""
     assert b"Traceback" not in err
     assert b"port" in err
+
+
+def test_serve_bad_mcp_path_is_one_line_exit_2() -> None:
+    proc = spawn("--mcp-path", "foo")
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2 and out == b""
+    assert b"--mcp-path" in err and b"must start with '/'" in err
+    assert b"Traceback" not in err and b"ValueError" not in err
+
+
+def test_the_suite_against_serve_skips_nothing(
+    served: tuple[subprocess.Popen[bytes], dict[str, Any]],
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_osfoundry.conformance._registry import all_checks
+
+    _, info = served
+    for name in list(os.environ):
+        if name.startswith("OSF_"):
+            monkeypatch.delenv(name)
+    options = [f"--osf-{key.replace('_', '-')}={value}" for key, value in info.items()]
+    options = [o for o in options if not o.startswith(("--osf-mcp-url", "--osf-relay-url"))]
+    report = pytester.path / "report.json"
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        f"--osf-target={info['mcp_url']}",
+        "--osf-strict",
+        f"--osf-report={report}",
+        *options,
+    )
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert result.ret == pytest.ExitCode.OK, data["summary"]
+    assert data["summary"]["skipped"] == 0 and data["summary"]["not_run"] == 0
+    expected = {c.check_id for c in all_checks() if c.opt_in is None}
+    assert {c["id"] for c in data["checks"] if c["outcome"] == "passed"} == expected
+
+
+def test_serve_relay_runs_a_queued_run(pytester: pytest.Pytester) -> None:
+    proc = spawn("--relay", "--interval", "0.5", "--graph-duration", "0.2", "--sessions", "2")
+    try:
+        info = json.loads(first_line(proc))
+        assert len(info["sessions"]) == 2
+        gsid = info["sessions"][1]["graph_session_id"]
+        ticket = rpc(
+            info["mcp_url"],
+            "tools/call",
+            {
+                "name": "run_graph_session",
+                "arguments": {"graph_session_id": gsid, "idempotency_key": "relay-test-1"},
+            },
+            info["agent_token"],
+        ).json()["result"]["structuredContent"]
+        deadline = time.monotonic() + 20
+        status = ticket["status"]
+        while status != "completed" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            view = rpc(
+                info["mcp_url"],
+                "tools/call",
+                {"name": "get_graph_run", "arguments": {"command_id": ticket["command_id"]}},
+                info["agent_token"],
+            ).json()["result"]["structuredContent"]
+            status = view["status"]
+        assert status == "completed"
+    finally:
+        code, _, err = stop(proc)
+    assert code == 0
+    assert info["desktop_token"].encode() not in err and info["agent_token"].encode() not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--relay", "--interval", "0"], b"--interval"),
+        (["--relay", "--sessions", "101"], b"--sessions"),
+        (["--relay", "--graph-duration", "x"], b"--graph-duration"),
+    ],
+)
+def test_serve_relay_bad_values_are_exit_2(args: list[str], needle: bytes) -> None:
+    proc = spawn(*args)
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 2 and out == b""
+    assert needle in err and b"Traceback" not in err

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The shell step of the pytest-osfoundry GitHub Action (action.yml at the repository root).
+#
+# Installs the kit from the action's own checkout, runs the conformance suite strict
+# (a check that cannot run fails the gate), appends the Markdown report to the job
+# summary and leaves the JSON and JUnit reports in the output folder for an upload
+# step. Exits with pytest's status: 0 all good, 1 a check failed, 4 a configuration
+# error (one message naming the option). The kit's own tests run this script against
+# `embedded` with a fake GITHUB_STEP_SUMMARY, so it can run outside GitHub too.
+#
+# Inputs (environment): OSF_ACTION_TARGET (required), OSF_ACTION_AGENT_TOKEN,
+# OSF_ACTION_OTHER_AGENT_TOKEN, OSF_ACTION_READ_TOKEN, OSF_ACTION_DESKTOP_TOKEN,
+# OSF_ACTION_PROJECT_ID, OSF_ACTION_STRANGER_TOKEN, OSF_ACTION_STRANGER_DESKTOP_TOKEN,
+# OSF_ACTION_STRANGER_PROJECT_ID, OSF_ACTION_RELAY_URL, OSF_ACTION_BASELINE,
+# OSF_ACTION_LEVEL (documented|all), OSF_ACTION_OUTPUT_DIR (default osf-results),
+# OSF_ACTION_PATH (the kit's checkout; default: this script's repository),
+# OSF_ACTION_PYTHON (default python3), OSF_ACTION_INSTALL (default true).
+set -uo pipefail
+
+fail() { echo "osf-action: $*" >&2; exit 4; }
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+kit="${OSF_ACTION_PATH:-$here}"
+python="${OSF_ACTION_PYTHON:-python3}"
+[ -n "${OSF_ACTION_TARGET:-}" ] || fail "the 'target' input is empty: give the MCP URL of the server to check (or 'embedded')"
+
+start="$(pwd)"
+absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$start" "$1" ;; esac; }
+out="$(absolute "${OSF_ACTION_OUTPUT_DIR:-osf-results}")"
+mkdir -p "$out" || fail "cannot create the output folder $out"
+
+if [ "${OSF_ACTION_INSTALL:-true}" = "true" ]; then
+    "$python" -m pip install --quiet --disable-pip-version-check "$kit" \
+        || fail "could not install pytest-osfoundry from $kit"
+fi
+
+# Pass each given input to the suite as its OSF_* variable. An empty input (a secret
+# that was never defined) is left out rather than passed empty: under --osf-strict the
+# checks that need it then fail, naming the option.
+for name in TARGET RELAY_URL AGENT_TOKEN OTHER_AGENT_TOKEN READ_TOKEN DESKTOP_TOKEN \
+            PROJECT_ID STRANGER_TOKEN STRANGER_DESKTOP_TOKEN STRANGER_PROJECT_ID LEVEL; do
+    value="$(printenv "OSF_ACTION_$name" || true)"
+    if [ -n "$value" ]; then export "OSF_$name=$value"; else unset "OSF_$name"; fi
+done
+if [ -n "${OSF_ACTION_BASELINE:-}" ]; then
+    export OSF_BASELINE="$(absolute "$OSF_ACTION_BASELINE")"
+else
+    unset OSF_BASELINE
+fi
+export OSF_STRICT=1
+export OSF_REPORT="$out/osf-report.json"
+export OSF_MARKDOWN="$out/osf-summary.md"
+unset OSF_WRITE_BASELINE
+# embedded:MODULE:FACTORY may name a module of the repository being checked.
+export PYTHONPATH="$start${PYTHONPATH:+:$PYTHONPATH}"
+
+# Run from an empty folder: the suite is the installed one, and the calling
+# repository's own pytest configuration and conftest files stay out of it.
+scratch="$(mktemp -d)"
+(cd "$scratch" && "$python" -m pytest -p no:cacheprovider -o addopts= \
+    --junitxml="$out/osf-junit.xml" -o junit_family=xunit2)
+status=$?
+rm -rf "$scratch"
+
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    if [ -f "$OSF_MARKDOWN" ]; then
+        cat "$OSF_MARKDOWN" >> "$GITHUB_STEP_SUMMARY"
+    else
+        printf '## osFoundry conformance: not run (exit status %s)\n\nSee the job log for the message.\n' \
+            "$status" >> "$GITHUB_STEP_SUMMARY"
+    fi
+fi
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    {
+        echo "report=$OSF_REPORT"
+        echo "markdown=$OSF_MARKDOWN"
+        echo "junit=$out/osf-junit.xml"
+        echo "exit-code=$status"
+    } >> "$GITHUB_OUTPUT"
+fi
+exit "$status"

@@ -1,0 +1,210 @@
+"""Preflight: one cheap request per given credential before any check runs.
+
+A wrong token, project id or URL would otherwise show up as dozens of failed checks
+blamed on the server. :func:`preflight` asks the target, once, what each role can do:
+
+* the target answers an MCP ``initialize`` (reachable, and an MCP endpoint at all);
+* each agent token (agent, other agent, read-only) can list the sessions of
+  ``--osf-project-id`` (``list_graph_sessions``, the cheapest read);
+* the stranger token can list the sessions of ``--osf-stranger-project-id`` (or at
+  least is not refused when given alone);
+* each desktop token reaches the relay API: asking for the control state of a
+  command that does not exist must be answered "not found", not 401/403 (nothing is
+  synced, started or stored).
+
+The first problem found is raised as :class:`PreflightError`, whose message names
+the option to fix and what the server said. Anything the preflight cannot classify
+as a configuration error (an odd but well-formed answer) is left to the checks:
+judging the server is their job, not this one's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_osfoundry.client._errors import (
+    HttpStatusError,
+    JsonRpcError,
+    OsfClientError,
+    ProtocolViolation,
+    ReplyLost,
+)
+from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._relay_client import RELAY_PREFIX
+from pytest_osfoundry.client._transport import HttpxTransport
+from pytest_osfoundry.conformance._target import Target
+
+__all__ = ["PreflightError", "Role", "preflight", "roles_of"]
+
+_LIST = "list_graph_sessions"
+_REFUSED = (401, 403)
+
+
+class PreflightError(Exception):
+    """A configuration error found before the run; the message names the option."""
+
+
+@dataclass(frozen=True)
+class Role:
+    """One credential the suite will play, and how to test it cheaply."""
+
+    option: str
+    token: str
+    kind: str  # "agent" or "desktop"
+    project_id: str | None = None
+    project_option: str | None = None
+
+
+def roles_of(target: Target) -> list[Role]:
+    """The roles to test, in the order a user would fix them."""
+    c = target.creds
+    roles: list[Role] = []
+    for option, token in (
+        ("--osf-agent-token", c.agent_token),
+        ("--osf-other-agent-token", c.other_agent_token),
+        ("--osf-read-token", c.read_token),
+    ):
+        if token:
+            roles.append(Role(option, token, "agent", c.project_id, "--osf-project-id"))
+    if c.desktop_token:
+        roles.append(Role("--osf-desktop-token", c.desktop_token, "desktop"))
+    if c.stranger_token:
+        roles.append(
+            Role(
+                "--osf-stranger-token",
+                c.stranger_token,
+                "agent",
+                c.stranger_project_id,
+                "--osf-stranger-project-id",
+            )
+        )
+    if c.stranger_desktop_token:
+        roles.append(Role("--osf-stranger-desktop-token", c.stranger_desktop_token, "desktop"))
+    return roles
+
+
+def preflight(target: Target) -> None:
+    """Check the target and every given credential with one cheap request each.
+
+    Raises:
+        PreflightError: the target cannot be reached or is not an MCP endpoint, or a
+            credential or project id is refused; the message says which option.
+    """
+    secrets = tuple(target.creds.secrets())
+
+    def mask(text: str) -> str:
+        return mask_token(text, secrets) if secrets else text
+
+    transport = HttpxTransport(target.http)
+    roles = roles_of(target)
+    first_agent = next((r for r in roles if r.kind == "agent"), None)
+    _check_mcp(target, transport, first_agent, mask)
+    for role in roles:
+        if role.kind == "agent":
+            _check_agent(target, transport, role, mask)
+        else:
+            _check_desktop(target, transport, role, mask)
+
+
+def _check_mcp(
+    target: Target, transport: HttpxTransport, role: Role | None, mask: Callable[[str], str]
+) -> None:
+    client = McpClient(transport, target.mcp_url, role.token if role else None)
+    where = f"--osf-target {target.label}"
+    try:
+        client.initialize()
+    except ReplyLost as err:
+        raise PreflightError(
+            f"{where}: cannot reach it ({mask(str(err))}); is the server up, and is "
+            "--osf-target the URL of its MCP endpoint?"
+        ) from None
+    except HttpStatusError as err:
+        if err.status in _REFUSED and role is not None:
+            raise PreflightError(
+                f"{role.option}: the server refused it at MCP initialize "
+                f"(HTTP {err.status}: {_said(err, mask)})"
+            ) from None
+        if err.status in _REFUSED:
+            return  # alive and asking for a token; the roles are checked next
+        raise PreflightError(
+            f"{where} is not an MCP endpoint: an MCP initialize request was answered "
+            f"HTTP {err.status} ({_said(err, mask)})"
+        ) from None
+    except (ProtocolViolation, JsonRpcError) as err:
+        raise PreflightError(
+            f"{where} is not an MCP endpoint: its answer to an MCP initialize request "
+            f"is not one ({mask(str(err))})"
+        ) from None
+    except OsfClientError as err:
+        raise PreflightError(f"{where}: MCP initialize failed ({mask(str(err))})") from None
+
+
+def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:
+    text = " ".join(err.body.decode("utf-8", "replace").split())
+    if len(text) > 160:
+        text = text[:160] + "..."
+    return mask(text) or "empty body"
+
+
+def _check_agent(
+    target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
+) -> None:
+    client = McpClient(transport, target.mcp_url, role.token)
+    try:
+        client.initialize()
+        if role.project_id is None:
+            return  # nothing cheap to ask without a project; the checks that need it skip
+        result = client.rpc(
+            "tools/call", {"name": _LIST, "arguments": {"project_id": role.project_id}}
+        )
+    except ReplyLost as err:
+        raise PreflightError(
+            f"--osf-target {target.label}: no reply to {role.option}'s request ({mask(str(err))})"
+        ) from None
+    except HttpStatusError as err:
+        if err.status in _REFUSED:
+            raise PreflightError(
+                f"{role.option}: the server refused it ({_LIST} answered HTTP {err.status}: "
+                f"{_said(err, mask)})"
+            ) from None
+        return  # an odd status is the checks' business
+    except OsfClientError:
+        return  # a malformed answer is the checks' business
+    if isinstance(result, dict) and result.get("isError") is True:
+        raise PreflightError(
+            f"{role.project_option}: {_LIST} of project {role.project_id!r} as "
+            f"{role.option} was refused: {mask(_tool_text(result))}"
+        )
+
+
+def _tool_text(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                return " ".join(part["text"].split())[:200]
+    return "a tool error without text"
+
+
+def _check_desktop(
+    target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
+) -> None:
+    url = f"{target.relay_url.rstrip('/')}{RELAY_PREFIX}/commands/{uuid.uuid4()}/control"
+    headers = {"Accept": "application/json", "Authorization": f"Bearer {role.token}"}
+    try:
+        reply = transport.request("GET", url, headers, b"")
+    except OsfClientError as err:
+        raise PreflightError(
+            f"--osf-relay-url {target.relay_url}: cannot reach the relay API as "
+            f"{role.option} ({mask(str(err))})"
+        ) from None
+    if reply.status in _REFUSED:
+        text = " ".join(reply.body.decode("utf-8", "replace").split())[:160]
+        raise PreflightError(
+            f"{role.option}: the relay API refused it (HTTP {reply.status}: "
+            f"{mask(text) or 'empty body'})"
+        )

@@ -1,0 +1,123 @@
+"""The GitHub Action (action.yml) and its shell step, run here as GitHub would run it:
+against ``embedded``, with a fake ``GITHUB_STEP_SUMMARY`` and ``GITHUB_OUTPUT``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / ".github" / "osf-action.sh"
+ACTION = (ROOT / "action.yml").read_text(encoding="utf-8")
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bash") is None or sys.platform == "win32", reason="the step is a bash script"
+)
+
+
+def run_action(tmp_path: Path, cwd: Path | None = None, **inputs: str) -> tuple[int, str, Path]:
+    """Run the step with ``inputs`` (``target="embedded"`` → ``OSF_ACTION_TARGET``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "GITHUB_"))}
+    env.update(
+        {
+            "OSF_ACTION_INSTALL": "false",  # the kit is installed in this environment already
+            "OSF_ACTION_PYTHON": sys.executable,
+            "OSF_ACTION_OUTPUT_DIR": str(tmp_path / "osf-results"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+        }
+    )
+    env.update({f"OSF_ACTION_{k.upper()}": v for k, v in inputs.items()})
+    done = subprocess.run(
+        ["bash", str(SCRIPT)],
+        cwd=cwd or tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode, done.stdout + done.stderr, tmp_path / "osf-results"
+
+
+def test_the_action_runs_green_against_embedded(tmp_path: Path) -> None:
+    code, text, out = run_action(tmp_path, target="embedded")
+    assert code == 0, text[-3000:]
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## osFoundry conformance: ")
+    report = json.loads((out / "osf-report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["ok"] is True and report["summary"]["not_run"] == 0
+    junit = (out / "osf-junit.xml").read_text(encoding="utf-8")
+    assert "<testsuite" in junit and 'failures="0"' in junit
+    outputs = (tmp_path / "output.txt").read_text(encoding="utf-8")
+    assert f"report={out / 'osf-report.json'}" in outputs and "exit-code=0" in outputs
+
+
+def test_the_action_fails_a_broken_server_and_still_writes_the_summary(tmp_path: Path) -> None:
+    code, text, out = run_action(
+        tmp_path,
+        cwd=ROOT,  # embedded:MODULE:FACTORY may name a module of the checked-out repository
+        target="embedded:tests.conformance.variants:idempotency_ignored",
+        level="documented",
+    )
+    assert code == 1, text[-3000:]
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "❌ failed" in summary and "`D7-retry-same-key`" in summary
+    report = json.loads((out / "osf-report.json").read_text(encoding="utf-8"))
+    assert report["level"] == "documented"
+    assert report["summary"]["failed_unexpectedly"] >= 1
+
+
+def test_the_action_is_strict_about_missing_credentials(tmp_path: Path) -> None:
+    server = ReferenceServer()
+    made = server.provision()
+    with LoopbackServer(server) as loop:
+        code, text, out = run_action(
+            tmp_path,
+            target=loop.origin + "/mcp",
+            agent_token=made.agent_token,
+            desktop_token=made.desktop_token,
+            project_id=made.project_id,
+            read_token="",  # a secret that was never defined
+        )
+    assert code == 1, text[-3000:]
+    report = json.loads((out / "osf-report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["skipped"] == 0 and report["summary"]["not_run"] > 0
+    assert "--osf-read-token" in report["summary"]["options_to_run_them"]
+    assert made.agent_token not in text
+    assert made.agent_token not in (out / "osf-junit.xml").read_text(encoding="utf-8")
+
+
+def test_a_configuration_error_is_one_message_and_a_summary(tmp_path: Path) -> None:
+    code, text, _ = run_action(tmp_path, target="embedded", baseline="no-such-baseline.txt")
+    assert code == 4
+    assert text.count("ERROR: --osf-baseline: cannot read baseline") == 1
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "not run (exit status 4)" in summary
+
+
+def test_an_empty_target_is_refused(tmp_path: Path) -> None:
+    code, text, _ = run_action(tmp_path, target="")
+    assert code == 4 and "the 'target' input is empty" in text
+
+
+def test_every_input_reaches_the_script() -> None:
+    section = ACTION.split("\ninputs:\n", 1)[1].split("\noutputs:\n", 1)[0]
+    inputs = re.findall(r"^  ([a-z][a-z-]*):\n    description:", section, flags=re.M)
+    assert {"target", "agent-token", "baseline", "level"} <= set(inputs)
+    script = SCRIPT.read_text(encoding="utf-8")
+    for name in inputs:
+        env = "OSF_ACTION_" + name.upper().replace("-", "_")
+        assert f"{env}: ${{{{ inputs.{name} }}}}" in ACTION, name
+        short = env[len("OSF_ACTION_") :]
+        assert env in script or f" {short} " in script or f" {short}\n" in script, name
+    assert '"$GITHUB_ACTION_PATH/.github/osf-action.sh"' in ACTION
+    assert "using: composite" in ACTION

@@ -1,0 +1,62 @@
+"""docs/spec.md is the project's rule book: every rule has a stable anchor, every
+check's ``spec`` reference resolves to one, and nothing points at a document users
+never get."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_osfoundry.conformance._registry import RULES, all_checks
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
+ANCHORS = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', SPEC))
+EVERY_RULE = [f"D{n}" for n in range(1, 19)] + [f"R{n}" for n in range(1, 14)]
+
+
+@pytest.mark.parametrize("rule", EVERY_RULE)
+def test_every_rule_has_an_anchor_heading_and_origin(rule: str) -> None:
+    kind = "documented" if rule.startswith("D") else "reconstructed"
+    heading = re.search(
+        rf'<a id="{rule.lower()}"></a>\n### {rule} — [^\n]+\({kind}[^\n]*\)\n\n\S', SPEC
+    )
+    assert heading is not None, f"docs/spec.md lacks the section of {rule}"
+
+
+def test_every_check_points_at_an_anchor_of_its_rule() -> None:
+    for info in all_checks():
+        path, _, anchor = info.spec.partition("#")
+        assert path == "docs/spec.md" and anchor == info.rule.lower(), info.spec
+        assert anchor in ANCHORS
+    for rule in RULES:
+        assert rule.lower() in ANCHORS
+
+
+def test_no_file_points_at_the_private_spec() -> None:
+    name = "SPEC" + ".md"
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    found = []
+    for rel in listed:
+        path = ROOT / rel
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if name in text:
+            found.append(rel)
+    assert found == [], f"these files mention {name}: {found}"
