@@ -33,10 +33,7 @@ import pytest
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 
-__all__ = ["DEFAULT_CONCURRENCY", "ConcurrentRunner", "Outcome", "run_check"]
-
-DEFAULT_CONCURRENCY = 8
-"""The default of ``--osf-concurrency`` (chosen by ``benchmarks/bench_latency.py``)."""
+__all__ = ["ConcurrentRunner", "Outcome", "run_check"]
 
 _FIXTURE = "osf_conf"
 
@@ -147,9 +144,12 @@ class ConcurrentRunner:
             with self._lock:
                 self._outcomes[item.nodeid] = outcome
 
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check") as pool:
+        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check")
+        try:
             for future in [pool.submit(one, item) for item in plan.concurrent]:
                 future.result()
+        finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
         for item in plan.alone:
             one(item)
 

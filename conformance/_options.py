@@ -152,7 +152,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-concurrency",
-        "how many checks run at once in this process (default 8, chosen by "
+        "how many checks run at once in this process (default 16, chosen by "
         "benchmarks/bench_latency.py; 1 runs them one after another)",
         kind="int",
         metavar="N",
@@ -205,7 +205,7 @@ class Settings:
     osf_timing_samples: int = 60
     osf_strict: bool = False
     osf_timeout: int = 10
-    osf_concurrency: int = 8
+    osf_concurrency: int = 16  # chosen by benchmarks/bench_latency.py (README, Speed)
 
     def __repr__(self) -> str:
         shown = []
