@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 
 __all__ = ["ConcurrentRunner", "Outcome", "run_check"]
@@ -144,6 +145,7 @@ class ConcurrentRunner:
             with self._lock:
                 self._outcomes[item.nodeid] = outcome
 
+        liveness_of(target)  # made once here, not raced for by the checks' threads
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check")
         try:
             for future in [pool.submit(one, item) for item in plan.concurrent]:

@@ -146,7 +146,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-timeout",
-        "seconds to wait for each HTTP reply (default 10)",
+        "seconds each HTTP exchange may take in all: connect, headers, body (default 10)",
         kind="int",
         metavar="SECONDS",
     ),
@@ -156,6 +156,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "benchmarks/bench_latency.py; 1 runs them one after another)",
         kind="int",
         metavar="N",
+    ),
+    OptionSpec(
+        "--osf-max-response",
+        "largest HTTP response body read, in MiB (default 16)",
+        kind="int",
+        metavar="MIB",
     ),
 )
 
@@ -206,6 +212,7 @@ class Settings:
     osf_strict: bool = False
     osf_timeout: int = 10
     osf_concurrency: int = 16  # chosen by benchmarks/bench_latency.py (README, Speed)
+    osf_max_response: int = 16
 
     def __repr__(self) -> str:
         shown = []

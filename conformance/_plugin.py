@@ -42,6 +42,7 @@ from pytest_osfoundry.conformance._baseline import (
 )
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings, add_options
 from pytest_osfoundry.conformance._outputs import check_output_paths
 from pytest_osfoundry.conformance._preflight import PreflightError, preflight
@@ -147,7 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         parse_target(settings.osf_target or "")
     except TargetError as err:
-        raise pytest.UsageError(str(err)) from None
+        raise pytest.UsageError(mask_token(str(err), settings.secrets())) from None
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(CHECKS_DIR)]
@@ -366,6 +367,7 @@ def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Con
         yield conf
     finally:
         conf.close()
+        stop_if_gone(request.session, osf_target)
 
 
 def _new_context(item: pytest.Item, target: Target) -> Conformance:

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from pytest_osfoundry.client._bounded_http import BoundedClient
 from pytest_osfoundry.client._exchange import mask_url
 from pytest_osfoundry.client._mcp_client import McpClient
 from pytest_osfoundry.conformance._options import Settings
@@ -139,14 +140,14 @@ def parse_target(spec: str) -> tuple[str, str | None]:
         ref = text[len("embedded:") :]
         if ref.count(":") != 1 or not all(ref.split(":")):
             raise TargetError(
-                f"--osf-target={spec!r}: write embedded:MODULE:FACTORY, for example "
+                f"--osf-target={mask_url(spec)!r}: write embedded:MODULE:FACTORY, for example "
                 "embedded:tests.conformance.variants:reference"
             )
         return "embedded", ref
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise TargetError(
-            f"--osf-target={spec!r} is neither an http(s) URL of an MCP endpoint nor "
+            f"--osf-target={mask_url(spec)!r} is neither an http(s) URL of an MCP endpoint nor "
             "'embedded' / 'embedded:MODULE:FACTORY'"
         )
     return "url", text
@@ -243,14 +244,16 @@ def probe(target: Target) -> None:
         TargetError: no reply came back; the message names the URL and the cause.
     """
     try:
-        target.http.post(
+        with target.http.stream(  # the status line will do: a body may stay open (R1)
+            "POST",
             target.mcp_url,
             content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
             headers={
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
             },
-        )
+        ):
+            pass
     except httpx.TransportError as err:
         raise TargetError(
             f"cannot reach {target.label}: {type(err).__name__} ({err or 'no reply'}); is the "
@@ -267,7 +270,9 @@ def resolve_target(settings: Settings) -> Target:
     if not settings.osf_target:
         raise TargetError("no target: pass --osf-target=URL or --osf-target=embedded")
     kind, value = parse_target(settings.osf_target)
-    http = httpx.Client(timeout=float(settings.osf_timeout), follow_redirects=False)
+    http = BoundedClient(
+        deadline=float(settings.osf_timeout), max_bytes=settings.osf_max_response * 1024 * 1024
+    )
     try:
         if kind == "embedded":
             return _embedded(settings, value, http)

@@ -18,6 +18,7 @@ from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
 from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport, Transport
 from pytest_osfoundry.conformance._expect import Expect
+from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.http import Response
 
@@ -80,7 +81,7 @@ class Wire:
     def __init__(self, target: Target, expect: Expect) -> None:
         self._target = target
         self._expect = expect
-        self._counter = CountingTransport(HttpxTransport(target.http))
+        self._counter = CountingTransport(watch(target, HttpxTransport(target.http)))
         self.recorder = RecordingTransport(self._counter, keep=40)
         """Every exchange of the check (the latest 40)."""
         self._decisive: Exchange | None = None

@@ -11,7 +11,8 @@ and applies its faults in order to every request:
   (503 by default) without reaching the server, ``count`` times or always.
 * :class:`Latency` — matching requests wait ``seconds`` on the clock first.
 
-:func:`schedule_offline` takes a relay offline for a window of (virtual) time.
+:func:`schedule_offline` takes a relay offline for a window of (virtual) time;
+:func:`schedule_death` kills its process at a chosen time, with whatever it holds.
 
 :class:`FaultyHandler` applies the same faults on the server side of any door (the
 respx mount, the loopback server): what your own HTTP client sends goes through them
@@ -27,17 +28,18 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._transport import Transport
-from pytest_osfoundry.clock import Clock
+from pytest_osfoundry.clock import Clock, ProcessGen
 from pytest_osfoundry.http import DropConnection, Handler, Request, Response, json_response
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
 
 __all__ = [
+    "Death",
     "DropReplies",
     "Fault",
     "FaultyHandler",
@@ -45,6 +47,7 @@ __all__ = [
     "Latency",
     "LoseRequests",
     "ServerErrors",
+    "schedule_death",
     "schedule_offline",
 ]
 
@@ -285,3 +288,100 @@ def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float)
         raise ValueError(f"duration must be a non-negative number of seconds, got {duration!r}")
     clock.call_at(at, relay.go_offline)
     clock.call_at(at + duration, relay.go_online)
+
+
+# ---------------------------------------------------------------------- the desktop dies
+@dataclass(frozen=True)
+class Death:
+    """What a relay held when it died (see :func:`schedule_death`).
+
+    ``running``: the command it was running (left ``running`` on the server for
+    good); ``outbox_kept``: completions not yet delivered that survive in its file
+    outbox (a relay started later on the same file re-sends them);
+    ``outbox_lost``: those that died with an in-memory outbox.
+    """
+
+    at: float
+    running: str | None
+    outbox_kept: tuple[str, ...]
+    outbox_lost: tuple[str, ...]
+
+
+class _MortalClock:
+    """The relay's view of the clock: its processes end silently once it is dead."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self.dead = False
+
+    def start(self, gen: ProcessGen, name: str = "") -> Any:
+        return self._clock.start(self._mortal(gen), name)
+
+    def spawn(self, gen: ProcessGen, name: str = "", delay: float = 0.0) -> Any:
+        return self._clock.spawn(self._mortal(gen), name, delay)
+
+    def _mortal(self, gen: ProcessGen) -> ProcessGen:
+        """``gen``, closed (its ``finally`` blocks run, nothing else) when it would resume
+        after the death."""
+        sent: Any = None
+        while True:
+            try:
+                item = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+            sent = yield item
+            if self.dead:
+                gen.close()
+                return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._clock, name)
+
+
+def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
+    """Kill ``relay``'s process at absolute time ``at``, with whatever it holds.
+
+    From then on it makes no request at all: no pass, no control poll, no
+    completion, no outbox re-send. The command it was running stays ``running`` on
+    the server for good (the documented relay has no lease; SPEC D11), and the
+    Graph it ran stops with it. Completions still in its outbox survive only if the
+    outbox is a :class:`~pytest_osfoundry.relay._outbox.FileOutbox` (a relay started
+    later on the same file delivers them); an in-memory outbox is emptied.
+
+    Call it before the passes it should end begin (the world does so when built).
+    Returns a list that holds the :class:`Death` record once it happened.
+    """
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
+        raise ValueError(f"at must be a finite time in seconds, got {at!r}")
+    from pytest_osfoundry.relay._desktop import RelayEvent
+    from pytest_osfoundry.relay._outbox import FileOutbox
+
+    mortal = _MortalClock(relay.clock)
+    relay.clock = mortal
+    record: list[Death] = []
+
+    def die() -> None:
+        mortal.dead = True
+        running = relay.current
+        relay.stop()
+        relay.online = False
+        for run in relay.engine.active:
+            run.cancel()  # the Graph dies with the desktop process
+        pending = tuple(command_id for command_id, _ in (relay.outbox or _NoOutbox()).items())
+        kept = pending if isinstance(relay.outbox, FileOutbox) else ()
+        if relay.outbox is not None and not kept:
+            for command_id in pending:
+                relay.outbox.remove(command_id)
+        death = Death(clock.now(), running, kept, () if kept else pending)
+        record.append(death)
+        relay.events.append(
+            RelayEvent(clock.now(), "died", running, f"{len(pending)} completion(s) pending")
+        )
+
+    clock.call_at(at, die)
+    return record
+
+
+class _NoOutbox:
+    def items(self) -> list[tuple[str, Any]]:
+        return []

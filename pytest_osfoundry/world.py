@@ -35,6 +35,7 @@ from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._graph import Graph, LogNormal
 from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions
 from pytest_osfoundry.faults import (
+    Death,
     DropReplies,
     Fault,
     FaultyHandler,
@@ -42,6 +43,7 @@ from pytest_osfoundry.faults import (
     Latency,
     LoseRequests,
     ServerErrors,
+    schedule_death,
     schedule_offline,
 )
 from pytest_osfoundry.relay._desktop import FakeRelay
@@ -82,6 +84,8 @@ class WorldConfig:
     base_url: str = "https://osfoundry.test"
     strategy: Strategy | None = None
     retry: Retry = "same-key"
+    desktop_dies: float | None = None
+    """Seconds after the start at which the relay process dies (:func:`schedule_death`)."""
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -130,6 +134,10 @@ def _validate(cfg: WorldConfig) -> None:
     ):
         raise ValueError(
             f"server_errors must be (path, HTTP status 400-599), got {cfg.server_errors!r}"
+        )
+    if cfg.desktop_dies is not None and not (_number(cfg.desktop_dies) and cfg.desktop_dies >= 0):
+        raise ValueError(
+            f"desktop_dies must be non-negative seconds or None, got {cfg.desktop_dies!r}"
         )
     if cfg.retry not in ("same-key", "new-key"):
         raise ValueError(f"retry must be 'same-key' or 'new-key', got {cfg.retry!r}")
@@ -191,6 +199,10 @@ class OsfWorld:
             outbox=cfg.outbox, lose_completions=cfg.lose_completions, seed=cfg.seed
         )
         self.relay.share(self.project_id, self.sessions)
+        self.deaths: list[Death] = []
+        """The relay's :class:`~pytest_osfoundry.faults.Death`, once ``desktop_dies`` struck."""
+        if cfg.desktop_dies is not None:
+            self.deaths = schedule_death(self.clock, self.relay, cfg.start + cfg.desktop_dies)
         if cfg.start_relay:
             self.relay.start(phase=cfg.relay_phase)
             if cfg.relay_phase == 0:

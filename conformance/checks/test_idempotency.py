@@ -1,4 +1,5 @@
-"""Idempotency: the key's bounds and retries (D7), keys belonging to one agent (R5).
+"""Idempotency: the key's bounds and retries (D7), keys belonging to one agent (R5),
+simultaneous retries (R5) and simultaneous identical completions (R11).
 
 "Nothing queued" is checked the way the desktop would see it: every refused call
 carries unique ``arguments``, and the next sync must deliver no command with them.
@@ -6,11 +7,25 @@ carries unique ``arguments``, and the next sync must deliver no command with the
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
-from pytest_osfoundry.conformance._expected import KEY_CONFLICT, KEY_MAX, KEY_MIN, QUEUED
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
+from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.conformance._expected import (
+    COMPLETED,
+    KEY_CONFLICT,
+    KEY_MAX,
+    KEY_MIN,
+    QUEUED,
+)
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._wire import decode_reply
+
+#: Simultaneous calls in the concurrency checks, each on its own connection.
+CALLERS = 8
 
 
 def _refused_key(conf: Conformance, key: Any, what: str, *, omit: bool = False) -> None:
@@ -124,3 +139,93 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
     c.expect(second != first, "the other agent got the first agent's command id")
     delivered = c.desktop.commands_with(c.desktop.sync(), probe)
     c.expect.equal(len(delivered), 2, "runs queued by the two agents with one key")
+
+
+def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
+    """``call(index)`` made by ``count`` threads released at once; each one's outcome
+    (an error is its text)."""
+    barrier = threading.Barrier(count)
+    outcomes: list[Any] = ["no answer"] * count
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            outcomes[index] = call(index)
+        except HttpStatusError as err:
+            outcomes[index] = f"HTTP {err.status}"
+        except (OsfClientError, threading.BrokenBarrierError) as err:
+            outcomes[index] = f"{type(err).__name__}: {err}"
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+@check(
+    "R5-concurrent-same-key",
+    f"{CALLERS} simultaneous run_graph_session calls with one key and the same arguments, "
+    "on separate connections, queue one run: every success carries the same command id.",
+)
+def check_concurrent_same_key(osf_conf: Conformance) -> None:
+    c = osf_conf
+    c.desktop.sync()
+    args = c.agent.run_args()
+    token = c.roles.need("agent_token")
+    clients = [c.wire.initialized(c.roles.mcp(token)) for _ in range(CALLERS)]
+    answers: list[ToolReply | str] = _together(
+        CALLERS, lambda i: decode_reply(clients[i].call_tool_raw("run_graph_session", args))
+    )
+    c.wire.decisive()
+    command_ids: set[str] = set()
+    for index, out in enumerate(answers):
+        if isinstance(out, str):
+            c.expect.fail(f"simultaneous call {index + 1} of {CALLERS} got no answer: {out}")
+        if out.kind == "tool_error":
+            continue  # a refusal of a concurrent duplicate is allowed
+        command_id = out.structured.get("command_id") if out.structured else None
+        c.expect(
+            out.kind == "result" and isinstance(command_id, str),
+            f"simultaneous call {index + 1} of {CALLERS} answered {out.describe()}",
+        )
+        assert isinstance(command_id, str)
+        command_ids.add(command_id)
+        c.runs.track(clients[index], command_id)
+    delivered = c.desktop.commands_with(c.desktop.sync(), args["arguments"])
+    for command in delivered:
+        if isinstance(command.get("command_id"), str):
+            c.runs.track(c.roles.agent, str(command["command_id"]))
+    c.expect(
+        len(command_ids) <= 1,
+        f"{CALLERS} simultaneous calls with one key got {len(command_ids)} different "
+        "command ids: the key's look-up and insert are not atomic",
+    )
+    c.expect.equal(len(delivered), 1, f"commands the desktop gets for {CALLERS} simultaneous calls")
+
+
+@check(
+    "R11-concurrent-same-completion",
+    f"{CALLERS} identical completions posted at the same moment, on separate connections, "
+    "all get HTTP 200 with the final status, and the run shows that completion.",
+)
+def check_concurrent_same_completion(osf_conf: Conformance) -> None:
+    c = osf_conf
+    command_id = c.agent.queue()["command_id"]
+    c.desktop.start(command_id)
+    body = c.desktop.completion(command_id, COMPLETED, result={"probe": c.agent.nonce})
+    token = c.roles.need("desktop_token")
+    desktops = [c.roles.relay(token) for _ in range(CALLERS)]
+    answers = _together(CALLERS, lambda i: desktops[i].complete(command_id, body))
+    c.runs.done(command_id)
+    c.wire.decisive()
+    for index, answer in enumerate(answers):
+        c.expect(
+            isinstance(answer, dict) and answer.get("status") == COMPLETED,
+            f"simultaneous completion {index + 1} of {CALLERS} was answered {answer!r}; "
+            "the same body posted again must get 200 and change nothing",
+        )
+    view = c.agent.view(command_id)
+    c.expect.equal(view.get("status"), COMPLETED, "the run's status after the completions")
+    c.expect.equal(view.get("result"), body["result"], "the run's result")

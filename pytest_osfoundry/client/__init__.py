@@ -34,9 +34,11 @@ from pytest_osfoundry.client._mcp_client import (
 )
 from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
 from pytest_osfoundry.client._transport import (
+    DeadlineExceeded,
     DirectTransport,
     HttpxTransport,
     RecordingTransport,
+    ResponseTooLarge,
     Transport,
     split_target,
 )
@@ -46,6 +48,7 @@ __all__ = [
     "MASK",
     "RELAY_PREFIX",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "DeadlineExceeded",
     "DirectTransport",
     "Exchange",
     "HttpStatusError",
@@ -57,6 +60,7 @@ __all__ = [
     "RecordingTransport",
     "RelayClient",
     "ReplyLost",
+    "ResponseTooLarge",
     "ToolError",
     "Transport",
     "mask_headers",

@@ -9,16 +9,22 @@ hides:
   stays: ``Bearer ***``), and the whole value of cookie and API-key headers;
 * the values of token-like query parameters (``access_token``, ``token``,
   ``api_key``, anything ending in ``token`` or ``secret``, ...);
+* the user information of URLs (``https://***@host``);
 * every other occurrence of those secret strings anywhere in the URL, the headers
-  or the bodies (raw, percent-encoded or JSON-escaped).
+  or the bodies: raw, percent-encoded, JSON-escaped (``\\u`` escapes included) or
+  base64-encoded (standard or URL-safe alphabet, at any alignment inside a longer
+  base64 text, as in a ``Basic`` credential or an encoded JSON document).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
@@ -30,6 +36,7 @@ __all__ = [
     "mask_headers",
     "mask_token",
     "mask_url",
+    "mask_url_credentials",
     "secrets_in",
 ]
 
@@ -118,38 +125,90 @@ def secrets_in(url: str = "", headers: Mapping[str, str] | None = None) -> list[
             if eq and value and _is_secret_param(name):
                 found.append(value)
                 found.append(unquote_plus(value))
+    for userinfo in _USERINFO.findall(url):
+        user, colon, password = userinfo[1].partition(":")
+        secret = password if colon else user
+        found += [secret, unquote_plus(secret)]
     return [s for s in found if s and s != MASK]
+
+
+#: ``scheme://userinfo@``: the user information of a URL anywhere in a text.
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@\s'\"]+)@")
+
+
+def mask_url_credentials(text: str) -> str:
+    """``text`` with the user information of every URL in it masked (``http://***@host``)."""
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+
+
+def _base64_forms(secret: bytes) -> set[str]:
+    """What ``secret`` looks like inside any base64 text, at each of the 3 alignments.
+
+    The secret encoded on its own (with and without padding), and, for each
+    alignment inside a longer text, the characters that depend on its bytes alone
+    (the first and last groups mix in the neighbouring bytes), in both the standard
+    and the URL-safe alphabet. Forms shorter than 6 characters are left out: too
+    short to be a credential's trace.
+    """
+    whole_standard = base64.b64encode(secret).decode("ascii")
+    whole_urlsafe = base64.urlsafe_b64encode(secret).decode("ascii")
+    forms = {whole_standard, whole_standard.rstrip("="), whole_urlsafe, whole_urlsafe.rstrip("=")}
+    for lead in range(3):
+        encoded = base64.b64encode(b"\0" * lead + secret).decode("ascii").rstrip("=")
+        start = 4 if lead else 0
+        whole = (lead + len(secret)) // 3 * 4  # characters of complete groups
+        middle = encoded[start:whole]
+        if len(middle) >= 6:
+            forms.add(middle)
+            forms.add(middle.replace("+", "-").replace("/", "_"))
+    return forms
+
+
+@lru_cache(maxsize=64)
+def _forms(secret: str) -> tuple[str, ...]:
+    """Every form of ``secret`` the masker replaces, longest first."""
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        quote_plus(secret, safe=""),
+        json.dumps(secret)[1:-1],
+        "".join(f"\\u{ord(ch):04x}" for ch in secret),
+        "".join(f"\\u{ord(ch):04X}" for ch in secret),
+    }
+    forms |= _base64_forms(secret.encode("utf-8"))
+    return tuple(sorted(forms, key=len, reverse=True))
 
 
 def mask_token(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every occurrence of each secret replaced by ``***``.
 
-    Each secret is also looked for percent-encoded and JSON-escaped, and longer
-    secrets are replaced first. ``None`` and secrets shorter than
-    :data:`MIN_SECRET` characters are ignored: they are too short to be credentials,
-    and replacing them everywhere would shred the text (where they stand as a header
-    or query value, :func:`mask_headers` and :func:`mask_url` still hide them).
+    Each secret is also looked for percent-encoded, JSON-escaped and base64-encoded
+    (see the module docstring), and longer secrets are replaced first. ``None`` and
+    secrets shorter than :data:`MIN_SECRET` characters are ignored: they are too short
+    to be credentials, and replacing them everywhere would shred the text (where they
+    stand as a header or query value, :func:`mask_headers` and :func:`mask_url` still
+    hide them).
     """
     unique = {s for s in secrets if s and len(s) >= MIN_SECRET}
     if not unique:
         return text
     out = text
     for secret in sorted(unique, key=len, reverse=True):
-        forms = {
-            secret,
-            quote(secret, safe=""),
-            quote_plus(secret, safe=""),
-            json.dumps(secret)[1:-1],
-        }
-        for form in sorted(forms, key=len, reverse=True):
+        for form in _forms(secret):
             if form in out:
                 out = out.replace(form, MASK)
     return out
 
 
 def mask_url(url: str, secrets: Iterable[str | None] = ()) -> str:
-    """``url`` with token-like query values and the given secrets masked."""
-    extra = list(secrets)
+    """``url`` with its user information, token-like query values and the given secrets
+    masked."""
+    extra: list[str | None] = list(secrets)
+    if "@" in url:
+        extra += secrets_in(url)
+        url = mask_url_credentials(url)
     if "?" in url:
         base, query, fragment = _query_pairs(url)
         pairs = []

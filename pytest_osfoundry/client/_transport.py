@@ -9,11 +9,9 @@ Transports never mutate the ``headers`` mapping they are given.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import deque
 from collections.abc import Mapping
-from functools import lru_cache
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -26,9 +24,11 @@ if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx
     import httpx
 
 __all__ = [
+    "DeadlineExceeded",
     "DirectTransport",
     "HttpxTransport",
     "RecordingTransport",
+    "ResponseTooLarge",
     "Transport",
     "split_target",
 ]
@@ -42,27 +42,14 @@ class Transport(Protocol):
         ...
 
 
-@lru_cache(maxsize=65_536)
 def split_target(url: str) -> tuple[str, str]:
     """``(path, query)`` of an absolute URL, as an HTTP server would see them.
 
     The path stays percent-encoded as on the wire and is ``/`` when empty; the
-    query is raw (no ``?``); a fragment is dropped. Results are cached, since a
-    client reuses a handful of URLs many times; a plain ``http(s)://`` URL is split
-    by hand, the same way :func:`urllib.parse.urlsplit` splits it (tested).
+    query is raw (no ``?``); a fragment is dropped.
     """
-    if url.startswith(("https://", "http://")) and _PLAIN.fullmatch(url) is not None:
-        rest = url.partition("://")[2].partition("#")[0]
-        cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-        path, _, query = rest[cut:].partition("?")
-        return path or "/", query
-    parts = urlsplit(url)
+    parts = urlsplit(url)  # urlsplit keeps its own cache of recent URLs
     return parts.path or "/", parts.query
-
-
-#: URLs split by hand: ASCII letters, digits and URL punctuation only (no "@" of a
-#: user, no "[" of an IPv6 host, no space, backslash or control character).
-_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#%&=+,;!$'()*]*")
 
 
 class DirectTransport:
@@ -71,75 +58,125 @@ class DirectTransport:
     No sockets and no httpx: the URL is split into path and query, header names
     are lower-cased, and the handler's :class:`Response` is returned as it is.
     Whatever the handler raises propagates (it is a bug in the handler, not a lost
-    reply); only fault-injecting wrappers raise ``ReplyLost``.
-
-    The handler gets the headers as a read-only mapping. Each client sends the same
-    headers dict call after call, so the lower-cased copy made for a dict is kept
-    (for up to 64 dicts) and reused while the dict still holds what it held then.
+    reply); only fault-injecting wrappers raise ``ReplyLost``. The handler gets the
+    headers as a read-only mapping.
     """
 
-    __slots__ = ("_lowered", "handler")
+    __slots__ = ("handler",)
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
-        # id(headers) -> (a copy of them, lower-cased read-only version); one tuple per
-        # entry, so threads sharing the transport never see one half without the other.
-        self._lowered: dict[int, tuple[dict[str, str], Mapping[str, str]]] = {}
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Build a :class:`Request` and hand it to the handler."""
         path, query = split_target(url)
-        seen = self._lowered.get(id(headers))
-        if seen is not None and seen[0] == headers:
-            lowered = seen[1]
-        else:
-            lowered = MappingProxyType({k.lower(): v for k, v in headers.items()})
-            if len(self._lowered) >= 64:
-                self._lowered.clear()
-            self._lowered[id(headers)] = (dict(headers), lowered)
+        lowered = MappingProxyType({k.lower(): v for k, v in headers.items()})
         return self.handler(Request(method.upper(), path, lowered, body, query))
 
     def __repr__(self) -> str:
         return f"DirectTransport({self.handler!r})"
 
 
+class DeadlineExceeded(ReplyLost):
+    """The exchange did not end within its deadline (connect, headers and body in all).
+
+    The message says what the server did: sent nothing, dripped its body, or kept
+    an event stream open without the answer.
+    """
+
+
+class ResponseTooLarge(ReplyLost):
+    """The response was larger than the size cap; reading stopped at the cap."""
+
+
 class HttpxTransport:
     """Sends through an :class:`httpx.Client`: a real socket, or a respx mount.
 
-    ``timeout`` (seconds) applies to every request, whether the client was given
-    or made here. Transport failures and timeouts become ``ReplyLost`` naming the
-    URL (token-like query values masked); a body httpx cannot decode becomes
+    Every exchange is bounded:
+
+    * in time: ``timeout`` seconds for the whole exchange (connect, headers and
+      body; default: the client's ``deadline`` when it is a
+      :class:`~pytest_osfoundry.client.BoundedClient`, else 10 s). Over real
+      sockets each read is cut off at the deadline only when the client is a
+      ``BoundedClient`` (the one made here is); with any other client the deadline is
+      checked between reads.
+    * in size: at most ``max_bytes`` of body (default: the client's, else 16 MiB).
+    * an event-stream answer to a JSON-RPC request is read only until the event
+      carrying the answer to that request's id is complete; the stream is then
+      closed, whatever the server meant to send after it (SPEC R1).
+
+    Failures raise ``ReplyLost`` naming the URL (token-like query values masked):
+    :class:`DeadlineExceeded` ("no answer within 10 s", "the event stream stayed
+    open without an answer ...") and :class:`ResponseTooLarge` ("the response
+    exceeded 16 MiB") are its subclasses. A body httpx cannot decode becomes
     ``ProtocolViolation``. :meth:`close` closes the client only when this transport
     made it.
     """
 
-    def __init__(self, client: httpx.Client | None = None, *, timeout: float = 10.0) -> None:
-        import httpx
+    def __init__(
+        self,
+        client: httpx.Client | None = None,
+        *,
+        timeout: float | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        from pytest_osfoundry.client._bounded_http import (
+            DEFAULT_DEADLINE,
+            DEFAULT_MAX_BYTES,
+            BoundedClient,
+        )
 
+        if timeout is None:
+            timeout = client.deadline if isinstance(client, BoundedClient) else DEFAULT_DEADLINE
+        if max_bytes is None:
+            max_bytes = client.max_bytes if isinstance(client, BoundedClient) else DEFAULT_MAX_BYTES
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, got {max_bytes!r}")
         self._owned = client is None
-        self.client = client if client is not None else httpx.Client(timeout=timeout)
+        self.client = (
+            client if client is not None else BoundedClient(deadline=timeout, max_bytes=max_bytes)
+        )
         self.timeout = timeout
+        self.max_bytes = max_bytes
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
-        """Send the request and read the whole reply."""
+        """Send the request and read the reply, within the deadline and the size cap."""
         import httpx
 
+        from pytest_osfoundry.client._bounded_http import exchange_deadline
+
+        at = time.monotonic() + self.timeout
+        reading = _Reading(self, method, url, headers, body)
         try:
-            reply = self.client.request(
-                method, url, headers=dict(headers), content=body, timeout=self.timeout
-            )
+            with exchange_deadline(at):
+                sent = self.client.build_request(
+                    method, url, headers=dict(headers), content=body, timeout=self.timeout
+                )
+                reply = self.client.send(sent, stream=True)
+                try:
+                    content = reading.body_of(reply, at)
+                finally:
+                    reply.close()
         except httpx.TransportError as exc:
-            where = mask_url(url, secrets_in(url, headers))
+            if isinstance(exc, httpx.TimeoutException) and time.monotonic() >= at - 0.05:
+                raise reading.too_slow() from exc
             kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
             raise ReplyLost(
-                f"no reply from {method} {where}: {type(exc).__name__} ({kind})", url=where
+                f"no reply from {method} {reading.where}: {type(exc).__name__} ({kind})",
+                url=reading.where,
+            ) from exc
+        except httpx.TooManyRedirects as exc:
+            raise ReplyLost(
+                f"no reply from {method} {reading.where}: it redirected again and again ({exc})",
+                url=reading.where,
             ) from exc
         except httpx.DecodingError as exc:
-            where = mask_url(url, secrets_in(url, headers))
             raise ProtocolViolation(
-                f"reply from {method} {where} could not be decoded: {type(exc).__name__}"
+                f"reply from {method} {reading.where} could not be decoded: {type(exc).__name__}"
             ) from exc
-        return Response(reply.status_code, dict(reply.headers.items()), reply.content)
+        return Response(reply.status_code, dict(reply.headers.items()), content)
 
     def close(self) -> None:
         """Close the httpx client if this transport made it (idempotent)."""
@@ -158,7 +195,73 @@ class HttpxTransport:
         self.close()
 
     def __repr__(self) -> str:
-        return f"HttpxTransport(timeout={self.timeout})"
+        return f"HttpxTransport(timeout={self.timeout}, max_bytes={self.max_bytes})"
+
+
+class _Reading:
+    """One exchange of an :class:`HttpxTransport` being read: what to say if it fails."""
+
+    def __init__(
+        self,
+        transport: HttpxTransport,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> None:
+        self.transport = transport
+        self.method = method
+        self.body = body
+        self.where = mask_url(url, secrets_in(url, headers))
+        self.phase = "headers"  # then "body", or "stream" for an unanswered event stream
+
+    def _seconds(self) -> str:
+        return f"{self.transport.timeout:g} s"
+
+    def too_slow(self) -> DeadlineExceeded:
+        """The error for a deadline that passed, worded by how far the reply had come."""
+        what = {
+            "headers": f"no answer within {self._seconds()}",
+            "body": f"the response body did not arrive within {self._seconds()}",
+            "stream": (f"the event stream stayed open without an answer for {self._seconds()}"),
+        }[self.phase]
+        return DeadlineExceeded(f"{what} ({self.method} {self.where})", url=self.where)
+
+    def too_large(self) -> ResponseTooLarge:
+        from pytest_osfoundry.client._bounded_http import format_size
+
+        size = format_size(self.transport.max_bytes)
+        return ResponseTooLarge(
+            f"the response exceeded {size} ({self.method} {self.where})", url=self.where
+        )
+
+    def body_of(self, reply: httpx.Response, at: float) -> bytes:
+        """The reply's body, read under the deadline and the size cap (SSE: to the answer)."""
+        from pytest_osfoundry.client._bounded_http import AnswerWatch, request_id_of
+
+        cap = self.transport.max_bytes
+        declared = reply.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise self.too_large()
+        watch = None
+        ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if ctype == "text/event-stream":
+            rid = request_id_of(self.body)
+            watch = AnswerWatch(rid) if rid is not None else None
+        self.phase = "stream" if watch is not None else "body"
+        parts: list[bytes] = []
+        size = 0
+        for chunk in reply.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise self.too_large()
+            parts.append(chunk)
+            if watch is not None and watch.feed(chunk):
+                self.phase = "body"
+                break
+            if time.monotonic() >= at:
+                raise self.too_slow()
+        return b"".join(parts)
 
 
 class RecordingTransport:

@@ -18,6 +18,12 @@ from types import FrameType
 from typing import Any
 
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
+from pytest_osfoundry.client._exchange import (
+    mask_token,
+    mask_url,
+    mask_url_credentials,
+    secrets_in,
+)
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import RealClock
@@ -76,32 +82,73 @@ def add_relay_parser(sub: Any) -> None:
     p.add_argument(
         "--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for sessions and ids (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="make execution ids and the fake engine repeatable (default: random ids, "
+        "so they never repeat across restarts); the shared sessions are the same either way",
+    )
     p.set_defaults(func=run_relay)
+
+
+class _Masking(logging.Filter):
+    """Masks the given secrets (and URL credentials) in every record a handler prints."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = _masked(record.getMessage(), self.secrets)
+        record.args = None
+        return True
+
+
+def _masked(text: str, secrets: list[str]) -> str:
+    return mask_token(mask_url_credentials(text), secrets)
+
+
+def _logging(secrets: list[str]) -> None:
+    """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("osfoundry-relay")
+    handler.setFormatter(logging.Formatter("%(asctime)s relay %(message)s"))
+    handler.addFilter(_Masking(secrets))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == "osfoundry-relay"]:
+        root.removeHandler(old)  # run_relay called again in one process
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def run_relay(args: argparse.Namespace) -> int:
     """Run the relay until SIGINT/SIGTERM; returns the exit status."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s relay %(message)s"
-    )
+    secrets = [args.desktop_token, *secrets_in(args.relay_url)]
+    _logging(secrets)
+
+    def say(line: str) -> None:
+        print(f"osfoundry-fake relay: {_masked(line, secrets)}", file=sys.stderr)
+
     try:
         outbox: Outbox = FileOutbox(args.outbox) if args.outbox else MemoryOutbox()
     except ValueError as err:
-        print(f"osfoundry-fake relay: {err}", file=sys.stderr)
+        say(str(err))
         return 2
     clock = RealClock()
     transport = HttpxTransport(timeout=10.0)
     client = RelayClient(transport, args.relay_url, args.desktop_token)
-    sessions = make_sessions(args.sessions, seed=args.seed)
+    sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]
     try:
         client.sync(args.project_id, shared)
     except HttpStatusError as err:
-        print(f"osfoundry-fake relay: the first sync was refused: {err}", file=sys.stderr)
+        say(f"the first sync was refused: {err}")
         return 2
     except OsfClientError as err:
-        print(f"osfoundry-fake relay: cannot sync with {args.relay_url}: {err}", file=sys.stderr)
+        say(f"cannot sync with {mask_url(args.relay_url)}: {err}")
         return 2
     engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
     relay = FakeRelay(

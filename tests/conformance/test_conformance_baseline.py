@@ -15,7 +15,7 @@ FAILS = [
     "R5-different-arguments",
     "R5-different-session",
 ]
-SELECT = ("-k", "D7 or R4 or R5 or D3")
+SELECT = ("-k", "(D7 or R4 or R5 or D3) and not R5-concurrent")
 
 
 def test_write_then_use_a_baseline(

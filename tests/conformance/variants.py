@@ -238,6 +238,7 @@ class _IdempotencyIgnored(ServerState):
     [
         "D7-retry-same-key",
         "R4-replay-current-status",
+        "R5-concurrent-same-key",
         "R5-different-arguments",
         "R5-different-session",
     ],
@@ -833,7 +834,10 @@ class _RedeliveryRefused(ServerState):
             return super().relay_complete(account, command_id, body)
 
 
-@_variant("The same completion posted twice gets 409 (R11).", ["R11-redelivery-200"])
+@_variant(
+    "The same completion posted twice gets 409 (R11).",
+    ["R11-redelivery-200", "R11-concurrent-same-completion"],
+)
 def redelivery_refused() -> ReferenceServer:
     """Outbox redelivery fails."""
     return _with(_RedeliveryRefused)
