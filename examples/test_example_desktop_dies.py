@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from polling_agent import GraphRunner
 
+from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.engine import Graph
+from pytest_osfoundry.world import OsfWorld
 
 
 def run_with_budget(
@@ -38,7 +40,9 @@ def run_with_budget(
 
 
 @pytest.mark.osf(seed=3, patch_sleep=True, desktop_dies=45, graph=Graph(duration=300.0))
-def test_agent_gives_up_on_a_run_whose_desktop_died(osf_world, osf_clock, osf_respx):
+def test_agent_gives_up_on_a_run_whose_desktop_died(
+    osf_world: OsfWorld, osf_clock: VirtualClock, osf_respx: object
+) -> None:
     runner = GraphRunner(osf_world.mcp_url, osf_world.creds.agent_token)
     runner.connect()
     started = osf_clock.now()

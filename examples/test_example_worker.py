@@ -35,7 +35,7 @@ def test_my_worker_runs_what_an_agent_queued(osf_world, osf_respx):
 @pytest.mark.osf(start_relay=False)
 def test_my_worker_skips_a_run_the_agent_cancelled(osf_world, osf_respx):
     session = osf_world.sessions[0].to_dict()
-    ran = []
+    ran: list[object] = []
     worker = SimpleWorker(
         osf_world.base_url,
         osf_world.creds.desktop_token,

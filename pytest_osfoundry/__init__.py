@@ -15,8 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
-SPEC_REVISION = "2026-11-08"
+from pytest_osfoundry._vocabulary import SPEC_REVISION
+from pytest_osfoundry._vocabulary import VERSION as __version__
 
 _LAZY = {
     "OsfWorld": "pytest_osfoundry.world",

@@ -249,12 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --relay: sessions the desktop shares (default 3)",
     )
     serve.set_defaults(func=_serve)
-    try:
-        from pytest_osfoundry.relay._cli import add_relay_parser
-    except ImportError:  # pragma: no cover - the relay ships with the package
-        pass
-    else:
-        add_relay_parser(sub)
+    from pytest_osfoundry.relay._cli import add_relay_parser
+
+    add_relay_parser(sub)
     return parser
 
 

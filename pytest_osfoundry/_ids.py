@@ -2,6 +2,8 @@
 
 * Command ids are UUIDs (SPEC D9); the relay refuses anything else (D15).
 * Graph session ids are ``gs_`` followed by 32 lowercase hex characters (D2).
+
+(The patterns themselves live in :mod:`pytest_osfoundry._vocabulary`.)
 * Timestamps are RFC 3339 in UTC with millisecond precision, e.g.
   ``2026-11-08T00:00:20.000Z``.
 """
@@ -15,8 +17,9 @@ import uuid
 from datetime import datetime
 from functools import lru_cache
 
+from pytest_osfoundry._vocabulary import GRAPH_SESSION_ID_RE, UUID_RE
+
 __all__ = [
-    "GRAPH_SESSION_ID_RE",
     "is_graph_session_id",
     "is_uuid",
     "new_command_id",
@@ -24,16 +27,12 @@ __all__ = [
     "rfc3339",
 ]
 
-GRAPH_SESSION_ID_RE = re.compile(r"gs_[0-9a-f]{32}")
-_UUID_RE = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
 _RFC3339_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
 def is_uuid(value: object) -> bool:
     """True when ``value`` is a string in the canonical 8-4-4-4-12 hex UUID form."""
-    return isinstance(value, str) and _UUID_RE.fullmatch(value) is not None
+    return isinstance(value, str) and UUID_RE.fullmatch(value) is not None
 
 
 def is_graph_session_id(value: object) -> bool:

@@ -41,6 +41,8 @@ import math
 import re
 from typing import Any
 
+from pytest_osfoundry._checks import is_number
+
 __all__ = ["js_length", "js_number", "js_stringify", "js_stringify_length"]
 
 # Characters JSON.stringify escapes: C0 controls, '"', '\\', and lone surrogates.
@@ -90,7 +92,7 @@ def js_number(value: float | int) -> str:
     ``value`` is a Python ``int`` or ``float`` (not ``bool``); an ``int`` is rounded
     to the nearest double first, as JavaScript would store it.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise TypeError(f"js_number needs an int or a float, got {type(value).__name__}")
     if isinstance(value, int):
         as_int = int(value)

@@ -27,6 +27,8 @@ from functools import partial
 from heapq import heappop, heappush
 from typing import Any, Protocol, TypeAlias
 
+from pytest_osfoundry._checks import check_number, check_seconds, is_number
+
 __all__ = [
     "DEFAULT_START",
     "Clock",
@@ -88,7 +90,7 @@ class Wait:
     def __post_init__(self) -> None:
         if not isinstance(self.signal, Signal):
             raise TypeError(f"Wait needs a Signal (clock.signal()), got {self.signal!r}")
-        _check_delay(self.timeout)
+        _check_delay(self.timeout, "Wait.timeout")
 
 
 Yieldable: TypeAlias = float | int | Signal | Wait
@@ -170,7 +172,7 @@ class Process:
                 return
             _Waiting(self, sig, item.timeout)
             return
-        if isinstance(item, (int, float)) and not isinstance(item, bool):
+        if is_number(item):
             self._timer = clock._schedule(clock.now() + _check_delay(item), self._resume)
             return
         raise TypeError(
@@ -236,18 +238,9 @@ class _Waiting:
         self.proc._step(False)
 
 
-def _check_delay(seconds: float) -> float:
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
-        raise TypeError(f"a delay must be a number of seconds, got {seconds!r}")
-    if math.isnan(seconds) or seconds < 0:
-        raise ValueError(f"a delay must be a non-negative number of seconds, got {seconds!r}")
-    return float(seconds)
-
-
-def _check_limit(limit: float) -> float:
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit >= 0:
-        raise ValueError(f"limit must be a non-negative number of seconds, got {limit!r}")
-    return float(limit)
+def _check_delay(seconds: object, name: str = "a delay") -> float:
+    """A delay may be ``inf`` (never), never negative or NaN."""
+    return check_seconds(seconds, name, finite=False)
 
 
 class Clock(Protocol):
@@ -283,17 +276,19 @@ class Clock(Protocol):
 
 
 class _Scheduler:
-    """The event queue both clocks share."""
+    """The event queue both clocks share.
+
+    Every push and pop holds :attr:`_lock`, so scheduling from any thread is safe on
+    any Python, with or without the GIL.
+    """
 
     def __init__(self) -> None:
-        # (when, seq, timer): ordered by plain tuple comparison (in C, no dataclass
-        # __lt__), ties in scheduling order since seq is unique.
+        # (when, seq, timer): ordered by plain tuple comparison, ties in scheduling
+        # order since seq is unique.
         self._queue: list[tuple[float, int, Timer]] = []
         self._next_seq = itertools.count().__next__
         self._lock = threading.RLock()
         self.events_run = 0
-        #: False while :meth:`_wake` is the no-op (the virtual clock): skip calling it.
-        self._wakes = type(self)._wake is not _Scheduler._wake
 
     def now(self) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -301,17 +296,14 @@ class _Scheduler:
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         if not callable(fn):
             raise TypeError(f"call_at needs a callable, got {fn!r}")
-        if isinstance(when, bool) or not isinstance(when, (int, float)) or math.isnan(when):
-            raise TypeError(f"call_at needs a time in seconds, got {when!r}")
-        return self._schedule(max(float(when), self.now()), fn)
+        when = check_number(when, "when", finite=False)
+        return self._schedule(max(when, self.now()), fn)
 
     def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
         """Queue ``fn`` at ``when`` (a float, not in the past): callers have validated."""
         timer = Timer(when, fn)
         with self._lock:
             heappush(self._queue, (when, self._next_seq(), timer))
-        if self._wakes:
-            self._wake()
         return timer
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
@@ -350,6 +342,7 @@ class _Scheduler:
             return sum(1 for _, _, e in self._queue if not e.cancelled)
 
     def _pop_due(self, limit: float) -> Timer | None:
+        """Take the earliest live event due at or before ``limit``; ``None`` if there is none."""
         with self._lock:
             queue = self._queue
             while queue:
@@ -363,9 +356,6 @@ class _Scheduler:
                 return None
             return None
 
-    def _wake(self) -> None:
-        """Hook: the real clock wakes its runner when something new is scheduled."""
-
 
 class VirtualClock(_Scheduler):
     """A clock that only moves when told to; every due event runs, in order, at once.
@@ -375,18 +365,13 @@ class VirtualClock(_Scheduler):
     ``datetime.now()``/``time.time()`` in step).
 
     Threads: move it (``advance``, ``run_until``, ``run_all``) from one thread at a
-    time; scheduling on it from any thread is safe, and takes no lock (a queue push
-    is one atomic step; a pop that finds another thread's newer entry on top puts
-    it back).
+    time; scheduling on it from any thread is safe (the queue is locked).
     """
 
     def __init__(self, start: float = DEFAULT_START) -> None:
         super().__init__()
-        if isinstance(start, bool) or not isinstance(start, (int, float)) or not start >= 0:
-            raise ValueError(f"start must be a non-negative epoch time, got {start!r}")
-        self._now = float(start)
+        self._now = check_number(start, "start (an epoch time)", low=0)
         self._listeners: list[Callable[[float], None]] = []
-        self._running = False
 
     def now(self) -> float:
         return self._now
@@ -409,7 +394,7 @@ class VirtualClock(_Scheduler):
         Called from inside an event (e.g. a patched ``time.sleep`` in code the clock
         itself is running), it runs the nested events too.
         """
-        target = self._now + _check_delay(seconds)
+        target = self._now + _check_delay(seconds, "seconds")
         if math.isinf(target):
             raise ValueError("advance() needs a finite number of seconds, got inf")
         self._run(target)
@@ -428,7 +413,7 @@ class VirtualClock(_Scheduler):
         raises ``TimeoutError`` if it still does not hold once ``limit`` seconds of
         virtual time have passed or nothing is left to run. Returns the time reached.
         """
-        if isinstance(until, (int, float)) and not isinstance(until, bool):
+        if is_number(until):
             if until < self._now:
                 raise ValueError(
                     f"run_until({until}) is in the past (now is {self._now}); "
@@ -444,7 +429,7 @@ class VirtualClock(_Scheduler):
             check = until
         else:
             raise TypeError(f"run_until takes a time, a predicate or a Signal, got {until!r}")
-        deadline = self._now + _check_limit(limit)
+        deadline = self._now + _check_delay(limit, "limit")
         pop_due = self._pop_due
         while not check():
             entry = pop_due(deadline)
@@ -461,31 +446,9 @@ class VirtualClock(_Scheduler):
 
     def run_all(self, *, limit: float = 365 * 86400.0) -> float:
         """Run events until none are left (or ``limit`` seconds pass); returns the time."""
-        deadline = self._now + _check_limit(limit)
+        deadline = self._now + _check_delay(limit, "limit")
         self._run(deadline)
         return self._now
-
-    def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
-        # No lock: heappush is one C call, atomic under the GIL, so a call_later from
-        # another thread is safe; every pop checks it took the entry it looked at.
-        timer = Timer(when, fn)
-        heappush(self._queue, (when, self._next_seq(), timer))
-        return timer
-
-    def _pop_due(self, limit: float) -> Timer | None:
-        queue = self._queue
-        while queue:
-            first = queue[0]
-            head = first[2]
-            if not head.cancelled and first[0] > limit:
-                return None
-            popped = heappop(queue)
-            if popped is not first:  # another thread queued an earlier entry meanwhile
-                heappush(queue, popped)
-                continue
-            if not head.cancelled:
-                return head
-        return None
 
     def _run(self, target: float) -> None:
         while True:
@@ -519,9 +482,12 @@ class RealClock(_Scheduler):
     def sleep(self, seconds: float) -> None:
         time.sleep(_check_delay(seconds))
 
-    def _wake(self) -> None:
+    def _schedule(self, when: float, fn: Callable[[], None]) -> Timer:
+        """Queue as every clock does, then wake :meth:`run` (it may wait for less now)."""
+        timer = super()._schedule(when, fn)
         with self._cond:
             self._cond.notify_all()
+        return timer
 
     def stop(self) -> None:
         """Make :meth:`run` return after the event it is running (from any thread)."""

@@ -362,11 +362,11 @@ def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
 
     def die() -> None:
         mortal.dead = True
-        running = relay.current
+        running, handle = relay.current, relay.current_run
         relay.stop()
         relay.online = False
-        for run in relay.engine.active:
-            run.cancel()  # the Graph dies with the desktop process
+        if handle is not None:
+            handle.cancel()  # the Graph dies with the desktop process
         pending = tuple(command_id for command_id, _ in (relay.outbox or _NoOutbox()).items())
         kept = pending if isinstance(relay.outbox, FileOutbox) else ()
         if relay.outbox is not None and not kept:

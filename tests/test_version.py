@@ -16,6 +16,11 @@ def test_the_installed_distribution_has_the_packages_version() -> None:
     assert version("pytest-osfoundry") == pytest_osfoundry.__version__
 
 
+def test_the_reference_server_reports_that_version() -> None:
+    client = OsfWorld().agent_client()
+    assert client.initialize()["serverInfo"]["version"] == pytest_osfoundry.__version__
+
+
 def test_the_mcp_client_introduces_itself_with_that_version() -> None:
     client = OsfWorld().agent_client()
     sent: list[bytes] = []

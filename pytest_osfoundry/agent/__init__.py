@@ -5,14 +5,13 @@
   :data:`SEED_STRATEGIES` (the seed's six) and :func:`parse_strategy`.
 """
 
-from pytest_osfoundry.agent._scripted import AgentRun, CallRecord, ScriptedAgent
+from pytest_osfoundry.agent._scripted import AgentRun, CallRecord, ScriptedAgent, ToolClient
 from pytest_osfoundry.agent._strategies import (
     SEED_STRATEGIES,
     Strategy,
     backoff,
     every,
     parse_strategy,
-    strategy_name,
     wait_then_every,
 )
 
@@ -22,9 +21,9 @@ __all__ = [
     "CallRecord",
     "ScriptedAgent",
     "Strategy",
+    "ToolClient",
     "backoff",
     "every",
     "parse_strategy",
-    "strategy_name",
     "wait_then_every",
 ]

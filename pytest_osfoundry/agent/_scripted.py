@@ -2,7 +2,7 @@
 
 :class:`ScriptedAgent` plays the chat agent of docs/spec.md as a process on the kit's
 clock, so hundreds of agents interleave correctly with the relay's passes. It talks
-to a server only through an :class:`~pytest_osfoundry.client._mcp_client.McpClient`.
+to a server only through a :class:`ToolClient` (an :class:`~pytest_osfoundry.client.McpClient`).
 
 For each run it records every call (:class:`CallRecord`), the calls per run and how
 late it saw the result (:attr:`AgentRun.late`: the time it saw a terminal status
@@ -18,21 +18,43 @@ poll is simply followed by the next poll.
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
+from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
 from pytest_osfoundry._ids import parse_rfc3339
+from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
 from pytest_osfoundry.client._errors import OsfClientError, ReplyLost, ToolError
-from pytest_osfoundry.client._mcp_client import McpClient
 from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock
 
-__all__ = ["AgentRun", "CallRecord", "ScriptedAgent"]
+__all__ = ["AgentRun", "CallRecord", "ScriptedAgent", "ToolClient"]
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+class ToolClient(Protocol):
+    """The tool calls a scripted agent makes (:class:`~pytest_osfoundry.client.McpClient`
+    has them); each returns the tool's result or raises an ``OsfClientError``."""
+
+    def run_graph_session(
+        self,
+        graph_session_id: str,
+        idempotency_key: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Queue a run; the ticket (R4)."""
+        ...
+
+    def get_graph_run(self, command_id: str) -> dict[str, Any]:
+        """A run's view (R6)."""
+        ...
+
+    def cancel_graph_run(self, command_id: str) -> dict[str, Any]:
+        """Cancel a run (R7)."""
+        ...
+
+
 Retry = Literal["same-key", "new-key"]
 
 
@@ -103,7 +125,7 @@ class ScriptedAgent:
     def __init__(
         self,
         clock: Clock,
-        client: McpClient,
+        client: ToolClient,
         *,
         strategy: Strategy | None = None,
         retry: Retry = "same-key",
@@ -112,33 +134,22 @@ class ScriptedAgent:
         max_polls: int = 10_000,
         seed: int | None = None,
     ) -> None:
-        for method in ("now", "call_at", "spawn", "signal"):
-            if not callable(getattr(clock, method, None)):
-                raise TypeError(
-                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
-                )
-        if not isinstance(client, McpClient):
-            raise TypeError(f"client must be an McpClient, got {client!r}")
+        check_implements(clock, "clock", Clock)
+        check_implements(client, "client", ToolClient)
         if retry not in ("same-key", "new-key"):
             raise ValueError(f"retry must be 'same-key' or 'new-key', got {retry!r}")
         if strategy is not None and not callable(strategy):
             raise TypeError(
                 f"strategy must be callable (attempt, elapsed) -> seconds, got {strategy!r}"
             )
-        if (
-            isinstance(retry_delay, bool)
-            or not isinstance(retry_delay, (int, float))
-            or not 0 <= retry_delay < math.inf
-        ):
-            raise ValueError(f"retry_delay must be a non-negative number, got {retry_delay!r}")
-        for name, value in (("max_start_attempts", max_start_attempts), ("max_polls", max_polls)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        retry_delay = check_seconds(retry_delay, "retry_delay")
+        check_positive_int(max_start_attempts, "max_start_attempts")
+        check_positive_int(max_polls, "max_polls")
         self.clock = clock
         self.client = client
         self.strategy: Strategy = strategy if strategy is not None else wait_then_every(20, 10)
         self.retry: Retry = retry
-        self.retry_delay = float(retry_delay)
+        self.retry_delay = retry_delay
         self.max_start_attempts = max_start_attempts
         self.max_polls = max_polls
         self._rng = random.Random(seed)
@@ -168,22 +179,13 @@ class ScriptedAgent:
             raise ValueError(
                 f"graph_session_id must be a non-empty string, got {graph_session_id!r}"
             )
-        if cancel_after is not None and (
-            isinstance(cancel_after, bool)
-            or not isinstance(cancel_after, (int, float))
-            or not 0 <= cancel_after < math.inf
-        ):
-            raise ValueError(f"cancel_after must be a non-negative number, got {cancel_after!r}")
+        if cancel_after is not None:
+            check_seconds(cancel_after, "cancel_after")
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"arguments must be a mapping or None, got {arguments!r}")
         if key is not None and not isinstance(key, str):
             raise TypeError(f"key must be a str or None, got {key!r}")
-        if (
-            isinstance(delay, bool)
-            or not isinstance(delay, (int, float))
-            or not 0 <= delay < math.inf
-        ):
-            raise ValueError(f"delay must be a non-negative number of seconds, got {delay!r}")
+        check_seconds(delay, "delay")
         run = AgentRun(graph_session_id, [key or self.new_key()], self.clock.signal())
         self.runs.append(run)
         args = dict(arguments) if arguments is not None else None
@@ -270,7 +272,7 @@ class ScriptedAgent:
                     run.error = str(err)
                     return
                 run.view = view
-                if view.get("status") in TERMINAL:
+                if view.get("status") in TERMINAL_STATUSES:
                     run.seen_at = self.clock.now()
                     return
             run.error = f"still not terminal after {self.max_polls} polls"

@@ -14,10 +14,11 @@ seed's table (docs/spec.md#figures) are built in, under the names the table uses
 from __future__ import annotations
 
 import importlib
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from pytest_osfoundry._checks import check_seconds
 
 __all__ = [
     "SEED_STRATEGIES",
@@ -31,14 +32,6 @@ __all__ = [
 Strategy = Callable[[int, float], float]
 
 
-def _seconds(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    if math.isinf(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
-
-
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -50,7 +43,7 @@ class every:
     seconds: float
 
     def __post_init__(self) -> None:
-        _seconds(self.seconds, "every(seconds)")
+        check_seconds(self.seconds, "every(seconds)", positive=True)
 
     def __call__(self, attempt: int, elapsed: float) -> float:
         return self.seconds
@@ -70,8 +63,8 @@ class backoff:
     factor: float = 2.0
 
     def __post_init__(self) -> None:
-        _seconds(self.first, "backoff(first)")
-        _seconds(self.cap, "backoff(cap)")
+        check_seconds(self.first, "backoff(first)", positive=True)
+        check_seconds(self.cap, "backoff(cap)", positive=True)
         if (
             isinstance(self.factor, bool)
             or not isinstance(self.factor, (int, float))
@@ -99,8 +92,8 @@ class wait_then_every:
     then: float = 10.0
 
     def __post_init__(self) -> None:
-        _seconds(self.first, "wait_then_every(first)")
-        _seconds(self.then, "wait_then_every(then)")
+        check_seconds(self.first, "wait_then_every(first)", positive=True)
+        check_seconds(self.then, "wait_then_every(then)", positive=True)
 
     def __call__(self, attempt: int, elapsed: float) -> float:
         return self.first if attempt == 0 else self.then

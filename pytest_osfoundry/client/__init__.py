@@ -1,13 +1,16 @@
 """What talks to a server: transports, the MCP client and the relay client.
 
-* :mod:`~pytest_osfoundry.client._transport` -- :class:`Transport` and its three
-  implementations (in-process, httpx, recording).
-* :mod:`~pytest_osfoundry.client._mcp_client` -- :class:`McpClient` (Streamable HTTP).
-* :mod:`~pytest_osfoundry.client._relay_client` -- :class:`RelayClient` (desktop relay API).
-* :mod:`~pytest_osfoundry.client._exchange` -- :class:`Exchange` records and masking.
-* :mod:`~pytest_osfoundry.client._errors` -- the exceptions, under :class:`OsfClientError`.
+* :class:`McpClient` — an agent's MCP connection (Streamable HTTP).
+* :class:`RelayClient` — the desktop's side of the relay API; :class:`RelayApiClient`
+  is what the fake relay needs of one.
+* :class:`Transport` and its implementations: :class:`DirectTransport` (in-process),
+  :class:`HttpxTransport` (a socket or a respx mount), :class:`RecordingTransport`
+  (keeps every :class:`Exchange`, tokens masked).
+* The errors, all under :class:`OsfClientError`.
 
-Tokens never appear in any ``repr``, error message or rendered exchange.
+Tokens never appear in any ``repr``, error message or rendered exchange. Helpers
+such as the masking functions and the SSE parser live in the private modules
+(``_exchange``, ``_mcp_client``, ``_transport``) for the kit's own use.
 """
 
 from pytest_osfoundry.client._errors import (
@@ -18,21 +21,9 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import (
-    MASK,
-    Exchange,
-    mask_headers,
-    mask_token,
-    mask_url,
-    secrets_in,
-)
-from pytest_osfoundry.client._mcp_client import (
-    CLIENT_NAME,
-    SUPPORTED_PROTOCOL_VERSIONS,
-    McpClient,
-    parse_sse,
-)
-from pytest_osfoundry.client._relay_client import RELAY_PREFIX, RelayClient
+from pytest_osfoundry.client._exchange import Exchange
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._transport import (
     DeadlineExceeded,
     DirectTransport,
@@ -40,14 +31,9 @@ from pytest_osfoundry.client._transport import (
     RecordingTransport,
     ResponseTooLarge,
     Transport,
-    split_target,
 )
 
 __all__ = [
-    "CLIENT_NAME",
-    "MASK",
-    "RELAY_PREFIX",
-    "SUPPORTED_PROTOCOL_VERSIONS",
     "DeadlineExceeded",
     "DirectTransport",
     "Exchange",
@@ -58,15 +44,10 @@ __all__ = [
     "OsfClientError",
     "ProtocolViolation",
     "RecordingTransport",
+    "RelayApiClient",
     "RelayClient",
     "ReplyLost",
     "ResponseTooLarge",
     "ToolError",
     "Transport",
-    "mask_headers",
-    "mask_token",
-    "mask_url",
-    "parse_sse",
-    "secrets_in",
-    "split_target",
 ]

@@ -11,19 +11,37 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-from urllib.parse import quote
+from typing import Any, Protocol
 
+from pytest_osfoundry._checks import check_implements
+from pytest_osfoundry._vocabulary import RELAY_PREFIX, RELAY_SYNC, relay_command_path
 from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
 from pytest_osfoundry.client._exchange import mask_token, mask_url
 from pytest_osfoundry.client._transport import Transport
 
-__all__ = ["RELAY_PREFIX", "RelayClient"]
+__all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]
 
-RELAY_PREFIX = "/external-assistants/graph-relays"
-"""Path of the relay API under the base URL."""
+
+class RelayApiClient(Protocol):
+    """What the fake desktop relay needs of the relay API (:class:`RelayClient` has it)."""
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Upload the shared sessions; return the queued commands (D10)."""
+        ...
+
+    def start(self, command_id: str, execution_id: str) -> str:
+        """Mark a command started; return the status the server answers (R9)."""
+        ...
+
+    def control(self, command_id: str) -> dict[str, Any]:
+        """Read ``{"status", "cancel_requested"}`` (R10)."""
+        ...
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Post the bounded completion (R11)."""
+        ...
 
 
 class RelayClient:
@@ -36,25 +54,19 @@ class RelayClient:
     """
 
     def __init__(self, transport: Transport, base_url: str, token: str | None) -> None:
+        check_implements(transport, "transport", Transport)
+        if not isinstance(base_url, str):
+            raise TypeError(f"base_url must be a str, got {base_url!r}")
         self.transport = transport
         self.base_url = base_url.rstrip("/")
         self._token = token
-        self._root = self.base_url + RELAY_PREFIX
         self._get_headers: dict[str, str] = {"Accept": "application/json"}
         if token is not None:
             self._get_headers["Authorization"] = f"Bearer {token}"
         self._post_headers = {**self._get_headers, "Content-Type": "application/json"}
-        self._urls: dict[tuple[str, str], str] = {}
 
     def _command_url(self, command_id: str, action: str) -> str:
-        url = self._urls.get((command_id, action))
-        if url is None:  # the relay polls one command's control URL again and again
-            if len(self._urls) >= 4096:
-                self._urls.clear()
-            url = self._urls[command_id, action] = (
-                f"{self._root}/commands/{quote(command_id, safe='')}/{action}"
-            )
-        return url
+        return self.base_url + relay_command_path(command_id, action)
 
     def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
         if payload is None:
@@ -86,7 +98,7 @@ class RelayClient:
 
     def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``POST .../sync``: upload the shared sessions; return the queued commands (D10)."""
-        url = f"{self._root}/sync"
+        url = self.base_url + RELAY_SYNC
         data = self._call("POST", url, {"project_id": project_id, "sessions": sessions})
         commands = data.get("commands")
         if not isinstance(commands, list) or not all(isinstance(c, dict) for c in commands):

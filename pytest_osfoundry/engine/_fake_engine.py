@@ -23,7 +23,8 @@ How a run unfolds (``d`` is its sampled duration, ``n`` the number of waves):
   its cost by the same rule. Cancelling a run that has ended changes nothing, but
   every call is recorded in :attr:`FakeEngine.cancel_calls`.
 
-``EngineRun.done`` is set, with the :class:`Outcome` as its value, when the run ends.
+``EngineRun.done`` is set, with the :class:`~pytest_osfoundry.engine.RunOutcome` as its
+value, when the run ends.
 """
 
 from __future__ import annotations
@@ -31,16 +32,16 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from pytest_osfoundry._checks import check_implements, check_int, check_seconds
 from pytest_osfoundry._jslength import js_stringify
+from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, FAILED
 from pytest_osfoundry.clock import Clock, Signal, Timer
+from pytest_osfoundry.engine._contract import RunOutcome
 from pytest_osfoundry.engine._graph import Graph, ceiling_error
 
-__all__ = ["EngineRun", "FakeEngine", "GraphNotFound", "Outcome", "RunNotFound"]
-
-_OUTCOME_STATUSES = ("completed", "failed", "cancelled")
+__all__ = ["EngineRun", "FakeEngine", "GraphNotFound", "RunNotFound"]
 
 
 class GraphNotFound(KeyError):
@@ -57,28 +58,6 @@ class RunNotFound(KeyError):
         return str(self.args[0]) if self.args else "run not found"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a run ended.
-
-    ``status`` is ``completed``, ``failed`` or ``cancelled``; ``result`` is the
-    Graph's result when completed and ``None`` otherwise; ``error`` is set only when
-    failed.
-    """
-
-    status: str
-    result: Any = None
-    total_tokens: int = 0
-    reported_cost: float = 0.0
-    error: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.status not in _OUTCOME_STATUSES:
-            raise ValueError(
-                f"Outcome.status must be one of {', '.join(_OUTCOME_STATUSES)}; got {self.status!r}"
-            )
-
-
 class EngineRun:
     """One fleet run. Created by :meth:`FakeEngine.start`; ends by itself on the clock.
 
@@ -91,7 +70,7 @@ class EngineRun:
             ``started_at + duration`` when the token ceiling refuses a wave).
         ended_at: when it actually ended (``None`` while running).
         done: a :class:`~pytest_osfoundry.clock.Signal` set with the outcome at the end.
-        outcome: ``None`` while running, then the :class:`Outcome`.
+        outcome: ``None`` while running, then the :class:`~pytest_osfoundry.engine.RunOutcome`.
     """
 
     __slots__ = (
@@ -131,7 +110,7 @@ class EngineRun:
         self.started_at = started_at
         self.duration = duration
         self.ended_at: float | None = None
-        self.outcome: Outcome | None = None
+        self.outcome: RunOutcome | None = None
         self.done: Signal = engine.clock.signal()
         self._refused = self._refused_wave()
         if self._refused is None:
@@ -197,7 +176,7 @@ class EngineRun:
             fraction = 0.0
         return float(graph.reported_cost) * fraction
 
-    def _end(self, outcome: Outcome) -> None:
+    def _end(self, outcome: RunOutcome) -> None:
         self.outcome = outcome
         self.ended_at = self._engine.clock.now()
         self.done.set(outcome)
@@ -211,8 +190,8 @@ class EngineRun:
             spent = self._spent_at(now)
             assert graph.token_ceiling is not None
             self._end(
-                Outcome(
-                    "failed",
+                RunOutcome(
+                    FAILED,
                     None,
                     spent,
                     self._cost_for(spent, now),
@@ -221,8 +200,8 @@ class EngineRun:
             )
         elif graph.error is not None:
             self._end(
-                Outcome(
-                    "failed",
+                RunOutcome(
+                    FAILED,
                     None,
                     graph.planned_tokens,
                     float(graph.reported_cost),
@@ -231,8 +210,8 @@ class EngineRun:
             )
         else:
             self._end(
-                Outcome(
-                    "completed",
+                RunOutcome(
+                    COMPLETED,
                     graph.result_value(),
                     graph.planned_tokens,
                     float(graph.reported_cost),
@@ -262,16 +241,7 @@ class EngineRun:
         self._timer.cancel()
         now = self._engine.clock.now()
         spent = self._spent_at(now)
-        self._end(Outcome("cancelled", None, spent, self._cost_for(spent, now)))
-
-
-def _check_clock(clock: object) -> Clock:
-    for method in ("now", "call_at", "signal"):
-        if not callable(getattr(clock, method, None)):
-            raise TypeError(
-                f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
-            )
-    return clock  # type: ignore[return-value]
+        self._end(RunOutcome(CANCELLED, None, spent, self._cost_for(spent, now)))
 
 
 def _check_text(value: object, what: str) -> str:
@@ -311,16 +281,9 @@ class FakeEngine:
         seed: int | None = 0,
         stop_latency: float = 0.5,
     ) -> None:
-        self.clock = _check_clock(clock)
-        if (
-            isinstance(stop_latency, bool)
-            or not isinstance(stop_latency, (int, float))
-            or not 0 <= stop_latency < math.inf
-        ):
-            raise ValueError(
-                f"stop_latency must be a non-negative number of seconds, got {stop_latency!r}"
-            )
-        self.stop_latency = float(stop_latency)
+        check_implements(clock, "clock", Clock)
+        self.clock = clock
+        self.stop_latency = check_seconds(stop_latency, "stop_latency")
         if graphs is not None and not isinstance(graphs, Mapping):
             raise TypeError(f"graphs must be a mapping of session id to Graph, got {graphs!r}")
         self.graphs: dict[str, Graph] = {}
@@ -332,8 +295,8 @@ class FakeEngine:
         if default is not None and not isinstance(default, Graph):
             raise TypeError(f"default must be a Graph or None, got {default!r}")
         self.default = default
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise TypeError(f"seed must be an int or None, got {seed!r}")
+        if seed is not None:
+            check_int(seed, "seed")
         self.seed = seed
         self._rng = random.Random(seed)
         self._id_rng = random.Random(None if seed is None else f"fleet-run-ids:{seed}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from pytest_osfoundry._checks import check_count, check_number, check_seconds
 from pytest_osfoundry._jslength import js_stringify
 
 __all__ = [
@@ -48,23 +49,6 @@ ALPHABETS: dict[str, str] = {
 _MAX_SIGMA = 20.0
 
 
-def _number(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{what} must be a number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"{what} must be finite, got {value!r}")
-    return number
-
-
-def _non_negative_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} must be >= 0, got {value!r}")
-    return value
-
-
 class Duration(ABC):
     """How long a run takes: :meth:`sample` draws seconds (finite, >= 0) for one run.
 
@@ -84,8 +68,7 @@ class Fixed(Duration):
     seconds: float
 
     def __post_init__(self) -> None:
-        if _number(self.seconds, "Fixed.seconds") < 0:
-            raise ValueError(f"Fixed.seconds must be >= 0, got {self.seconds!r}")
+        check_seconds(self.seconds, "Fixed.seconds")
 
     def sample(self, rng: random.Random) -> float:
         """``seconds``."""
@@ -108,9 +91,9 @@ class LogNormal(Duration):
     minimum: float = 5.0
 
     def __post_init__(self) -> None:
-        median = _number(self.median, "LogNormal.median")
-        sigma = _number(self.sigma, "LogNormal.sigma")
-        minimum = _number(self.minimum, "LogNormal.minimum")
+        median = check_number(self.median, "LogNormal.median")
+        sigma = check_number(self.sigma, "LogNormal.sigma")
+        minimum = check_number(self.minimum, "LogNormal.minimum")
         if median <= 0:
             raise ValueError(f"LogNormal.median must be > 0, got {self.median!r}")
         if not 0 <= sigma <= _MAX_SIGMA:
@@ -136,8 +119,8 @@ class Uniform(Duration):
     high: float
 
     def __post_init__(self) -> None:
-        low = _number(self.low, "Uniform.low")
-        high = _number(self.high, "Uniform.high")
+        low = check_number(self.low, "Uniform.low")
+        high = check_number(self.high, "Uniform.high")
         if low < 0:
             raise ValueError(f"Uniform.low must be >= 0, got {self.low!r}")
         if high < low:
@@ -163,7 +146,7 @@ class ResultText:
     alphabet: str = "ascii"
 
     def __post_init__(self) -> None:
-        _non_negative_int(self.size, "ResultText.size")
+        check_count(self.size, "ResultText.size")
         if not isinstance(self.alphabet, str) or not self.alphabet:
             raise ValueError(
                 "ResultText.alphabet must be 'ascii', 'japanese', 'emoji' or a non-empty "
@@ -212,19 +195,18 @@ class Graph:
     token_ceiling: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.duration, Duration) and _number(self.duration, "Graph.duration") < 0:
-            raise ValueError(f"Graph.duration must be >= 0, got {self.duration!r}")
+        if not isinstance(self.duration, Duration):
+            check_seconds(self.duration, "Graph.duration")
         if not isinstance(self.result, ResultText):
             js_stringify(self.result, name="Graph.result")
-        _non_negative_int(self.total_tokens, "Graph.total_tokens")
-        if _number(self.reported_cost, "Graph.reported_cost") < 0:
-            raise ValueError(f"Graph.reported_cost must be >= 0, got {self.reported_cost!r}")
+        check_count(self.total_tokens, "Graph.total_tokens")
+        check_number(self.reported_cost, "Graph.reported_cost", low=0)
         if self.error is not None and not isinstance(self.error, str):
             raise TypeError(f"Graph.error must be a str or None, got {self.error!r}")
         if not isinstance(self.waves, tuple):
             raise TypeError(f"Graph.waves must be a tuple of ints, got {self.waves!r}")
         for index, tokens in enumerate(self.waves):
-            _non_negative_int(tokens, f"Graph.waves[{index}]")
+            check_count(tokens, f"Graph.waves[{index}]")
         planned = sum(self.waves) if self.waves else self.total_tokens
         if self.waves and self.total_tokens not in (0, planned):
             raise ValueError(
@@ -232,7 +214,7 @@ class Graph:
                 f"({planned}) when waves are given"
             )
         if self.token_ceiling is not None:
-            _non_negative_int(self.token_ceiling, "Graph.token_ceiling")
+            check_count(self.token_ceiling, "Graph.token_ceiling")
             if not self.waves:
                 raise ValueError(
                     "Graph.token_ceiling needs waves: the ceiling is checked before each wave"

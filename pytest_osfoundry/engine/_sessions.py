@@ -18,9 +18,11 @@ from typing import Any
 
 from faker import Faker
 
+from pytest_osfoundry._checks import check_count, check_int, check_positive_int
+from pytest_osfoundry._ids import is_graph_session_id
+
 __all__ = ["SessionInfo", "make_sessions", "new_graph_session_id"]
 
-_GRAPH_SESSION_ID_RE = re.compile(r"gs_[0-9a-f]{32}")
 _CADENCES = ("Daily", "Weekly", "Monthly", "Quarterly", "Nightly", "Hourly", "On-call")
 _SUBJECTS = (
     "sales",
@@ -84,7 +86,7 @@ class SessionInfo:
 
     def __post_init__(self) -> None:
         gsid = self.graph_session_id
-        if not isinstance(gsid, str) or _GRAPH_SESSION_ID_RE.fullmatch(gsid) is None:
+        if not is_graph_session_id(gsid):
             raise ValueError(
                 f"graph_session_id must be 'gs_' + 32 lowercase hex characters, got {gsid!r}"
             )
@@ -94,9 +96,7 @@ class SessionInfo:
                 raise TypeError(f"SessionInfo.{attr} must be a non-empty str, got {value!r}")
         if not isinstance(self.description, str):
             raise TypeError(f"SessionInfo.description must be a str, got {self.description!r}")
-        version = self.version
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise ValueError(f"SessionInfo.version must be an int >= 1, got {version!r}")
+        check_positive_int(self.version, "SessionInfo.version")
 
     def to_dict(self) -> dict[str, Any]:
         """Exactly the keys ``graph_session_id, name, description, slug, version, status``."""
@@ -122,12 +122,8 @@ def make_sessions(n: int, *, seed: int = 0) -> list[SessionInfo]:
     Raises:
         TypeError / ValueError: ``n`` is not an int >= 0, or ``seed`` not an int.
     """
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"n must be an int, got {n!r}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    check_count(n, "n")
+    check_int(seed, "seed")
     with _FAKER_LOCK:
         return _make(n, seed)
 

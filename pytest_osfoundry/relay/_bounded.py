@@ -26,26 +26,28 @@ Choices this module makes where SPEC D18 is silent (the kit's reading of it):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osfoundry._checks import check_count, check_number
 from pytest_osfoundry._jslength import js_stringify_length
-from pytest_osfoundry._limits import ERROR_LIMIT, RESULT_LIMIT, cut_error
+from pytest_osfoundry._vocabulary import (
+    COMPLETED,
+    ERROR_LIMIT,
+    RESULT_LIMIT,
+    TERMINAL_STATUSES,
+    cut_error,
+)
 
 __all__ = [
     "ERROR_LIMIT",
     "RESULT_LIMIT",
     "SEED_ENVELOPE",
-    "STATUSES",
     "Envelope",
     "bounded_completion",
     "cut_error",
     "max_result_text",
 ]
-
-#: The terminal statuses a completion may carry.
-STATUSES = ("completed", "failed", "cancelled")
 
 _NULL_LENGTH = len("null")
 
@@ -59,21 +61,12 @@ def _check_args(
 ) -> None:
     if not isinstance(execution_id, str) or not execution_id:
         raise TypeError(f"execution_id must be a non-empty str, got {execution_id!r}")
-    if status not in STATUSES:
-        raise ValueError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
-    if total_tokens is not None and (
-        isinstance(total_tokens, bool) or not isinstance(total_tokens, int) or total_tokens < 0
-    ):
-        raise ValueError(f"total_tokens must be a non-negative int or None, got {total_tokens!r}")
-    if reported_cost is not None and (
-        isinstance(reported_cost, bool)
-        or not isinstance(reported_cost, (int, float))
-        or not math.isfinite(reported_cost)
-        or reported_cost < 0
-    ):
-        raise ValueError(
-            f"reported_cost must be a finite non-negative number or None, got {reported_cost!r}"
-        )
+    if status not in TERMINAL_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(TERMINAL_STATUSES)}; got {status!r}")
+    if total_tokens is not None:
+        check_count(total_tokens, "total_tokens")
+    if reported_cost is not None:
+        check_number(reported_cost, "reported_cost", low=0)
     if error is not None and not isinstance(error, str):
         raise TypeError(f"error must be a str or None, got {type(error).__name__}")
 
@@ -154,7 +147,7 @@ class Envelope:
     """
 
     execution_id: str
-    status: str = "completed"
+    status: str = COMPLETED
     total_tokens: int | None = 0
     reported_cost: float | None = 0
     error: str | None = None

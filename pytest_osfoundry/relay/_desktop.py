@@ -38,19 +38,28 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
 from pytest_osfoundry._ids import is_uuid, uuid4_hex
+from pytest_osfoundry._vocabulary import (
+    CANCELLED,
+    COMPLETED,
+    CONTROL_POLL_SECONDS,
+    FAILED,
+    MAX_SYNC_SESSIONS,
+    NO_LONGER_SHARED,
+    RELAY_INTERVAL_SECONDS,
+    RUNNING,
+)
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client._relay_client import RelayApiClient
 from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
-from pytest_osfoundry.engine._fake_engine import FakeEngine
+from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._sessions import SessionInfo
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
 
 __all__ = ["NO_LONGER_SHARED", "FakeRelay", "PassRecord", "RelayEvent"]
 
-NO_LONGER_SHARED = "Graph session is no longer shared with this project"
-MAX_SHARED = 100
 log = logging.getLogger("pytest_osfoundry.relay")
 
 PassReason = Literal["start", "interval", "sharing", "online", "manual"]
@@ -100,12 +109,6 @@ def _session_dict(session: SessionInfo | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-    return float(value)
-
-
 class FakeRelay:
     """The owner's desktop relay, faked. Call :meth:`start` to begin polling.
 
@@ -117,40 +120,26 @@ class FakeRelay:
     def __init__(
         self,
         clock: Clock,
-        client: RelayClient,
-        engine: FakeEngine,
+        client: RelayApiClient,
+        engine: Engine,
         *,
-        interval: float = 20.0,
-        control_poll: float = 3.0,
+        interval: float = RELAY_INTERVAL_SECONDS,
+        control_poll: float = CONTROL_POLL_SECONDS,
         outbox: Outbox | Literal[False] | None = None,
-        max_sessions: int = MAX_SHARED,
+        max_sessions: int = MAX_SYNC_SESSIONS,
         seed: int | None = None,
     ) -> None:
-        for method in ("now", "call_later", "start"):
-            if not callable(getattr(clock, method, None)):
-                raise TypeError(
-                    f"clock must be a VirtualClock or RealClock (missing {method}()), got {clock!r}"
-                )
-        if not isinstance(client, RelayClient):
-            raise TypeError(f"client must be a RelayClient, got {client!r}")
-        if not isinstance(engine, FakeEngine):
-            raise TypeError(f"engine must be a FakeEngine, got {engine!r}")
-        if (
-            outbox is not None
-            and outbox is not False
-            and not all(callable(getattr(outbox, m, None)) for m in ("put", "remove", "items"))
-        ):
-            raise TypeError(
-                "outbox takes an Outbox (put/remove/items), None (in memory) or False (off); "
-                f"got {outbox!r}"
-            )
-        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
-            raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
+        check_implements(clock, "clock", Clock)
+        check_implements(client, "client", RelayApiClient)
+        check_implements(engine, "engine", Engine)
+        if outbox is not None and outbox is not False:
+            check_implements(outbox, "outbox (or None for in memory, False for off)", Outbox)
+        check_positive_int(max_sessions, "max_sessions")
         self.clock = clock
         self.client = client
         self.engine = engine
-        self.interval = _positive(interval, "interval")
-        self.control_poll = _positive(control_poll, "control_poll")
+        self.interval = check_seconds(interval, "interval", positive=True)
+        self.control_poll = check_seconds(control_poll, "control_poll", positive=True)
         self.outbox: Outbox | None = (
             None if outbox is False else (outbox if outbox is not None else MemoryOutbox())
         )
@@ -167,6 +156,8 @@ class FakeRelay:
         self.events: list[RelayEvent] = []
         self.executed: list[str] = []
         self.current: str | None = None
+        self.current_run: StartedRun | None = None
+        """The engine's handle of the run in :attr:`current` (``None`` between runs)."""
         self._listeners: list[Callable[[RelayEvent], None]] = []
 
     def on_event(self, listener: Callable[[RelayEvent], None]) -> None:
@@ -245,8 +236,7 @@ class FakeRelay:
         """Begin polling: the first pass ``phase`` seconds from now, then every interval."""
         if self.running:
             raise RuntimeError("the relay is already started")
-        if isinstance(phase, bool) or not isinstance(phase, (int, float)) or not phase >= 0:
-            raise ValueError(f"phase must be a non-negative number of seconds, got {phase!r}")
+        check_seconds(phase, "phase")
         self.running = True
         if self.online:
             self._timer = self.clock.call_later(phase, lambda: self._tick("start"))
@@ -340,7 +330,7 @@ class FakeRelay:
             self._complete(
                 command_id,
                 bounded_completion(
-                    execution_id=execution_id, status="cancelled", error=NO_LONGER_SHARED
+                    execution_id=execution_id, status=CANCELLED, error=NO_LONGER_SHARED
                 ),
             )
             return
@@ -349,7 +339,7 @@ class FakeRelay:
         except OsfClientError as err:
             self._event("start-failed", command_id, str(err))
             return
-        if status != "running":
+        if status != RUNNING:
             self._event("not-started", command_id, f"server answered {status!r}")
             return
         gsid = str(command.get("graph_session_id", ""))
@@ -367,11 +357,12 @@ class FakeRelay:
             self._event("engine-refused", command_id, message)
             self._complete(
                 command_id,
-                bounded_completion(execution_id=execution_id, status="failed", error=message),
+                bounded_completion(execution_id=execution_id, status=FAILED, error=message),
             )
             return
         self.executed.append(command_id)
         self.current = command_id
+        self.current_run = run
         self._event("started", command_id, run.channel)
         cancelled = False
         poll = Wait(run.done, self.control_poll)  # immutable: one for every control poll
@@ -387,12 +378,13 @@ class FakeRelay:
                     break
         finally:
             self.current = None
+            self.current_run = None
         outcome = run.outcome
         assert outcome is not None
         body = bounded_completion(
             execution_id=execution_id,
-            status="cancelled" if cancelled else outcome.status,
-            result=outcome.result if not cancelled and outcome.status == "completed" else None,
+            status=CANCELLED if cancelled else outcome.status,
+            result=outcome.result if not cancelled and outcome.status == COMPLETED else None,
             total_tokens=outcome.total_tokens,
             reported_cost=outcome.reported_cost,
             error=outcome.error if not cancelled else None,

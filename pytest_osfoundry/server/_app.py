@@ -151,8 +151,6 @@ class ReferenceServer:
             log.exception("internal error serving %s %s", request.method, request.path)
             return json_response(500, {"error": "internal error in the reference server"})
 
-    handle = __call__
-
     def origin(self, request: Request) -> str:
         """This server's origin as a caller sees it.
 

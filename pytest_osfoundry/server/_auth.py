@@ -10,7 +10,6 @@ from __future__ import annotations
 import secrets
 import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 
 __all__ = [
@@ -79,11 +78,10 @@ class TokenStore:
         return cred
 
 
-@lru_cache(maxsize=1024)
 def bearer_token(header: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header; ``None`` if absent or malformed.
 
-    Cached: a client sends the same header on every call.
+    Nothing is cached: no raw ``Authorization`` header outlives the request it came with.
     """
     if not header:
         return None

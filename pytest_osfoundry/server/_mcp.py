@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pytest_osfoundry._vocabulary import VERSION
 from pytest_osfoundry._wirejson import dumps, string_of
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server import _tools as tooldefs
@@ -37,7 +38,7 @@ LATEST_VERSION = SUPPORTED_VERSIONS[0]
 #: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
 #: 404 and initializes again, as the MCP specification provides).
 MAX_SESSIONS = 10_000
-SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": "0.1.0"}
+SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": VERSION}
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -50,8 +51,7 @@ _JSON_HEADERS = {"content-type": "application/json"}
 def _rpc_error(
     status: int, msg_id: Any, code: int, message: str, headers: dict[str, str] | None = None
 ) -> Response:
-    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-    return json_response(status, payload, headers)
+    return json_response(status, _error_payload(msg_id, code, message), headers)
 
 
 class _Refusal(Exception):
@@ -258,7 +258,7 @@ class McpEndpoint:
             structured = _TOOL_IMPLS[name](self.state, agent, arguments)
         except DomainError as err:
             return _tool_error(err.message)
-        return _ToolResult(structured, dumps(structured))
+        return _ToolResult(dumps(structured))
 
     def _authorize(self, request: Request, tool: str, origin: Callable[[Request], str]) -> Agent:
         """R2: 401 without a usable agent token, 403 without the tool's scope."""
@@ -283,10 +283,9 @@ class McpEndpoint:
 class _ToolResult:
     """A successful ``tools/call`` result (R3): the structured content, encoded once."""
 
-    __slots__ = ("encoded", "structured")
+    __slots__ = ("encoded",)
 
-    def __init__(self, structured: dict[str, Any], encoded: bytes) -> None:
-        self.structured = structured
+    def __init__(self, encoded: bytes) -> None:
         self.encoded = encoded
 
 

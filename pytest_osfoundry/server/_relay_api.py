@@ -18,18 +18,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
+from pytest_osfoundry._vocabulary import RELAY_ACTIONS, RELAY_COMMANDS, RELAY_PREFIX, RELAY_SYNC
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server._auth import TokenStore, bearer_token
 from pytest_osfoundry.server._request_body import BadJson, parse_body
 from pytest_osfoundry.server._state import Account, DomainError, ServerState
 
-__all__ = ["RELAY_PREFIX", "RelayApi"]
+__all__ = ["RelayApi"]
 
-RELAY_PREFIX = "/external-assistants/graph-relays"
-_COMMANDS = RELAY_PREFIX + "/commands/"
-_SYNC = RELAY_PREFIX + "/sync"
 _UNDER = RELAY_PREFIX + "/"
-_ACTIONS = {"start": "POST", "control": "GET", "complete": "POST"}
 _NEED_DESKTOP = "a valid desktop bearer token is required"
 
 
@@ -55,7 +52,7 @@ class RelayApi:
         if route is None:
             return _error(404, f"no relay endpoint at {request.path}")
         action, command_id = route
-        expected = "POST" if action == "sync" else _ACTIONS[action]
+        expected = "POST" if action == "sync" else RELAY_ACTIONS[action]
         if request.method != expected:
             return _error(405, f"use {expected} for {action}", {"allow": expected})
         account_or_refusal = self._authenticate(request)
@@ -90,15 +87,15 @@ class RelayApi:
 
     @staticmethod
     def _route(path: str) -> tuple[str, str | None] | None:
-        if path == _SYNC:
+        if path == RELAY_SYNC:
             return "sync", None
-        if not path.startswith(_COMMANDS):
+        if not path.startswith(RELAY_COMMANDS):
             return None
-        rest = path[len(_COMMANDS) :]
+        rest = path[len(RELAY_COMMANDS) :]
         command_id, _, action = rest.partition("/")
-        if not command_id or action not in _ACTIONS:
+        if not command_id or action not in RELAY_ACTIONS:
             return None
-        return action, unquote(command_id) if "%" in command_id else command_id
+        return action, unquote(command_id)
 
     def _authenticate(self, request: Request) -> Account | Response:
         """R12: a desktop token of an account; 401 unknown, 403 an agent's token."""

@@ -19,7 +19,6 @@ Time comes from the clock the state is given. All public methods are thread-safe
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import random
 import secrets
@@ -28,22 +27,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_osfoundry._ids import new_command_id
-from pytest_osfoundry._ids import rfc3339 as _format_rfc3339
+from pytest_osfoundry._checks import is_number
+from pytest_osfoundry._ids import new_command_id, rfc3339
 from pytest_osfoundry._jslength import js_stringify_length
-from pytest_osfoundry._limits import ERROR_LIMIT, RESULT_LIMIT, cut_error
+from pytest_osfoundry._vocabulary import (
+    CANCELLED,
+    COMPLETED,
+    ERROR_LIMIT,
+    FAILED,
+    KEY_CONFLICT,
+    MAX_LIST_LIMIT,
+    MAX_SYNC_SESSIONS,
+    POLL_AFTER_SECONDS,
+    PROJECT_NOT_FOUND,
+    QUEUED,
+    RESULT_LIMIT,
+    RUN_NOT_FOUND,
+    RUN_STATUSES,
+    RUNNING,
+    SESSION_NOT_FOUND,
+    TERMINAL_STATUSES,
+    cut_error,
+)
 from pytest_osfoundry.clock import Clock, RealClock
 
 __all__ = [
-    "COMPLETION_LIMIT",
-    "ERROR_LIMIT",
-    "KEY_CONFLICT",
-    "MAX_SYNC_SESSIONS",
-    "PROJECT_NOT_FOUND",
-    "RUN_NOT_FOUND",
-    "SESSION_NOT_FOUND",
-    "STATUSES",
-    "TERMINAL",
     "Account",
     "Agent",
     "BadRequest",
@@ -56,19 +64,7 @@ __all__ = [
     "TooLarge",
 ]
 
-RUN_NOT_FOUND = "Graph run not found or access removed"
-SESSION_NOT_FOUND = "Graph session not found or access removed"
-PROJECT_NOT_FOUND = "Project not found or access removed"
-KEY_CONFLICT = "idempotency_key was already used with different arguments"
-
-STATUSES = ("queued", "running", "completed", "failed", "cancelled")
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-COMPLETION_LIMIT = RESULT_LIMIT
-MAX_SYNC_SESSIONS = 100
 SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
-#: Formatting a timestamp (datetime + strftime) is the costliest step of a run view,
-#: and a run's timestamps are read far more often than they change: memoised.
-rfc3339 = functools.lru_cache(maxsize=8192)(_format_rfc3339)
 
 RELAY_REPORTED = (
     "execution_id",
@@ -152,7 +148,7 @@ class Run:
     slug: str
     arguments: dict[str, Any]
     queued_at: float
-    status: str = "queued"
+    status: str = QUEUED
     started_at: float | None = None
     finished_at: float | None = None
     cancel_requested: bool = False
@@ -250,7 +246,7 @@ class ServerState:
         """D4/R8: the project's shared sessions as the last sync left them, at most ``limit``."""
         with self._lock:
             project = self._agent_project(agent, project_id)
-            count = 50 if limit is None else limit
+            count = MAX_LIST_LIMIT if limit is None else limit
             return {
                 "project_id": project.project_id,
                 "sessions": copy.deepcopy(project.sessions[:count]),
@@ -296,11 +292,11 @@ class ServerState:
         """D8/R7: cancel a queued run at once, flag a running one, leave a terminal one."""
         with self._lock:
             run = self._own_run(agent, command_id)
-            if run.status == "queued":
+            if run.status == QUEUED:
                 run.cancel_requested = True
                 run.cancelled_while_queued = True
-                self._finish(run, "cancelled")
-            elif run.status == "running":
+                self._finish(run, CANCELLED)
+            elif run.status == RUNNING:
                 run.cancel_requested = True
             return {
                 "command_id": run.command_id,
@@ -341,12 +337,12 @@ class ServerState:
             run = self._owned_run(account, command_id)
             if not isinstance(execution_id, str) or not execution_id:
                 raise BadRequest("execution_id must be a non-empty string")
-            if run.status == "queued":
-                run.status = "running"
+            if run.status == QUEUED:
+                run.status = RUNNING
                 run.started_at = self.clock.now()
                 run.execution_id = execution_id
                 self._queued[run.project_id].pop(run.command_id, None)
-            elif run.status in ("completed", "failed"):
+            elif run.status in (COMPLETED, FAILED):
                 raise Conflict(f"command {command_id} is already {run.status}")
             return {"status": run.status}
 
@@ -362,22 +358,22 @@ class ServerState:
             run = self._owned_run(account, command_id)
             if not isinstance(body, dict):
                 raise BadRequest("a completion must be a JSON object")
-            if js_stringify_length(body) > COMPLETION_LIMIT:
+            if js_stringify_length(body) > RESULT_LIMIT:
                 raise TooLarge(
-                    f"completion is over {COMPLETION_LIMIT} characters as JSON.stringify counts"
+                    f"completion is over {RESULT_LIMIT} characters as JSON.stringify counts"
                 )
             completion = _validate_completion(body)
-            if run.status in TERMINAL:
+            if run.status in TERMINAL_STATUSES:
                 if run.completion is not None and run.completion == completion:
                     return {"status": run.status}
                 if (
                     run.cancelled_while_queued
                     and run.completion is None
-                    and completion["status"] == "cancelled"
+                    and completion["status"] == CANCELLED
                 ):
                     return {"status": run.status}
                 raise Conflict(f"command {command_id} is already {run.status}")
-            if run.status == "queued" and completion["status"] == "completed":
+            if run.status == QUEUED and completion["status"] == COMPLETED:
                 raise Conflict(
                     f"command {command_id} was never started; only a cancelled or failed "
                     "completion is accepted for it"
@@ -396,7 +392,7 @@ class ServerState:
             "graph_session_id": run.graph_session_id,
             "status": run.status,
             "queued_at": rfc3339(run.queued_at),
-            "poll_after_seconds": 20,
+            "poll_after_seconds": POLL_AFTER_SECONDS,
         }
 
     def _run_view(self, run: Run) -> dict[str, Any]:
@@ -479,7 +475,7 @@ class ServerState:
     def counts(self) -> dict[str, int]:
         """How many runs exist in each status (for tests and experiments)."""
         with self._lock:
-            out = dict.fromkeys(STATUSES, 0)
+            out = dict.fromkeys(RUN_STATUSES, 0)
             for run in self.runs.values():
                 out[run.status] += 1
             return out
@@ -500,9 +496,7 @@ def _session_record(raw: Any, index: int) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):
             raise BadRequest(f"sessions[{index}].{name} must be a string")
     version = raw.get("version")
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, (int, float, str))
-    ):
+    if version is not None and not (isinstance(version, str) or is_number(version)):
         raise BadRequest(f"sessions[{index}].version must be a number or a string")
     return {name: raw.get(name) for name in SESSION_FIELDS}  # checked: immutable scalars
 
@@ -510,8 +504,8 @@ def _session_record(raw: Any, index: int) -> dict[str, Any]:
 def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
     """R11/D18: the completion's fields and their types; the error is cut to 2,000."""
     status = body.get("status")
-    if not isinstance(status, str) or status not in TERMINAL:
-        raise BadRequest("status must be one of completed, failed, cancelled")
+    if not isinstance(status, str) or status not in TERMINAL_STATUSES:
+        raise BadRequest(f"status must be one of {', '.join(TERMINAL_STATUSES)}")
     unknown = set(body) - {"status", *RELAY_REPORTED}
     if unknown:
         raise BadRequest(f"unknown completion fields: {', '.join(sorted(unknown))}")
@@ -539,7 +533,7 @@ def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
         value = body.get(name)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if not is_number(value) or value < 0:
             raise BadRequest(f"{name} must be a non-negative number")
         out[name] = value
     return out

@@ -18,6 +18,16 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pytest_osfoundry._vocabulary import (
+    CANCEL_GRAPH_RUN,
+    GET_GRAPH_RUN,
+    LIST_GRAPH_SESSIONS,
+    MAX_LIST_LIMIT,
+    READ_SCOPE,
+    RUN_GRAPH_SESSION,
+    RUN_SCOPE,
+)
+
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
@@ -36,14 +46,6 @@ __all__ = [
     "tools_listing",
     "validator",
 ]
-
-READ_SCOPE = "osfoundry:read"
-RUN_SCOPE = "osfoundry:run"
-
-RUN_GRAPH_SESSION = "run_graph_session"
-LIST_GRAPH_SESSIONS = "list_graph_sessions"
-GET_GRAPH_RUN = "get_graph_run"
-CANCEL_GRAPH_RUN = "cancel_graph_run"
 
 
 def _security(scope: str) -> list[dict[str, Any]]:
@@ -81,7 +83,7 @@ TOOLS: tuple[dict[str, Any], ...] = (
             "type": "object",
             "properties": {
                 "project_id": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT},
             },
             "required": ["project_id"],
             "additionalProperties": False,

@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, RUNNING, TERMINAL_STATUSES
 from pytest_osfoundry.agent._scripted import AgentRun, Retry, ScriptedAgent
 from pytest_osfoundry.client._errors import ToolError
 from pytest_osfoundry.clock import VirtualClock
@@ -89,7 +90,6 @@ NAMES: tuple[str, ...] = (
     "access",
 )
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: Virtual seconds any single wait may take before the driver gives up.
 _LIMIT = 30 * 86_400.0
 #: Runs per task; fixed so that results never depend on ``--jobs``.
@@ -168,7 +168,7 @@ def _key(rng: random.Random) -> str:
 
 
 def _wait_terminal(world: OsfWorld, run: Run) -> None:
-    world.clock.run_until(lambda: run.status in TERMINAL, limit=_LIMIT)
+    world.clock.run_until(lambda: run.status in TERMINAL_STATUSES, limit=_LIMIT)
 
 
 def _wait_done(world: OsfWorld, record: AgentRun) -> None:
@@ -312,7 +312,7 @@ def _baseline(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str
         _wait_terminal(world, run)
         if run.started_at is None:
             raise SimulationError(f"run ended {run.status} without starting")
-        if run.status != "completed" or run.finished_at is None:
+        if run.status != COMPLETED or run.finished_at is None:
             raise SimulationError(f"a baseline run ended {run.status}")
         pickup.append(run.started_at - run.queued_at)
         finished.append(run.finished_at - run.queued_at)
@@ -342,7 +342,7 @@ def _fanout(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str, 
         queued = batch[0].queued_at
         finished = []
         for run in batch:
-            if run.status != "completed" or run.finished_at is None:
+            if run.status != COMPLETED or run.finished_at is None:
                 raise SimulationError(f"a fan-out run ended {run.status}")
             finished.append(run.finished_at - queued)
         first.append(min(finished))
@@ -377,13 +377,9 @@ def _cancel(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str, 
         world.clock.run_until(_cancel_settled(record, run), limit=_LIMIT)
         assert record.cancel_result is not None and record.cancel_at is not None
         answered = str(record.cancel_result.get("status"))
-        state = (
-            "queued"
-            if answered == "cancelled"
-            else "running"
-            if answered == "running"
-            else ("finished")
-        )
+        # Which case of D8 the cancel met: a queued run is cancelled at once, a
+        # running one is flagged, a finished one is left alone.
+        state = {CANCELLED: "queued", RUNNING: "running"}.get(answered, "finished")
         if run.finished_at is None:
             raise SimulationError(f"a cancelled run is {run.status} without finished_at")
         out[state].append(max(0.0, run.finished_at - record.cancel_at))
@@ -397,7 +393,7 @@ def _cancel(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str, 
 
 def _cancel_settled(record: AgentRun, run: Run) -> Callable[[], bool]:
     """True once the agent's cancel was answered and the run is terminal on the server."""
-    return lambda: record.cancel_result is not None and run.status in TERMINAL
+    return lambda: record.cancel_result is not None and run.status in TERMINAL_STATUSES
 
 
 # ---------------------------------------------------------------------- idempotency
@@ -508,7 +504,7 @@ def _outbox_case(params: SimParams, outbox: bool, worlds: list[OsfWorld]) -> dic
     run = world.server.state.runs[cid]
     watch_until = clock.now() + params.outbox_watch
     try:
-        clock.run_until(lambda: run.status in TERMINAL, limit=params.outbox_watch)
+        clock.run_until(lambda: run.status in TERMINAL_STATUSES, limit=params.outbox_watch)
     except TimeoutError:
         clock.run_until(max(clock.now(), watch_until))
     status = str(world.agent_client().get_graph_run(cid)["status"])
@@ -561,7 +557,7 @@ def _truncation(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[s
     probe = run(0, Graph(duration=Fixed(params.scenario_duration), result=""))
     envelope = Envelope(
         execution_id=str(probe["execution_id"]),
-        status="completed",
+        status=COMPLETED,
         total_tokens=probe.get("total_tokens"),
         reported_cost=probe.get("reported_cost"),
     )

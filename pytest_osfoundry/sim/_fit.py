@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pytest_osfoundry._checks import check_positive_int
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._runner import simulate
 from pytest_osfoundry.sim._seed_figures import SEED
@@ -70,8 +71,7 @@ def fit_sigma(
     median, ...); its ``fanout`` rows should include the seed's 1, 3 and 5. A point's
     ``rows`` are those of its first replica.
     """
-    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
-        raise ValueError(f"replicas must be a positive integer, got {replicas!r}")
+    check_positive_int(replicas, "replicas")
     base = params if params is not None else SimParams()
     points: list[FitPoint] = []
     for sigma in grid if grid is not None else default_grid():

@@ -14,10 +14,17 @@ processes; :meth:`SimParams.strategy_objects` parses them.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from pytest_osfoundry._checks import (
+    check_fraction,
+    check_int,
+    check_number,
+    check_positive_int,
+    check_seconds,
+    is_number,
+)
 from pytest_osfoundry.agent._strategies import (
     SEED_STRATEGIES,
     Strategy,
@@ -42,16 +49,6 @@ DEFAULT_RUNS: Final[dict[str, int]] = {
 
 #: The seed's six strategies, by the names the seed's polling table gives them.
 DEFAULT_STRATEGIES: Final[tuple[str, ...]] = tuple(strategy_name(s) for s in SEED_STRATEGIES)
-
-
-def _number(value: object, name: str, *, low: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number) or number < low or (strict and number == low):
-        bound = f"> {low:g}" if strict else f">= {low:g}"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return number
 
 
 @dataclass(frozen=True)
@@ -102,38 +99,27 @@ class SimParams:
     _parsed: tuple[Strategy, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
-        if self.runs is not None and (
-            isinstance(self.runs, bool) or not isinstance(self.runs, int) or self.runs < 1
+        check_int(self.seed, "seed")
+        if self.runs is not None:
+            check_positive_int(self.runs, "runs")
+        for name in ("poll_interval", "control_poll", "duration_median", "outbox_watch"):
+            check_seconds(getattr(self, name), name, positive=True)
+        check_number(self.duration_sigma, "duration_sigma", low=0, high=20)
+        for name in (
+            "duration_min",
+            "stop_latency",
+            "cancel_window",
+            "offline_seconds",
+            "scenario_duration",
         ):
-            raise ValueError(f"runs must be a positive integer, got {self.runs!r}")
-        _number(self.poll_interval, "poll_interval")
-        _number(self.control_poll, "control_poll")
-        _number(self.duration_median, "duration_median")
-        sigma = _number(self.duration_sigma, "duration_sigma", strict=False)
-        if sigma > 20:
-            raise ValueError(f"duration_sigma must be at most 20, got {self.duration_sigma!r}")
-        _number(self.duration_min, "duration_min", strict=False)
-        _number(self.stop_latency, "stop_latency", strict=False)
-        _number(self.cancel_window, "cancel_window", strict=False)
-        _number(self.offline_seconds, "offline_seconds", strict=False)
-        _number(self.scenario_duration, "scenario_duration", strict=False)
-        _number(self.outbox_watch, "outbox_watch")
-        drop = _number(self.drop_replies, "drop_replies", strict=False)
-        if drop >= 1:
+            check_seconds(getattr(self, name), name)
+        if check_fraction(self.drop_replies, "drop_replies") >= 1:
             raise ValueError(f"drop_replies must be below 1, got {self.drop_replies!r}")
-        reps = self.idempotency_reps
-        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-            raise ValueError(
-                f"idempotency_reps must be a positive integer, got {self.idempotency_reps!r}"
-            )
+        check_positive_int(self.idempotency_reps, "idempotency_reps")
         if (
             not isinstance(self.fanout, tuple)
             or not self.fanout
-            or not all(
-                isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in self.fanout
-            )
+            or not all(is_number(k) and isinstance(k, int) and k >= 1 for k in self.fanout)
         ):
             raise ValueError(
                 f"fanout must be a non-empty tuple of positive ints, got {self.fanout!r}"

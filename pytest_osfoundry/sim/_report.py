@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pytest_osfoundry._checks import is_number
 from pytest_osfoundry.sim._experiments import NAMES
 from pytest_osfoundry.sim._runner import SimRun
 from pytest_osfoundry.sim._seed_figures import SEED, SEED_WALL_SECONDS
@@ -38,7 +39,7 @@ def compare(sim: Any, seed: Any, unit: str = "", digits: int = 1) -> str:
     """``"sim / seed (difference)"`` for numbers; ``"sim / seed"`` otherwise."""
     if seed is None:
         return f"{_num(sim, unit, digits)} / {_DASH}"
-    both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (sim, seed))
+    both_numbers = is_number(sim) and is_number(seed)
     if not both_numbers:
         mark = "" if sim == seed else "  (differs)"
         return f"{_num(sim, unit, digits)} / {_num(seed, unit, digits)}{mark}"

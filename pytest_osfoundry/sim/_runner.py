@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_osfoundry._checks import check_positive_int
 from pytest_osfoundry.sim._experiments import NAMES, TaskResult, combine, plan, run_task
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._seed_figures import SEED
@@ -79,8 +80,7 @@ def simulate(
 
     Raises ``ValueError`` for an unknown experiment or ``jobs < 1``.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    check_positive_int(jobs, "jobs")
     params = params if params is not None else SimParams()
     chosen = resolve_names(names)
     tasks = plan(chosen, params)

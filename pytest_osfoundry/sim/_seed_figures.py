@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from pytest_osfoundry._vocabulary import RUN_NOT_FOUND
+
 __all__ = ["ACCESS_ERROR", "SEED", "SEED_RUNS", "SEED_WALL_SECONDS", "STRATEGY_NAMES"]
 
 #: The error another agent gets when it reads the run (SPEC D5/D6, §5).
-ACCESS_ERROR: Final = "Graph run not found or access removed"
+ACCESS_ERROR: Final = RUN_NOT_FOUND
 
 #: The six rows of the polling table, named as the seed names them.
 STRATEGY_NAMES: Final = (

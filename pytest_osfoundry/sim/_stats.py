@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from pytest_osfoundry._checks import check_number
+
 __all__ = ["mean", "median", "percentile", "summary"]
 
 
@@ -33,8 +35,7 @@ def mean(sample: Sequence[float]) -> float:
 
 def percentile(sample: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0-100), linear between order statistics (see module doc)."""
-    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 <= q <= 100:
-        raise ValueError(f"q must be a number from 0 to 100, got {q!r}")
+    check_number(q, "q (a percentile from 0 to 100)", low=0, high=100)
     values = sorted(_values(sample, "percentile"))
     pos = q / 100 * (len(values) - 1)
     low = math.floor(pos)

@@ -75,7 +75,7 @@ def test_the_ticket_and_the_command_id() -> None:
     assert run.done.is_set
     assert run.ticket is not None and run.ticket["status"] == "queued"
     assert run.ticket["poll_after_seconds"] == 20
-    assert is_uuid(run.command_id)
+    assert run.command_id is not None and is_uuid(run.command_id)
     assert w.server.state.runs[run.command_id].arguments == {"region": "EMEA"}
     assert run.status == "queued"
     assert run.poll_calls == 0
@@ -225,7 +225,7 @@ def test_run_needs_a_virtual_clock() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"client": "client"}, TypeError, "McpClient"),
+        ({"client": "client"}, TypeError, "client must provide the ToolClient methods"),
         ({"clock": object()}, TypeError, "clock"),
         ({"retry": "maybe"}, ValueError, "retry"),
         ({"strategy": 5}, TypeError, "strategy"),

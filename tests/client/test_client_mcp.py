@@ -11,7 +11,6 @@ import pytest
 import respx
 
 from pytest_osfoundry.client import (
-    CLIENT_NAME,
     HttpStatusError,
     HttpxTransport,
     JsonRpcError,
@@ -20,8 +19,8 @@ from pytest_osfoundry.client import (
     ReplyLost,
     ToolError,
     Transport,
-    parse_sse,
 )
+from pytest_osfoundry.client._mcp_client import CLIENT_NAME, parse_sse
 from pytest_osfoundry.http import Handler, Request, Response, json_response
 
 Via = Callable[[Handler], Transport]

@@ -19,8 +19,8 @@ from pytest_osfoundry.client import (
     RecordingTransport,
     ReplyLost,
     Transport,
-    split_target,
 )
+from pytest_osfoundry.client._transport import split_target
 from pytest_osfoundry.http import Handler, Request, Response
 
 Via = Callable[[Handler], Transport]

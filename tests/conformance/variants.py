@@ -25,13 +25,13 @@ from typing import Any, TypeVar
 
 from pytest_osfoundry._ids import is_uuid
 from pytest_osfoundry._jslength import js_stringify_length
+from pytest_osfoundry._vocabulary import RUN_NOT_FOUND
+from pytest_osfoundry._vocabulary import TERMINAL_STATUSES as TERMINAL
 from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import ReferenceServer, ServerState
 from pytest_osfoundry.server._auth import bearer_token
 from pytest_osfoundry.server._relay_api import RelayApi
 from pytest_osfoundry.server._state import (
-    RUN_NOT_FOUND,
-    TERMINAL,
     Account,
     Agent,
     Conflict,

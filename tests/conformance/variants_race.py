@@ -52,7 +52,7 @@ def _run_arguments(request: Request) -> dict[str, Any] | None:
     key = args.get("idempotency_key") if isinstance(args, dict) else None
     if not isinstance(key, str) or not 8 <= len(key) <= 128:
         return None  # the reference server refuses it as it is
-    return message
+    return message if isinstance(message, dict) else None
 
 
 class RacyKeys:

@@ -11,15 +11,14 @@ import pytest
 
 from pytest_osfoundry._jslength import js_length
 from pytest_osfoundry.engine import (
-    ALPHABETS,
     Duration,
     Fixed,
     Graph,
     LogNormal,
     ResultText,
     Uniform,
-    ceiling_error,
 )
+from pytest_osfoundry.engine._graph import ALPHABETS, ceiling_error
 
 
 def test_fixed_duration() -> None:
@@ -62,8 +61,8 @@ def test_uniform_stays_in_range() -> None:
 @pytest.mark.parametrize(
     ("make", "error", "fragment"),
     [
-        (lambda: Fixed(-1), ValueError, "Fixed.seconds must be >= 0"),
-        (lambda: Fixed(math.inf), ValueError, "Fixed.seconds must be finite"),
+        (lambda: Fixed(-1), ValueError, "Fixed.seconds must be a non-negative number"),
+        (lambda: Fixed(math.inf), ValueError, "Fixed.seconds must be a non-negative number"),
         (lambda: Fixed("5"), TypeError, "Fixed.seconds must be a number"),  # type: ignore[arg-type]
         (lambda: Fixed(True), TypeError, "Fixed.seconds must be a number"),
         (lambda: LogNormal(median=0), ValueError, "LogNormal.median must be > 0"),
@@ -71,7 +70,7 @@ def test_uniform_stays_in_range() -> None:
         (lambda: LogNormal(sigma=50), ValueError, "LogNormal.sigma must be in [0, 20]"),
         (lambda: LogNormal(minimum=-1), ValueError, "LogNormal.minimum must be >= 0"),
         (lambda: LogNormal(minimum=90), ValueError, "must not exceed the median"),
-        (lambda: LogNormal(median=math.nan), ValueError, "LogNormal.median must be finite"),
+        (lambda: LogNormal(median=math.nan), ValueError, "LogNormal.median must be a finite"),
         (lambda: Uniform(-1, 2), ValueError, "Uniform.low must be >= 0"),
         (lambda: Uniform(5, 2), ValueError, "Uniform.high (2) must be >= low (5)"),
         (lambda: Uniform(None, 2), TypeError, "Uniform.low must be a number"),  # type: ignore[arg-type]
@@ -117,7 +116,7 @@ def test_result_text_sizes_are_exact_and_cached() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "fragment"),
     [
-        ({"size": -1}, ValueError, "ResultText.size must be >= 0"),
+        ({"size": -1}, ValueError, "ResultText.size must be a non-negative int"),
         ({"size": 1.5}, TypeError, "ResultText.size must be an int"),
         ({"size": 3, "alphabet": ""}, ValueError, "ResultText.alphabet must be"),
         ({"size": 3, "alphabet": 7}, ValueError, "ResultText.alphabet must be"),
@@ -148,21 +147,21 @@ def test_ceiling_error_text() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "fragment"),
     [
-        ({"duration": -1}, ValueError, "Graph.duration must be >= 0"),
+        ({"duration": -1}, ValueError, "Graph.duration must be a non-negative"),
         ({"duration": "60"}, TypeError, "Graph.duration must be a number"),
-        ({"duration": math.nan}, ValueError, "Graph.duration must be finite"),
+        ({"duration": math.nan}, ValueError, "Graph.duration must be a non-negative"),
         ({"result": {"rows": [1, object()]}}, TypeError, "Graph.result.rows[1] is a object"),
-        ({"total_tokens": -5}, ValueError, "Graph.total_tokens must be >= 0"),
+        ({"total_tokens": -5}, ValueError, "Graph.total_tokens must be a non-negative int"),
         ({"total_tokens": 2.0}, TypeError, "Graph.total_tokens must be an int"),
-        ({"reported_cost": -0.01}, ValueError, "Graph.reported_cost must be >= 0"),
-        ({"reported_cost": math.inf}, ValueError, "Graph.reported_cost must be finite"),
+        ({"reported_cost": -0.01}, ValueError, "Graph.reported_cost must be at least 0"),
+        ({"reported_cost": math.inf}, ValueError, "Graph.reported_cost must be a finite number"),
         ({"error": 404}, TypeError, "Graph.error must be a str or None"),
         ({"waves": [1, 2]}, TypeError, "Graph.waves must be a tuple of ints"),
-        ({"waves": (1, -2)}, ValueError, "Graph.waves[1] must be >= 0"),
+        ({"waves": (1, -2)}, ValueError, "Graph.waves[1] must be a non-negative int"),
         ({"waves": (1, "2")}, TypeError, "Graph.waves[1] must be an int"),
         ({"waves": (1, 2), "total_tokens": 5}, ValueError, "must be 0 or the waves' sum (3)"),
         ({"token_ceiling": 10}, ValueError, "Graph.token_ceiling needs waves"),
-        ({"waves": (1,), "token_ceiling": -1}, ValueError, "Graph.token_ceiling must be >= 0"),
+        ({"waves": (1,), "token_ceiling": -1}, ValueError, "token_ceiling must be a non-negative"),
         ({"waves": (1,), "token_ceiling": 1.5}, TypeError, "Graph.token_ceiling must be an int"),
     ],
 )

@@ -14,9 +14,9 @@ from pytest_osfoundry.engine import (
     Graph,
     GraphNotFound,
     LogNormal,
-    Outcome,
     ResultText,
     RunNotFound,
+    RunOutcome,
     Uniform,
 )
 
@@ -46,7 +46,7 @@ def test_a_run_completes_after_its_duration() -> None:
     assert run.tokens_spent == 119  # pro rata by elapsed time, floored
     clock.run_until(t0 + 30)
     assert run.done.is_set
-    assert run.outcome == Outcome("completed", {"ok": True}, 120, 0.5, None)
+    assert run.outcome == RunOutcome("completed", {"ok": True}, 120, 0.5, None)
     assert run.done.value is run.outcome
     assert run.ended_at == t0 + 30
     assert not run.running
@@ -71,7 +71,7 @@ def test_an_error_graph_fails_with_its_error_and_all_its_tokens() -> None:
     clock, engine = make(Graph(duration=10, error="tool denied", total_tokens=7, reported_cost=1.0))
     run = engine.start(GS, {}, CHANNEL)
     clock.run_until(run.done)
-    assert run.outcome == Outcome("failed", None, 7, 1.0, "tool denied")
+    assert run.outcome == RunOutcome("failed", None, 7, 1.0, "tool denied")
 
 
 def test_result_text_is_delivered_whole() -> None:
@@ -89,7 +89,7 @@ def test_cancel_stops_the_run_now_and_keeps_tokens_pro_rata() -> None:
     clock.advance(10)
     run.cancel()
     assert run.done.is_set
-    assert run.outcome == Outcome("cancelled", None, 250, 0.5, None)
+    assert run.outcome == RunOutcome("cancelled", None, 250, 0.5, None)
     assert run.ended_at == run.started_at + 10
     assert engine.cancel_calls == [run.run_id]
     assert clock.pending == 0  # the scheduled end was withdrawn
@@ -131,7 +131,7 @@ def test_waves_spend_as_they_start() -> None:
     clock.advance(10)
     assert run.tokens_spent == 600
     clock.advance(10)
-    assert run.outcome == Outcome("completed", None, 600, 6.0, None)
+    assert run.outcome == RunOutcome("completed", None, 600, 6.0, None)
 
 
 def test_cancel_keeps_the_waves_already_started() -> None:
@@ -139,7 +139,7 @@ def test_cancel_keeps_the_waves_already_started() -> None:
     run = engine.start(GS, {}, CHANNEL)
     clock.advance(15)
     run.cancel()
-    assert run.outcome == Outcome("cancelled", None, 300, 3.0, None)
+    assert run.outcome == RunOutcome("cancelled", None, 300, 3.0, None)
 
 
 def test_the_ceiling_refuses_the_next_wave() -> None:
@@ -151,7 +151,7 @@ def test_the_ceiling_refuses_the_next_wave() -> None:
     clock.advance(19.99)
     assert run.outcome is None
     clock.run_until(run.started_at + 20)
-    assert run.outcome == Outcome(
+    assert run.outcome == RunOutcome(
         "failed", None, 800, 4.0, "token ceiling of 700 reached; wave 3 refused"
     )
 
@@ -170,7 +170,7 @@ def test_a_ceiling_never_reached_lets_the_run_complete() -> None:
     clock, engine = make(Graph(duration=20, waves=(10, 10), token_ceiling=500, result="r"))
     run = engine.start(GS, {}, CHANNEL)
     clock.run_all()
-    assert run.outcome == Outcome("completed", "r", 20, 0.0, None)
+    assert run.outcome == RunOutcome("completed", "r", 20, 0.0, None)
 
 
 def test_a_zero_ceiling_refuses_the_first_wave_at_once() -> None:
@@ -178,7 +178,7 @@ def test_a_zero_ceiling_refuses_the_first_wave_at_once() -> None:
     run = engine.start(GS, {}, CHANNEL)
     assert run.finishes_at == run.started_at
     clock.advance(0)
-    assert run.outcome == Outcome(
+    assert run.outcome == RunOutcome(
         "failed", None, 0, 0.0, "token ceiling of 0 reached; wave 1 refused"
     )
 
@@ -261,13 +261,13 @@ def test_bad_start_arguments(args: tuple[Any, ...], error: type, fragment: str) 
 @pytest.mark.parametrize(
     ("args", "kwargs", "fragment"),
     [
-        ((object(),), {}, "clock must be a VirtualClock or RealClock"),
+        ((object(),), {}, "clock must provide the Clock methods"),
         ((VirtualClock(), [Graph()]), {}, "graphs must be a mapping"),
         ((VirtualClock(), {GS: "graph"}), {}, "must be a Graph"),
         ((VirtualClock(), {"": Graph()}), {}, "a graphs key must be a non-empty str"),
         ((VirtualClock(),), {"default": {}}, "default must be a Graph or None"),
-        ((VirtualClock(),), {"seed": "7"}, "seed must be an int or None"),
-        ((VirtualClock(),), {"seed": True}, "seed must be an int or None"),
+        ((VirtualClock(),), {"seed": "7"}, "seed must be an int"),
+        ((VirtualClock(),), {"seed": True}, "seed must be an int"),
     ],
 )
 def test_bad_engine_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], fragment: str) -> None:
@@ -277,8 +277,8 @@ def test_bad_engine_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], fra
 
 
 def test_outcome_status_is_checked() -> None:
-    with pytest.raises(ValueError, match=r"Outcome\.status must be one of"):
-        Outcome("running")
+    with pytest.raises(ValueError, match=r"RunOutcome\.status must be one of"):
+        RunOutcome("running")
 
 
 def test_cancel_stops_after_the_stop_latency() -> None:
@@ -303,7 +303,16 @@ def test_natural_end_inside_the_stop_latency_stands() -> None:
     assert engine.cancel_calls == [run.run_id]
 
 
-@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), True, "0.5"])
-def test_stop_latency_must_be_a_non_negative_number(bad: object) -> None:
-    with pytest.raises(ValueError, match="stop_latency"):
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (-1, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        (True, TypeError),
+        ("0.5", TypeError),
+    ],
+)
+def test_stop_latency_must_be_a_non_negative_number(bad: object, error: type) -> None:
+    with pytest.raises(error, match="stop_latency must be a"):
         FakeEngine(VirtualClock(), stop_latency=bad)  # type: ignore[arg-type]

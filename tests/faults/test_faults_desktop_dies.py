@@ -41,9 +41,7 @@ def test_nothing_queued_later_is_ever_picked_up() -> None:
 
 
 def test_an_in_memory_outbox_dies_with_the_desktop() -> None:
-    world = OsfWorld(
-        WorldConfig(graph=Graph(duration=5.0), lose_completions=1, desktop_dies=30.0)
-    )
+    world = OsfWorld(WorldConfig(graph=Graph(duration=5.0), lose_completions=1, desktop_dies=30.0))
     command_id = _queue(world, "dies-key-0003")
     world.clock.advance(600)
     [death] = world.deaths

@@ -112,10 +112,11 @@ def view(w: OsfWorld, command_id: str) -> dict[str, Any]:
     return w.agent_client().get_graph_run(command_id)
 
 
-def stamp(text: Any) -> float | None:
-    """An RFC 3339 timestamp from a run view as epoch seconds (``None`` stays ``None``)."""
+def stamp(text: Any) -> float:
+    """An RFC 3339 timestamp from a run view as epoch seconds (fails the test if it is none)."""
     parsed = parse_rfc3339(text)
-    return None if parsed is None else parsed.timestamp()
+    assert parsed is not None, f"not an RFC 3339 timestamp: {text!r}"
+    return parsed.timestamp()
 
 
 def engine_runs_for(w: OsfWorld, command_id: str) -> list[Any]:

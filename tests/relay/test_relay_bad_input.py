@@ -25,8 +25,8 @@ def parts() -> tuple[Any, Any, Any]:
     ("kwargs", "error", "match"),
     [
         ({"clock": "not a clock"}, TypeError, "clock"),
-        ({"client": object()}, TypeError, "client must be a RelayClient"),
-        ({"engine": "engine"}, TypeError, "engine must be a FakeEngine"),
+        ({"client": object()}, TypeError, "client must provide the RelayApiClient methods"),
+        ({"engine": "engine"}, TypeError, "engine must provide the Engine methods"),
         ({"outbox": True}, TypeError, "outbox"),
         ({"outbox": "a file name"}, TypeError, "outbox"),
         ({"outbox": {}}, TypeError, "outbox"),

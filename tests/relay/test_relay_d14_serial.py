@@ -21,8 +21,8 @@ def test_five_queued_runs_run_strictly_one_after_another() -> None:
         assert earlier.ended_at <= later.started_at, "engine run intervals must not overlap"
     # The server saw the same order: each run started after the previous finished.
     views = [view(w, c) for c in ids]
-    for earlier, later in pairwise(views):
-        assert stamp(earlier["finished_at"]) <= stamp(later["started_at"])
+    for before, after in pairwise(views):
+        assert stamp(before["finished_at"]) <= stamp(after["started_at"])
     assert [stamp(v["started_at"]) for v in views] == sorted(stamp(v["started_at"]) for v in views)
     assert w.relay.executed == ids
 

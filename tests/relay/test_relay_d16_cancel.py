@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_osfoundry.engine import Graph
+from pytest_osfoundry.world import OsfWorld
 from tests.relay.osf_relay_kit import T0, engine_runs_for, queue, recorded_relay, stamp, view, world
 
 
-def running_world(stop_latency: float | None = None):  # type: ignore[no-untyped-def]
+def running_world(stop_latency: float | None = None) -> tuple[OsfWorld, str]:
     """A world whose first session's run started at T0 + 20 and would run 100 s."""
     w = world(graph=Graph(duration=100, result="never", total_tokens=1000, reported_cost=1.0))
     if stop_latency is not None:

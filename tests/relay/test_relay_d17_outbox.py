@@ -70,7 +70,7 @@ def test_the_entry_is_written_before_the_post() -> None:
         def after(self, method: str, url: str, response: object) -> None:
             return None
 
-    relay, _ = recorded_relay(w, Peek(), outbox=box)  # type: ignore[arg-type]
+    relay, _ = recorded_relay(w, Peek(), outbox=box)
     relay.start()
     w.clock.advance(1)
     cid = queue(w)

@@ -41,7 +41,7 @@ def test_empty_samples_are_refused(fn: Any) -> None:
 
 
 def test_bad_percentiles_are_refused() -> None:
-    with pytest.raises(ValueError, match="0 to 100"):
+    with pytest.raises(ValueError, match="from 0 to 100"):
         percentile([1.0], 101)
     with pytest.raises(ValueError, match="NaN"):
         mean([float("nan")])
@@ -50,8 +50,8 @@ def test_bad_percentiles_are_refused() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"runs": 0}, "runs must be a positive integer"),
-        ({"seed": 1.5}, "seed must be an integer"),
+        ({"runs": 0}, "runs must be a positive int"),
+        ({"seed": 1.5}, "seed must be an int"),
         ({"poll_interval": -1}, "poll_interval"),
         ({"control_poll": 0}, "control_poll"),
         ({"duration_sigma": 21}, "at most 20"),
