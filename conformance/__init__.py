@@ -3,8 +3,13 @@
 ``pytest --osf-target=URL`` (or ``--osf-target=embedded``) runs the checks in
 :mod:`pytest_osfoundry.conformance.checks` against a server and reports, rule by
 rule, where it differs from the documented and reconstructed behaviour. Each check
-is a function decorated with :func:`check`, working through a :class:`Conformance`
-context; see ``docs/rules.md`` for every check id.
+is a function decorated with :func:`~pytest_osfoundry.conformance._registry.check`,
+working through a :class:`~pytest_osfoundry.conformance._harness.Conformance` context;
+see ``docs/rules.md`` for every check id.
+
+The kit's pytest plugin imports :mod:`~pytest_osfoundry.conformance._options` (the
+``--osf-`` options) in every pytest run, which imports this package first: it stays
+light, and names nothing heavier than the versions.
 """
 
 if __name__ != "pytest_osfoundry.conformance":  # pragma: no cover - a checkout's top-level folder
@@ -14,22 +19,8 @@ if __name__ != "pytest_osfoundry.conformance":  # pragma: no cover - a checkout'
     )
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.client._tool_result import ToolReply
-from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
-from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, all_checks, check
 
 SUITE_VERSION = __version__
 """The suite's version (the package's)."""
 
-__all__ = [
-    "AREAS",
-    "RULES",
-    "SPEC_REVISION",
-    "SUITE_VERSION",
-    "CheckFailure",
-    "CheckInfo",
-    "Conformance",
-    "ToolReply",
-    "all_checks",
-    "check",
-]
+__all__ = ["SPEC_REVISION", "SUITE_VERSION"]

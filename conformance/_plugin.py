@@ -1,7 +1,10 @@
-"""The conformance suite's pytest hooks and fixtures (loaded by the kit's pytest11 plugin).
+"""The conformance suite's pytest hooks and fixtures.
 
-* Options ``--osf-...`` (and their ``OSF_...`` environment variables), see
-  :mod:`~pytest_osfoundry.conformance._options`.
+:mod:`pytest_osfoundry.plugin` (the pytest11 entry point, which also registers the
+``--osf-...`` options of :mod:`~pytest_osfoundry.conformance._options`) registers this
+module only when a run is about the suite: a target is given, or a test path lies in
+the suite's folder. Projects that use the kit for its fixtures never load it.
+
 * ``pytest --osf-target=...`` with no test paths runs the suite shipped in this
   package (``pytest_osfoundry/conformance/checks``), from any folder.
 * Each check is collected as one item named by its check id, marked ``documented``
@@ -16,8 +19,6 @@
   outcome, one-line message, the failing exchange) that xdist ships to the
   controller, which prints the summary by area and writes JSON, Markdown and
   baseline files; a stale baseline entry fails the run.
-
-Nothing here acts unless a target is given or a check is collected.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pytest_osfoundry.conformance._baseline import (
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
-from pytest_osfoundry.conformance._options import Settings, add_options
+from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._outputs import check_output_paths
 from pytest_osfoundry.conformance._preflight import PreflightError, preflight
 from pytest_osfoundry.conformance._registry import all_checks, check_info
@@ -69,7 +70,6 @@ __all__ = [
     "CheckItem",
     "osf_conf",
     "osf_target",
-    "pytest_addoption",
     "pytest_collect_file",
     "pytest_collection_modifyitems",
     "pytest_configure",
@@ -101,11 +101,6 @@ _HISTORY = 8
 
 
 # ---------------------------------------------------------------------- options
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``--osf-...`` options."""
-    add_options(parser)
-
-
 def _settings(config: pytest.Config) -> Settings:
     settings = config.stash.get(_SETTINGS, None)
     if settings is None:
@@ -120,14 +115,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the level markers, read the options, point pytest at the suite if asked."""
-    config.addinivalue_line(
-        "markers", "documented: an osfoundry conformance check of documented behaviour"
-    )
-    config.addinivalue_line(
-        "markers",
-        "reconstructed: an osfoundry conformance check of behaviour the kit reconstructed",
-    )
+    """Read the options, point pytest at the suite if asked (markers: plugin.py)."""
     settings = Settings.from_config(config)
     config.stash[_SETTINGS] = settings
     config.stash[_SECRETS] = set(settings.secrets())

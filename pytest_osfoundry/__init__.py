@@ -4,38 +4,19 @@ An agent queues a Graph run over MCP tools, the owner's desktop pulls it with a 
 poll, runs it and posts a bounded result back. This package fakes every part of that
 round trip on a virtual clock, and checks any implementation against the spec.
 
-The handful of names most users need are importable from here (loaded on first use):
-:class:`OsfWorld`, :class:`WorldConfig`, :class:`ReferenceServer`,
-:class:`LoopbackServer`, :class:`VirtualClock`, :class:`ScriptedAgent`,
-:class:`FakeRelay`, :class:`FakeEngine`, :class:`Graph`, :class:`McpClient`.
+pytest imports this package in every run of a project that installs the kit, so the
+top level holds only :data:`__version__` and :data:`SPEC_REVISION`. The components
+are imported from their subpackages: :mod:`pytest_osfoundry.world` (``OsfWorld``,
+``WorldConfig``), :mod:`~pytest_osfoundry.server` (``ReferenceServer``,
+``LoopbackServer``, ``mount``), :mod:`~pytest_osfoundry.clock` (``VirtualClock``),
+:mod:`~pytest_osfoundry.agent` (``ScriptedAgent``), :mod:`~pytest_osfoundry.relay`
+(``FakeRelay``), :mod:`~pytest_osfoundry.engine` (``FakeEngine``, ``Graph``),
+:mod:`~pytest_osfoundry.client` (``McpClient``).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from pytest_osfoundry._vocabulary import SPEC_REVISION
 from pytest_osfoundry._vocabulary import VERSION as __version__
 
-_LAZY = {
-    "OsfWorld": "pytest_osfoundry.world",
-    "WorldConfig": "pytest_osfoundry.world",
-    "ReferenceServer": "pytest_osfoundry.server",
-    "LoopbackServer": "pytest_osfoundry.server",
-    "VirtualClock": "pytest_osfoundry.clock",
-    "ScriptedAgent": "pytest_osfoundry.agent",
-    "FakeRelay": "pytest_osfoundry.relay",
-    "FakeEngine": "pytest_osfoundry.engine",
-    "Graph": "pytest_osfoundry.engine",
-    "McpClient": "pytest_osfoundry.client",
-}
-
-__all__ = ["SPEC_REVISION", "__version__", *_LAZY]
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_osfoundry' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__all__ = ["SPEC_REVISION", "__version__"]

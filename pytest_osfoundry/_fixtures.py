@@ -27,6 +27,10 @@ or override the ``osf_config`` fixture. Fixtures:
 The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
 your own requests through ``osf_respx`` and ``osf_loopback`` as they do to the kit's
 agent: a dropped reply reached the server, and your client gets a transport error.
+
+The plugin imports this module in every pytest run of a project that installs the
+kit, so the components (and respx, Faker, httpx, :mod:`http.server`, freezegun) are
+imported inside the fixtures, when a test first uses one.
 """
 
 from __future__ import annotations
@@ -34,19 +38,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import respx
 
-from pytest_osfoundry.agent._scripted import ScriptedAgent
-from pytest_osfoundry.clock import VirtualClock
-from pytest_osfoundry.engine._fake_engine import FakeEngine
-from pytest_osfoundry.relay._desktop import FakeRelay
-from pytest_osfoundry.server._app import ReferenceServer
-from pytest_osfoundry.server._loopback import LoopbackServer
-from pytest_osfoundry.server._respx_mount import mount
-from pytest_osfoundry.world import OsfWorld, WorldConfig
+if TYPE_CHECKING:
+    import respx
+
+    from pytest_osfoundry.agent import ScriptedAgent
+    from pytest_osfoundry.clock import VirtualClock
+    from pytest_osfoundry.engine import FakeEngine
+    from pytest_osfoundry.relay import FakeRelay
+    from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+    from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 __all__ = [
     "osf_agent",
@@ -79,6 +83,8 @@ def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
     """The world's configuration, from the ``osf`` marker (override to set your own)."""
+    from pytest_osfoundry.world import WorldConfig
+
     options = {k: v for k, v in _marker_options(request).items() if k not in _FIXTURE_ONLY}
     try:
         return WorldConfig.from_kwargs(**options)
@@ -95,6 +101,8 @@ def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWor
     With ``patch_sleep=True`` the virtual clock is put in charge at once, as if the
     test had requested ``osf_clock``.
     """
+    from pytest_osfoundry.world import OsfWorld
+
     try:
         world = OsfWorld(osf_config)
     except (TypeError, ValueError) as err:
@@ -104,7 +112,7 @@ def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWor
     return world
 
 
-_CLOCK_ACTIVE = pytest.StashKey[VirtualClock]()
+_CLOCK_ACTIVE = pytest.StashKey["VirtualClock"]()
 
 
 def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
@@ -181,6 +189,8 @@ def osf_make_relay(osf_world: OsfWorld) -> Callable[..., FakeRelay]:
 @pytest.fixture
 def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
     """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
+    from pytest_osfoundry.server import mount
+
     with mount(osf_world.faulty_server(), osf_world.base_url) as router:
         yield router
 
@@ -188,5 +198,7 @@ def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
 @pytest.fixture
 def osf_loopback(osf_world: OsfWorld) -> Iterator[LoopbackServer]:
     """The server on a real 127.0.0.1 port (``.origin``); closed after the test."""
+    from pytest_osfoundry.server import LoopbackServer
+
     with LoopbackServer(osf_world.faulty_server()) as server:
         yield server

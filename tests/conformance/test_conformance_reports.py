@@ -114,8 +114,9 @@ class Server:
     mcp_path = "/mcp"
 
     def __init__(self):
-        self.inner = variants._QueryTokenAccepted(state=variants._OtherAgentReadsRun())
-        self.inner.relay = variants._AgentRelayApi(self.inner.state, self.inner.tokens)
+        self.inner = variants._QueryTokenAccepted(
+            variants._AgentActsAsDesktop(variants._OtherAgentReadsRun())
+        )
 
     def __call__(self, request):
         return self.inner(request)

@@ -1,0 +1,106 @@
+"""The pytest11 plugin stays thin: the suite's hooks only when the run is about the suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pytest_osfoundry.conformance._options import OPTIONS
+from pytest_osfoundry.plugin import SUITE_PLUGIN
+
+pytest_plugins = ["pytester"]
+
+# A user's test that reports whether the suite's hooks are registered in its run.
+_PROBE = f"""
+def test_probe(pytestconfig):
+    suite = pytestconfig.pluginmanager.get_plugin({SUITE_PLUGIN!r})
+    print("SUITE-REGISTERED" if suite is not None else "SUITE-ABSENT")
+    makereport = pytestconfig.pluginmanager.hook.pytest_runtest_makereport
+    modules = {{getattr(impl.plugin, "__name__", "") for impl in makereport.get_hookimpls()}}
+    print("SUITE-MAKEREPORT" if any("conformance" in m for m in modules) else "NO-MAKEREPORT")
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_osf_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("OSF_")]:
+        monkeypatch.delenv(name)
+
+
+def _probe(pytester: pytest.Pytester, *args: str) -> str:
+    pytester.makepyfile(test_probe=_PROBE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s", "test_probe.py", *args)
+    result.assert_outcomes(passed=1)
+    return result.stdout.str()
+
+
+def test_without_a_target_the_suite_is_not_registered(pytester: pytest.Pytester) -> None:
+    out = _probe(pytester)
+    assert "SUITE-ABSENT" in out and "NO-MAKEREPORT" in out
+
+
+def test_a_blank_environment_target_is_a_usage_error_not_a_silent_no_target(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSF_TARGET", "  ")
+    pytester.makepyfile(test_probe=_PROBE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_probe.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*OSF_TARGET is set but empty*"])
+
+
+def test_a_target_on_the_command_line_registers_the_suite(pytester: pytest.Pytester) -> None:
+    out = _probe(pytester, "--osf-target=embedded")
+    assert "SUITE-REGISTERED" in out and "SUITE-MAKEREPORT" in out
+
+
+def test_a_target_in_the_environment_registers_the_suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSF_TARGET", "embedded")
+    assert "SUITE-REGISTERED" in _probe(pytester)
+
+
+def test_help_lists_every_option_in_the_osfoundry_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK
+    lines = result.stdout.lines
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("osfoundry:"))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and lines[i][0] != " "), None)
+    group = "\n".join(lines[start:end])
+    for spec in OPTIONS:
+        assert f"  {spec.flag}" in group, spec.flag
+    outside = "\n".join(lines[:start] + (lines[end:] if end is not None else []))
+    assert "--osf-" not in outside
+
+
+def test_loading_the_plugin_imports_no_component() -> None:
+    """What every pytest run of a project with the kit installed pays: pytest and two modules."""
+    heavy = (
+        "respx",
+        "faker",
+        "httpx",
+        "http.server",
+        "freezegun",
+        "orjson",
+        "jsonschema",
+        "pytest_osfoundry.world",
+        "pytest_osfoundry.server",
+        "pytest_osfoundry.conformance._plugin",
+        "pytest_osfoundry.conformance._harness",
+    )
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import pytest_osfoundry.plugin
+        print(sorted(m for m in {heavy!r} if m in sys.modules))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]", done.stdout
