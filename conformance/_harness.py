@@ -75,5 +75,7 @@ class Conformance:
         return self.wire.exchanges()
 
     def close(self) -> None:
-        """End every run the check queued and left open (errors ignored)."""
+        """End every run the check queued and left open (errors ignored); the requests
+        this sends are not counted in :attr:`Wire.requests`."""
+        self.wire.stop_counting()
         self.runs.close()

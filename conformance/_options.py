@@ -160,6 +160,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="SECONDS",
     ),
     OptionSpec(
+        "--osf-concurrency",
+        "how many checks run at once in this process (default 16, chosen by "
+        "benchmarks/bench_latency.py; 1 runs them one after another)",
+        kind="int",
+        metavar="N",
+    ),
+    OptionSpec(
         "--osf-max-response",
         "largest HTTP response body read, in MiB (default 16)",
         kind="int",
@@ -213,6 +220,7 @@ class Settings:
     osf_timing_samples: int = 60
     osf_strict: bool = False
     osf_timeout: int = 10
+    osf_concurrency: int = 16  # chosen by benchmarks/bench_latency.py (README, Speed)
     osf_max_response: int = 16
     osf_protocol: str = "auto"
 

@@ -41,6 +41,7 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
+from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
@@ -140,13 +141,17 @@ def pytest_configure(config: pytest.Config) -> None:
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(CHECKS_DIR)]
+    if settings.osf_concurrency > 1:
+        runner = ConcurrentRunner(settings.osf_concurrency, _new_context, _attach_context)
+        config.pluginmanager.register(runner, "osfoundry-conformance-concurrent")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Unregister the results gatherer."""
-    gatherer = config.pluginmanager.get_plugin("osfoundry-conformance-results")
-    if gatherer is not None:
-        config.pluginmanager.unregister(gatherer)
+    """Unregister the results gatherer and the concurrent runner."""
+    for name in ("osfoundry-conformance-results", "osfoundry-conformance-concurrent"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -346,17 +351,27 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
 @pytest.fixture
 def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Conformance]:
     """A fresh :class:`Conformance` context for the check being run; ends its runs after."""
-    info = check_info(getattr(request.node, "obj", None))
-    if info is None:
-        raise pytest.UsageError("osf_conf is only for conformance checks (@check functions)")
-    secrets = request.config.stash[_SECRETS]
-    conf = Conformance(osf_target, info, secrets=tuple(secrets))
+    conf = _new_context(request.node, osf_target)
     request.node.stash[_CONF] = conf
     try:
         yield conf
     finally:
         conf.close()
         stop_if_gone(request.session, osf_target)
+
+
+def _new_context(item: pytest.Item, target: Target) -> Conformance:
+    """A fresh context for the check of ``item`` (the fixture's, or a pre-run's)."""
+    info = check_info(getattr(item, "obj", None))
+    if info is None:
+        raise pytest.UsageError("osf_conf is only for conformance checks (@check functions)")
+    secrets: set[str] = item.config.stash[_SECRETS]
+    return Conformance(target, info, secrets=tuple(secrets))
+
+
+def _attach_context(item: pytest.Item, conf: Conformance) -> None:
+    """Report ``conf`` (a concurrent pre-run's context) as the check's own."""
+    item.stash[_CONF] = conf
 
 
 # ---------------------------------------------------------------------- reports
@@ -489,6 +504,7 @@ def pytest_runtest_makereport(
             "message": message,
             "exchange": exchange,
             "not_run": not_run,
+            "requests": conf.wire.requests if conf is not None else 0,
         }
         if report.when == "call":
             item.user_properties.append(("osf_outcome", f"{outcome}: {message}"))

@@ -159,7 +159,9 @@ class CheckInfo:
     """One conformance check's metadata.
 
     ``check_id`` is ``<RULE>-<slug>``; ``asserts`` is the one sentence saying what the
-    check asserts; ``order`` is the definition order (for stable reports).
+    check asserts; ``order`` is the definition order (for stable reports);
+    ``exclusive`` says the check must run alone (it changes what other checks share,
+    or its evidence depends on time), never alongside others under ``--osf-concurrency``.
     """
 
     check_id: str
@@ -170,6 +172,7 @@ class CheckInfo:
     asserts: str
     order: int
     opt_in: str | None = None
+    exclusive: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The metadata as plain JSON-ready values."""
@@ -199,13 +202,15 @@ def check(
     level: Level | None = None,
     area: str | None = None,
     opt_in: str | None = None,
+    exclusive: bool = False,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
 
     ``asserts`` is the sentence the reports and ``docs/rules.md`` print. ``level``
     and ``area`` default to the rule's (:data:`RULES`). ``opt_in`` names the option
     that enables a check that does not run by default (the check is deselected
-    without it).
+    without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
+    (see :class:`CheckInfo`).
 
     Raises:
         ValueError: the id is not ``<RULE>-<slug>`` of a known rule, the sentence is
@@ -230,6 +235,7 @@ def check(
         asserts=" ".join(asserts.split()),
         order=_counter[0],
         opt_in=opt_in,
+        exclusive=exclusive,
     )
 
     def decorate(fn: _F) -> _F:

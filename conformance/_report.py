@@ -48,6 +48,8 @@ class CheckResult:
     message: str = ""
     exchange: dict[str, Any] | None = None
     duration: float = 0.0
+    requests: int = 0
+    """The HTTP requests the check sent (its clean-up excluded)."""
     not_run: bool = False
     """The check could not run; under ``--osf-strict`` that is its failure."""
 
@@ -64,6 +66,7 @@ class CheckResult:
             "message": self.message,
             "exchange": self.exchange,
             "duration": round(self.duration, 4),
+            "requests": self.requests,
             "nodeid": self.nodeid,
         }
 
@@ -158,6 +161,9 @@ class Results:
             )
             self.checks[report.nodeid] = result
         result.duration += float(getattr(report, "duration", 0.0) or 0.0)
+        requests = data.get("requests")
+        if isinstance(requests, int):
+            result.requests = max(result.requests, requests)
         outcome = data.get("outcome")
         if report.when == "teardown":
             if outcome == "failed" and result.outcome in ("passed", "xpassed"):

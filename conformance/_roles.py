@@ -7,6 +7,9 @@ role whose credential was not given skips the check, naming the option to pass.
 
 from __future__ import annotations
 
+import copy
+import itertools
+import threading
 from typing import Any
 
 import pytest
@@ -19,6 +22,12 @@ from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
 
 __all__ = ["Roles"]
+
+# Checks may run concurrently (--osf-concurrency): the shared sessions are set up under
+# a lock, and each check gets its own copy of a role's client, whose JSON-RPC ids come
+# from a range no other copy uses (MCP forbids reusing an id within a session).
+_SESSIONS_LOCK = threading.Lock()
+_ID_RANGES = itertools.count(10_000_000, 10_000)
 
 _OPTION_OF = {
     "agent_token": "--osf-agent-token",
@@ -73,17 +82,20 @@ class Roles:
         return McpClient(self._wire.recorder, self._target.mcp_url, token, protocol=protocol)
 
     def _role(self, name: str) -> McpClient:
-        """The role's MCP client: one initialized session per role and process, whose
-        requests go through this check's recorder while the check runs."""
+        """The role's MCP client: one initialized session per role and process, used
+        through this check's own copy of the client (its recorder, its JSON-RPC ids)."""
         client = self._clients.get(name)
         if client is not None:
             return client
         token = None if name == "anonymous" else self.need(name)
-        client = self._target.sessions.get(name)
-        if client is None:
-            client = self._wire.initialized(self.mcp(token))
-            self._target.sessions[name] = client
+        with _SESSIONS_LOCK:
+            shared = self._target.sessions.get(name)
+            if shared is None:
+                shared = self._wire.initialized(self.mcp(token))
+                self._target.sessions[name] = shared
+        client = copy.copy(shared)
         client.transport = self._wire.recorder
+        client._next_id = next(_ID_RANGES)
         self._clients[name] = client
         return client
 

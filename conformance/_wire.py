@@ -16,13 +16,28 @@ from pytest_osfoundry.client._errors import OsfClientError
 from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
-from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport
+from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport, Transport
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.http import Response
 
-__all__ = ["Wire", "decode_reply"]
+__all__ = ["CountingTransport", "Wire", "decode_reply"]
+
+
+class CountingTransport:
+    """Forwards to ``inner`` and counts the requests sent (lost replies included)."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.count = 0
+        self.counting = True
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Count (unless counting was stopped), then forward."""
+        if self.counting:
+            self.count += 1
+        return self.inner.request(method, url, headers, body)
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
@@ -66,7 +81,8 @@ class Wire:
     def __init__(self, target: Target, expect: Expect) -> None:
         self._target = target
         self._expect = expect
-        self.recorder = RecordingTransport(watch(target, HttpxTransport(target.http)), keep=40)
+        self._counter = CountingTransport(watch(target, HttpxTransport(target.http)))
+        self.recorder = RecordingTransport(self._counter, keep=40)
         """Every exchange of the check (the latest 40)."""
         self._decisive: Exchange | None = None
 
@@ -120,6 +136,15 @@ class Wire:
         except OsfClientError as err:
             self._expect.fail(f"tools/call {tool}: {err}")
         return decode_reply(reply)
+
+    @property
+    def requests(self) -> int:
+        """How many HTTP requests the check has sent so far."""
+        return self._counter.count
+
+    def stop_counting(self) -> None:
+        """Leave the requests sent from now on (clean-up) out of :attr:`requests`."""
+        self._counter.counting = False
 
     def decisive(self) -> None:
         """Mark the latest exchange as the one a failure's ``curl`` line replays."""

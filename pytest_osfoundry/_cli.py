@@ -25,8 +25,9 @@ from types import FrameType
 from typing import Any
 
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._eras import normalize_protocols
+from pytest_osfoundry.server._latency import check_latency
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 
 __all__ = ["build_parser", "main"]
@@ -116,7 +117,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
     try:
-        loop = LoopbackServer(server, host=args.host, port=args.port)
+        handler = Delayed(server, args.latency) if args.latency else server
+        loop = LoopbackServer(handler, host=args.host, port=args.port)
     except (OSError, ValueError) as err:
         print(
             f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
@@ -199,6 +201,17 @@ def _port(text: str) -> int:
     return port
 
 
+def _latency(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    try:
+        return check_latency(seconds)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``osfoundry-fake`` argument parser (``serve`` and ``relay``)."""
     parser = argparse.ArgumentParser(
@@ -221,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--mcp-path", type=_mcp_path, default="/mcp", help="path of the MCP endpoint (default /mcp)"
     )
     serve.add_argument("--project-id", help="fix the project id (default: random)")
+    serve.add_argument(
+        "--latency",
+        type=_latency,
+        default=0.0,
+        metavar="SECONDS",
+        help="delay every answer by SECONDS (default 0), like a server a round trip away",
+    )
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")
     serve.add_argument(

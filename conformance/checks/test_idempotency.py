@@ -168,6 +168,7 @@ def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
     "R5-concurrent-same-key",
     f"{CALLERS} simultaneous run_graph_session calls with one key and the same arguments, "
     "on separate connections, queue one run: every success carries the same command id.",
+    exclusive=True,  # its calls must overlap each other, not queue behind other checks'
 )
 def check_concurrent_same_key(osf_conf: Conformance) -> None:
     c = osf_conf

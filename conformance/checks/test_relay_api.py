@@ -139,6 +139,7 @@ def check_sync_oldest_first(osf_conf: Conformance) -> None:
     "D10-sync-replaces",
     "A sync replaces the project's shared sessions: sessions left out of the next sync "
     "disappear from list_graph_sessions.",
+    exclusive=True,
 )
 def check_sync_replaces(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -168,6 +169,7 @@ def check_sync_replaces(osf_conf: Conformance) -> None:
     "D10-sync-max-100",
     "A sync of 100 sessions is accepted; one of 101 gets HTTP 400 and changes nothing.",
     level="reconstructed",
+    exclusive=True,
 )
 def check_sync_max_100(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -3,13 +3,15 @@
 * :class:`ReferenceServer` — the app (a ``Request -> Response`` handler) and its state.
 * :class:`LoopbackServer` — serve it over real HTTP on a loopback port.
 * :func:`mount` — reach it from any httpx client through respx.
+* :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
 """
 
 from __future__ import annotations
 
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
+from pytest_osfoundry.server._latency import Delayed
 from pytest_osfoundry.server._loopback import LoopbackServer
 from pytest_osfoundry.server._respx_mount import mount
 from pytest_osfoundry.server._state import ServerState
 
-__all__ = ["LoopbackServer", "Provisioned", "ReferenceServer", "ServerState", "mount"]
+__all__ = ["Delayed", "LoopbackServer", "Provisioned", "ReferenceServer", "ServerState", "mount"]

@@ -3,6 +3,10 @@
 Every run happens in pytester's empty temporary folder with no test paths, so it
 also proves that ``pytest --osf-target=...`` finds the installed suite from any
 folder. ``OSF_*`` variables of the outer environment are cleared for each test.
+
+Every run uses the suite's default ``--osf-concurrency`` (checks run concurrently);
+``OSF_KIT_CONCURRENCY=1 pytest tests/conformance`` runs every one of these tests
+against the serial run instead (any other value: that concurrency).
 """
 
 from __future__ import annotations
@@ -16,12 +20,17 @@ import pytest
 from pytest_osfoundry.conformance._registry import all_checks
 from tests.conformance.osf_conformance_kit import SuiteRun
 
+#: Read once, before the fixture below clears the ``OSF_*`` variables.
+_KIT_CONCURRENCY = os.environ.get("OSF_KIT_CONCURRENCY", "").strip()
+
 
 @pytest.fixture(autouse=True)
 def _no_osf_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith("OSF_"):
             monkeypatch.delenv(name)
+    if _KIT_CONCURRENCY:
+        monkeypatch.setenv("OSF_CONCURRENCY", _KIT_CONCURRENCY)
     yield
 
 

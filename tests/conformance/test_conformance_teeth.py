@@ -3,7 +3,9 @@
 Each variant of the reference server (``tests.conformance.variants``)
 breaks one rule. Against each, the whole default suite runs; the set of failing
 checks must equal the variant's declared ``fails`` — the targeted check fails and no
-other check fails spuriously.
+other check fails spuriously. The suite runs twice against each variant, with its
+checks concurrent (the default) and one after another (``--osf-concurrency 1``):
+the two JSON reports must give every check the same outcome.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ def test_variant_fails_exactly_its_checks(
     assert run.ids("failed") == variant.fails, run.text[-3000:]
     assert run.ids("skipped") == set()
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    serial = run_suite(variant_target(name), "--osf-concurrency=1", report="serial.json")
+    assert serial.outcomes == run.outcomes, serial.text[-3000:]
 
 
 def test_there_are_enough_variants_and_every_area_has_one() -> None:

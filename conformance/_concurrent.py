@@ -1,0 +1,192 @@
+"""Running the checks concurrently in one process (``--osf-concurrency N``).
+
+The checks spend their time waiting on the network, so when the first check of a
+batch is about to run, :class:`ConcurrentRunner` runs every check still to come in
+this process in a thread pool -- each with its own fresh
+:class:`~pytest_osfoundry.conformance._harness.Conformance` context, closed after it
+-- and stores each outcome (returned, or the exception raised, pytest's skip and fail
+outcomes included). Each item's call then *replays* its stored outcome, in pytest's
+usual order, so reports, xfail/baseline handling, ``-x``, ``-k``, ``--lf``, JUnit XML
+and the terminal summary are those of a serial run (apart from timings). Under xdist
+each worker pre-runs the items it has been given.
+
+Isolation: a check whose :class:`~pytest_osfoundry.conformance._registry.CheckInfo`
+is ``exclusive`` (it changes the project's shared session list, or its evidence
+depends on time) runs alone, after the concurrent ones of its batch. Every other
+check shares only the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`)
+and judges only its own command ids.
+
+``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._liveness import liveness_of
+from pytest_osfoundry.conformance._registry import CheckInfo, check_info
+
+__all__ = ["ConcurrentRunner", "Outcome", "run_check"]
+
+_FIXTURE = "osf_conf"
+
+
+@dataclass
+class Outcome:
+    """What a pre-run check did: its context, and the exception its call or its
+    context's close raised (``None``: it returned / closed cleanly)."""
+
+    conf: Conformance
+    error: BaseException | None = None
+    close_error: BaseException | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class _Plan:
+    concurrent: list[pytest.Function] = field(default_factory=list)
+    alone: list[pytest.Function] = field(default_factory=list)
+
+
+def _runnable(item: pytest.Item) -> CheckInfo | None:
+    """The check of ``item`` if it can be pre-run: a check taking only ``osf_conf``."""
+    if not isinstance(item, pytest.Function):
+        return None
+    info = check_info(getattr(item, "obj", None))
+    if info is None:
+        return None
+    names = tuple(item._fixtureinfo.argnames)
+    return info if names == (_FIXTURE,) else None
+
+
+def run_check(item: pytest.Function, conf: Conformance) -> Outcome:
+    """Call ``item``'s check with ``conf``, then close ``conf``; the outcome, never raising."""
+    outcome = Outcome(conf)
+    start = time.perf_counter()
+    try:
+        item.obj(**{_FIXTURE: conf})
+    except BaseException as err:  # stored, re-raised by the item's call
+        outcome.error = err
+    try:
+        conf.close()
+    except BaseException as err:  # stored, re-raised at the item's teardown
+        outcome.close_error = err
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+class ConcurrentRunner:
+    """The pytest plugin that pre-runs the checks of this process and replays them.
+
+    ``make_context(item, target)`` builds a check's fresh context; ``attach(item, conf)``
+    hands the pre-run context to the reporting (exchanges, notes, request count).
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        make_context: Callable[[pytest.Item, Any], Conformance],
+        attach: Callable[[pytest.Item, Conformance], None],
+    ) -> None:
+        if workers < 2:
+            raise ValueError("a concurrent runner needs at least 2 workers")
+        self.workers = workers
+        self._make_context = make_context
+        self._attach = attach
+        self._outcomes: dict[str, Outcome] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ hooks
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """Replay the stored outcome of a check (pre-running its batch first if needed)."""
+        if _runnable(pyfuncitem) is None:
+            return None
+        outcome = self._outcomes.get(pyfuncitem.nodeid)
+        if outcome is None:
+            conf = pyfuncitem.funcargs.get(_FIXTURE)
+            if not isinstance(conf, Conformance):
+                return None
+            self._prerun(pyfuncitem, conf.target)
+            outcome = self._outcomes.get(pyfuncitem.nodeid)
+            if outcome is None:  # pragma: no cover - _prerun always includes the item
+                return None
+        self._attach(pyfuncitem, outcome.conf)
+        if outcome.error is not None:
+            raise outcome.error
+        return True
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Re-raise what closing a pre-run check's context raised (a teardown error)."""
+        outcome = self._outcomes.pop(item.nodeid, None)
+        if outcome is not None and outcome.close_error is not None:
+            raise outcome.close_error
+
+    # ------------------------------------------------------------------ pre-running
+    def _prerun(self, first: pytest.Function, target: Any) -> None:
+        plan = _Plan()
+        for item in [first, *_upcoming(first)]:
+            info = _runnable(item)
+            if info is None or item.nodeid in self._outcomes:
+                continue
+            assert isinstance(item, pytest.Function)
+            (plan.alone if info.exclusive else plan.concurrent).append(item)
+
+        def one(item: pytest.Function) -> None:
+            outcome = run_check(item, self._make_context(item, target))
+            with self._lock:
+                self._outcomes[item.nodeid] = outcome
+
+        liveness_of(target)  # made once here, not raced for by the checks' threads
+        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check")
+        try:
+            for future in [pool.submit(one, item) for item in plan.concurrent]:
+                future.result()
+        finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
+        for item in plan.alone:
+            one(item)
+
+
+def _upcoming(item: pytest.Item) -> Iterable[pytest.Item]:
+    """The items this process will run after ``item``: the rest of the session's items,
+    or under xdist the ones the worker has been handed so far."""
+    session = item.session
+    queue = _xdist_queue(item.config)
+    if queue is None:
+        items = session.items
+        try:
+            return items[items.index(item) + 1 :]
+        except ValueError:
+            return []
+    return [session.items[i] for i in queue if 0 <= i < len(session.items)]
+
+
+def _xdist_queue(config: pytest.Config) -> list[int] | None:
+    """The indices of the items an xdist worker has been given and not yet run, or
+    ``None`` outside a worker."""
+    if not hasattr(config, "workerinput"):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        torun = getattr(plugin, "torun", None)
+        if torun is None or not hasattr(plugin, "nextitem_index"):
+            continue
+        indices: list[int] = []
+        nxt = getattr(plugin, "nextitem_index", None)
+        if isinstance(nxt, int):
+            indices.append(nxt)
+        try:
+            with torun.lock() as queue:
+                indices += [i for i in queue if isinstance(i, int)]
+        except Exception:  # an xdist without this queue: run what is known
+            pass
+        return indices
+    return []

@@ -1,0 +1,72 @@
+"""Added latency: any handler answering as if it were far away.
+
+``Delayed(handler, seconds)`` answers every request like ``handler`` after waiting
+``seconds`` in the thread serving it. Behind the loopback door
+(:class:`~pytest_osfoundry.server.LoopbackServer`, one thread per connection) the
+wait blocks only that request, so a suite running checks concurrently sees what it
+would see against a server a round trip away. ``osfoundry-fake serve --latency
+SECONDS`` serves the reference server this way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pytest_osfoundry.http import Request, Response
+
+__all__ = ["MAX_LATENCY", "Delayed", "check_latency"]
+
+MAX_LATENCY = 60.0
+"""The longest delay accepted, in seconds."""
+
+
+def check_latency(seconds: float) -> float:
+    """``seconds`` as a delay, validated.
+
+    Raises:
+        ValueError: not a finite number between 0 and :data:`MAX_LATENCY`.
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ValueError(f"latency must be a number of seconds, got {seconds!r}")
+    if not math.isfinite(seconds) or not 0 <= seconds <= MAX_LATENCY:
+        raise ValueError(f"latency must be between 0 and {MAX_LATENCY:g} seconds, got {seconds!r}")
+    return float(seconds)
+
+
+class Delayed:
+    """A ``Request -> Response`` handler that answers like ``inner``, ``seconds`` later.
+
+    Every other attribute (``provision``, ``mcp_path``, ``state`` ...) is ``inner``'s,
+    so a delayed reference server is provisioned and inspected as usual.
+
+    Raises:
+        ValueError: ``seconds`` is not a finite number between 0 and :data:`MAX_LATENCY`.
+    """
+
+    def __init__(
+        self,
+        inner: Callable[[Request], Response],
+        seconds: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.inner = inner
+        self.seconds = check_latency(seconds)
+        self._sleep = sleep
+
+    def __call__(self, request: Request) -> Response:
+        """Wait, then answer as ``inner`` does."""
+        if self.seconds:
+            self._sleep(self.seconds)
+        return self.inner(request)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("inner", "seconds", "_sleep"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"Delayed({self.inner!r}, {self.seconds:g})"

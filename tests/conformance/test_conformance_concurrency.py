@@ -1,0 +1,164 @@
+"""Checks run concurrently (``--osf-concurrency``) and report as a serial run does.
+
+The serial run (``--osf-concurrency 1``) is the reference: same checks, same order,
+same outcomes, same JUnit test cases, same request counts. The checks that change
+the project's shared session list run alone: a wrapped reference server watches
+every sync that shares anything but the fixed sessions and records whether any
+other request was in flight meanwhile.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_osfoundry.conformance._registry import _check_modules, check_info
+from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.server import ReferenceServer
+from tests.conformance.osf_conformance_kit import SuiteRun
+
+
+def _junit_cases(path: Path) -> list[tuple[str, str]]:
+    root = ET.parse(path).getroot()
+    cases = []
+    for case in root.iter("testcase"):
+        kinds = sorted(child.tag for child in case if child.tag != "properties")
+        cases.append((case.get("name", ""), ",".join(kinds)))
+    return cases
+
+
+def test_concurrent_run_reports_like_the_serial_run(
+    run_suite: Callable[..., SuiteRun], pytester: pytest.Pytester
+) -> None:
+    serial = run_suite("--osf-target=embedded", "--osf-concurrency=1", "--junitxml=serial.xml")
+    many = run_suite(
+        "--osf-target=embedded", "--osf-concurrency=8", "--junitxml=many.xml", report="many.json"
+    )
+    assert serial.result.ret == many.result.ret == pytest.ExitCode.OK, many.text[-3000:]
+    assert list(many.outcomes.items()) == list(serial.outcomes.items())
+    assert _junit_cases(pytester.path / "many.xml") == _junit_cases(pytester.path / "serial.xml")
+    counts = {c["id"]: c["requests"] for c in serial.report["checks"]}
+    assert {c["id"]: c["requests"] for c in many.report["checks"]}.keys() == counts.keys()
+    # the role sessions' handshakes (initialize + its notification, five roles) land in
+    # whichever check opened them first; every other request is the same
+    total = sum(c["requests"] for c in many.report["checks"])
+    assert abs(total - sum(counts.values())) <= 2 * 5
+    # R1-eras-consistent judges what the target's era discovery found once per process
+    # (conformance._eras.served_revisions); every other check that ran made requests
+    for check in serial.report["checks"]:
+        if check["outcome"] != "skipped" and check["id"] != "R1-eras-consistent":
+            assert check["requests"] >= 1, check["id"]
+
+
+def test_exitfirst_stops_at_the_same_check(run_suite: Callable[..., SuiteRun]) -> None:
+    target = "--osf-target=embedded:tests.conformance.variants:other_agent_cancels"
+    serial = run_suite(target, "-x", "--osf-concurrency=1")
+    many = run_suite(target, "-x", "--osf-concurrency=4", report="many.json")
+    assert serial.result.ret == many.result.ret == pytest.ExitCode.TESTS_FAILED
+    assert many.outcomes == serial.outcomes
+    assert list(many.outcomes.values()).count("failed") == 1
+
+
+def test_bad_concurrency_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--osf-target=embedded", "--osf-concurrency=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--osf-concurrency: must be at least 1, got 0*"])
+    result = pytester.runpytest("--osf-target=embedded", "--osf-concurrency=many")
+    result.stderr.fnmatch_lines(["*--osf-concurrency: expected a whole number, got 'many'*"])
+
+
+# ---------------------------------------------------------------------- isolation
+_SYNC_ARGUMENT = re.compile(r"(?:desktop\.sync\(|_sync_answer\(c,)\s*([^),]*)")
+_FIXED_LIST = ("", "c.roles.sessions")
+
+
+def _shares_other_lists(source: str) -> bool:
+    return any(arg.strip() not in _FIXED_LIST for arg in _SYNC_ARGUMENT.findall(source))
+
+
+def test_checks_that_share_other_session_lists_are_exclusive() -> None:
+    """A check syncing anything but the fixed sessions replaces the list for everyone;
+    these must run alone."""
+    found = {}
+    for module in _check_modules():
+        for value in vars(module).values():
+            info = check_info(value)
+            if info is not None:
+                found[info.check_id] = (
+                    _shares_other_lists(inspect.getsource(value)),
+                    info.exclusive,
+                )
+    changers = {cid for cid, (changes, _) in found.items() if changes}
+    assert changers, "the pattern finds nothing: it no longer matches how checks sync"
+    # and the two checks whose evidence is timing: D6-timing, and the race of R5
+    timing = {"D6-timing", "R5-concurrent-same-key"}
+    assert {cid for cid, (_, exclusive) in found.items() if exclusive} == changers | timing
+
+
+class _Watch:
+    """What the watched server saw: for each sync of another list, whether another
+    request overlapped it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.open: list[list[int]] = []
+        self.overlaps: list[int] = []
+
+
+WATCH = _Watch()
+
+
+class _Watched:
+    def __init__(self) -> None:
+        self.server = ReferenceServer()
+        self.mcp_path = self.server.mcp_path
+
+    def provision(self) -> object:
+        return self.server.provision()
+
+    def serve_at(self, origin: str) -> None:
+        self.server.serve_at(origin)  # the door names the inner server's public URL
+
+    def __call__(self, request: Request) -> Response:
+        other_list = request.path.endswith("/sync") and b"osf-conformance-extra-" in request.body
+        other_list = other_list or b"-renamed" in request.body or b"overflow-" in request.body
+        mine = [0]
+        with WATCH.lock:
+            WATCH.in_flight += 1
+            for seen in WATCH.open:
+                seen[0] += 1
+            if WATCH.in_flight > 1 and other_list:
+                mine[0] += WATCH.in_flight - 1
+            if other_list:
+                WATCH.open.append(mine)
+        try:
+            return self.server(request)
+        finally:
+            with WATCH.lock:
+                WATCH.in_flight -= 1
+                if other_list:
+                    WATCH.open.remove(mine)
+                    WATCH.overlaps.append(mine[0])
+
+
+def watched() -> _Watched:
+    """The reference server, watched (``embedded:...:watched``)."""
+    return _Watched()
+
+
+def test_list_changing_syncs_run_alone(run_suite: Callable[..., SuiteRun]) -> None:
+    WATCH.overlaps.clear()
+    run = run_suite(
+        "--osf-target=embedded:tests.conformance.test_conformance_concurrency:watched",
+        "--osf-concurrency=16",
+    )
+    assert run.result.ret == pytest.ExitCode.OK, run.text[-3000:]
+    assert len(WATCH.overlaps) >= 4
+    assert WATCH.overlaps == [0] * len(WATCH.overlaps)

@@ -1,0 +1,82 @@
+"""Added latency: ``Delayed`` answers like the server, later, without blocking others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import httpx
+import pytest
+
+from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
+
+
+def _echo(request: Request) -> Response:
+    return Response(200, {"content-type": "text/plain"}, request.path.encode())
+
+
+def test_delayed_waits_then_answers_as_the_inner_handler() -> None:
+    waits: list[float] = []
+    handler = Delayed(_echo, 0.25, sleep=waits.append)
+    reply = handler(Request("GET", "/x", {}, b""))
+    assert (reply.status, reply.body) == (200, b"/x")
+    assert waits == [0.25]
+
+
+def test_delayed_passes_the_server_through() -> None:
+    server = ReferenceServer()
+    delayed = Delayed(server, 0.0)
+    made = delayed.provision()
+    assert made is server.provisioned
+    assert delayed.mcp_path == server.mcp_path
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf"), 61, "1", True])
+def test_delayed_refuses_bad_latency(bad: object) -> None:
+    with pytest.raises(ValueError, match="latency"):
+        Delayed(_echo, bad)  # type: ignore[arg-type]
+
+
+def test_loopback_delay_does_not_block_other_connections() -> None:
+    # Each answer's wait returns only once three requests are waiting at the same
+    # time: if one delayed request held up the others, the barrier would break.
+    barrier = threading.Barrier(3)
+    waited: list[float] = []
+
+    def wait(seconds: float) -> None:
+        waited.append(seconds)
+        barrier.wait(timeout=20)
+
+    with LoopbackServer(Delayed(_echo, 0.03, sleep=wait)) as loop:
+        answers: list[int] = []
+
+        def get() -> None:
+            answers.append(httpx.get(loop.origin + "/a", timeout=30).status_code)
+
+        threads = [threading.Thread(target=get) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert answers == [200] * 3
+    assert waited == [0.03] * 3
+    assert not barrier.broken
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("abc", "not a number of seconds: 'abc'"), ("-1", "between 0 and 60"), ("nan", "between")],
+)
+def test_serve_refuses_a_bad_latency(value: str, message: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_osfoundry", "serve", "--latency", value],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
