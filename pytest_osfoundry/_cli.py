@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from pytest_osfoundry.clock import RealClock
+from pytest_osfoundry.relay._cli import positive_seconds, session_count
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import check_latency
@@ -165,26 +166,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
-
-
-def _session_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be 0-100 (a sync carries at most 100): {text!r}")
-    return value
-
-
 def _mcp_path(text: str) -> str:
     if not text.startswith("/"):
         raise argparse.ArgumentTypeError(f"must start with '/', like /mcp: {text!r}")
@@ -250,17 +231,20 @@ def build_parser() -> argparse.ArgumentParser:
         "picked up, run and completed",
     )
     serve.add_argument(
-        "--interval", type=_positive, default=20.0, help="with --relay: seconds between passes (20)"
+        "--interval",
+        type=positive_seconds,
+        default=20.0,
+        help="with --relay: seconds between passes (20)",
     )
     serve.add_argument(
         "--graph-duration",
-        type=_positive,
+        type=positive_seconds,
         default=5.0,
         help="with --relay: seconds each fake Graph runs (default 5)",
     )
     serve.add_argument(
         "--sessions",
-        type=_session_count,
+        type=session_count,
         default=3,
         help="with --relay: sessions the desktop shares (default 3)",
     )

@@ -33,10 +33,11 @@ from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 
-__all__ = ["add_relay_parser", "run_relay"]
+__all__ = ["add_relay_parser", "positive_seconds", "run_relay", "session_count"]
 
 
-def _positive(text: str) -> float:
+def positive_seconds(text: str) -> float:
+    """argparse type: a positive number of seconds."""
     try:
         value = float(text)
     except ValueError:
@@ -46,7 +47,8 @@ def _positive(text: str) -> float:
     return value
 
 
-def _sessions(text: str) -> int:
+def session_count(text: str) -> int:
+    """argparse type: how many sessions a desktop shares (0-100, one sync's cap)."""
     try:
         value = int(text)
     except ValueError:
@@ -70,12 +72,18 @@ def add_relay_parser(sub: Any) -> None:
     )
     p.add_argument("--desktop-token", required=True, help="the owner's desktop token")
     p.add_argument("--project-id", required=True, help="the project to share sessions with")
-    p.add_argument("--sessions", type=_sessions, default=3, help="sessions to share (default 3)")
-    p.add_argument("--interval", type=_positive, default=20.0, help="seconds between passes (20)")
-    p.add_argument("--control-poll", type=_positive, default=3.0, help="control poll seconds (3)")
+    p.add_argument(
+        "--sessions", type=session_count, default=3, help="sessions to share (default 3)"
+    )
+    p.add_argument(
+        "--interval", type=positive_seconds, default=20.0, help="seconds between passes (20)"
+    )
+    p.add_argument(
+        "--control-poll", type=positive_seconds, default=3.0, help="control poll seconds (3)"
+    )
     p.add_argument(
         "--graph-duration",
-        type=_positive,
+        type=positive_seconds,
         default=5.0,
         help="seconds each fake Graph runs (default 5)",
     )
