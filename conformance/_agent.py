@@ -115,7 +115,10 @@ class Agent:
         args = self.run_args(session=session, key=key, arguments=arguments)
         reply = self.run(args, by=by)
         if not self._desktop.synced and reply.refused and reply.message == SESSION_NOT_FOUND:
-            self._desktop.sync()  # the fixed sessions are not shared (yet): share them, retry
+            # The fixed sessions are not shared (yet): share them and retry. The refused
+            # attempt proved nothing, so a failure's exchange log does not open with it.
+            self._wire.forget_latest()
+            self._desktop.sync()
             reply = self.run(args, by=by)
         ticket = self._expect.result_of(reply, "run_graph_session", "queueing a run")
         command_id = ticket.get("command_id")

@@ -146,6 +146,10 @@ class Wire:
         """Leave the requests sent from now on (clean-up) out of :attr:`requests`."""
         self._counter.counting = False
 
+    def forget_latest(self) -> None:
+        """Leave the latest exchange out of the check's record (it proved nothing)."""
+        self.recorder.forget_last()
+
     def decisive(self) -> None:
         """Mark the latest exchange as the one a failure's ``curl`` line replays."""
         exchanges = self.recorder.exchanges

@@ -278,6 +278,11 @@ class RecordingTransport:
         self.inner = inner
         self._log: deque[Exchange] = deque(maxlen=keep)
 
+    def forget_last(self) -> None:
+        """Drop the latest recorded exchange (one that proved nothing); none: no-op."""
+        if self._log:
+            self._log.pop()
+
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Forward to the inner transport and record what happened."""
         sent = dict(headers)

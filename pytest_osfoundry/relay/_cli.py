@@ -17,7 +17,6 @@ import sys
 from types import FrameType
 from typing import Any
 
-from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._exchange import (
     mask_token,
     mask_url,
@@ -150,14 +149,6 @@ def run_relay(args: argparse.Namespace) -> int:
     client = RelayClient(transport, args.relay_url, args.desktop_token)
     sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]
-    try:
-        client.sync(args.project_id, shared)
-    except HttpStatusError as err:
-        say(f"the first sync was refused: {err}")
-        return 2
-    except OsfClientError as err:
-        say(f"cannot sync with {mask_url(args.relay_url)}: {err}")
-        return 2
     engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
     relay = FakeRelay(
         clock,
@@ -169,8 +160,22 @@ def run_relay(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     relay.share(args.project_id, sessions)
-    sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")
-    sys.stdout.flush()
+    # The relay's own first pass is the first sync (one sync at start, not two): the JSON
+    # line is printed once it succeeded; a failed first sync ends the command.
+    first_sync: list[str | None] = []
+
+    def on_first_sync(event: RelayEvent) -> None:
+        if first_sync or event.kind not in ("synced", "sync-failed"):
+            return
+        if event.kind == "synced":
+            first_sync.append(None)
+            sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")
+            sys.stdout.flush()
+        else:
+            first_sync.append(str(event.detail).split(": ", 1)[-1])
+            clock.stop()
+
+    relay.on_event(on_first_sync)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         clock.stop()
@@ -190,5 +195,13 @@ def run_relay(args: argparse.Namespace) -> int:
         relay.stop()
         transport.close()
         pending = len(outbox.items())
-        print(f"relay stopped; {pending} completion(s) wait in the outbox", file=sys.stderr)
+        if not (first_sync and first_sync[0] is not None):
+            print(f"relay stopped; {pending} completion(s) wait in the outbox", file=sys.stderr)
+    problem = first_sync[0] if first_sync else None
+    if problem is not None:
+        if problem.startswith("HTTP "):  # the server answered (HttpStatusError's text)
+            say(f"the first sync was refused: {problem}")
+        else:
+            say(f"cannot sync with {mask_url(args.relay_url)}: {problem}")
+        return 2
     return 0

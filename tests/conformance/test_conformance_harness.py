@@ -88,3 +88,15 @@ def test_raw_relay_requests_refuse_unknown_actions(target: Target) -> None:
     with pytest.raises(ValueError, match="relay action 'start' for command None"):
         c.desktop.raw("start")
     assert c.desktop.raw("control", "00000000-0000-4000-8000-000000000000").status == 404
+
+
+def test_a_fresh_servers_first_queue_leaves_no_refused_attempt_in_the_record(
+    target: Target,
+) -> None:
+    c = Conformance(target, INFO)
+    c.agent.queue()  # a fresh server: the fixed sessions are shared on the way
+    history, _ = c.wire.exchanges()
+    refusals = [e for e in history if b"Graph session not found" in e.response_body]
+    assert refusals == [], "the pre-sync refusal is left out of the check's record"
+    assert any(e.url.endswith("/graph-relays/sync") for e in history)
+    c.close()

@@ -169,3 +169,50 @@ def test_relay_bad_arguments_exit_2(flag: str, value: str) -> None:
     )
     code, err = _exit(relay)
     assert code == 2 and flag in err
+
+
+class _SyncCounter:
+    """The reference server, counting the relay syncs it answers."""
+
+    def __init__(self) -> None:
+        from pytest_osfoundry.server import ReferenceServer
+
+        self.server = ReferenceServer()
+        self.mcp_path = self.server.mcp_path
+        self.syncs = 0
+
+    def serve_at(self, origin: str) -> None:
+        self.server.serve_at(origin)
+
+    def __call__(self, request: Any) -> Any:
+        if request.path.endswith("/graph-relays/sync"):
+            self.syncs += 1
+        return self.server(request)
+
+
+def test_relay_syncs_once_at_start() -> None:
+    from pytest_osfoundry.server import LoopbackServer
+
+    counter = _SyncCounter()
+    made = counter.server.provision()
+    with LoopbackServer(counter) as loop:
+        proc = _spawn(
+            "relay",
+            "--relay-url",
+            loop.origin,
+            "--desktop-token",
+            made.desktop_token,
+            "--project-id",
+            made.project_id,
+            "--interval",
+            "60",
+        )
+        try:
+            assert proc.stdout is not None
+            announced = json.loads(proc.stdout.readline())  # printed after the first sync
+            assert announced["project_id"] == made.project_id
+            time.sleep(1.0)  # a second sync at start would have come by now
+            assert counter.syncs == 1
+        finally:
+            code, err = _stop(proc)
+    assert code == 0 and "Traceback" not in err
