@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -101,13 +102,17 @@ def is_modern_request(method: str, params: Any, header_version: str | None) -> b
     return method == "server/discover"
 
 
+#: A header value's allowed characters: visible ASCII, space and tab.
+_VISIBLE = re.compile(r"[\t\x20-\x7e]*")
+
+
 def decode_header_value(raw: str) -> str | None:
     """A header value with surrounding whitespace trimmed and a Base64 sentinel decoded.
 
     ``None`` when the value is malformed: characters outside visible ASCII, space and
     tab, or a ``=?base64?...?=`` value that is not valid Base64 of UTF-8 text.
     """
-    if any(not (" " <= ch <= "~" or ch == "\t") for ch in raw):
+    if _VISIBLE.fullmatch(raw) is None:
         return None
     value = raw.strip(" \t")
     if (
