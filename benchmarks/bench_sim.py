@@ -33,9 +33,9 @@ import subprocess
 import sys
 import time
 
+from pytest_osfoundry.client._mcp_client import MODERN_PROTOCOL_VERSION, PROTOCOL_CHOICES
 from pytest_osfoundry.client._transport import DirectTransport
 from pytest_osfoundry.http import Response
-from pytest_osfoundry.client._mcp_client import MODERN_PROTOCOL_VERSION, PROTOCOL_CHOICES
 from pytest_osfoundry.sim import SimParams, simulate
 from pytest_osfoundry.sim._params import SIM_PROTOCOL
 

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_osfoundry.sim._experiments import NAMES, SimulationError
 from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
+from pytest_osfoundry.sim._experiments import NAMES, SimulationError
 from pytest_osfoundry.sim._params import DEFAULT_RUNS, DEFAULT_STRATEGIES, SIM_PROTOCOL, SimParams
 from pytest_osfoundry.world import SEED_SIGMA
 
