@@ -40,7 +40,7 @@ from pytest_osfoundry.client._errors import (
 )
 from pytest_osfoundry.client._exchange import mask_token, mask_url
 from pytest_osfoundry.client._tool_result import read_tool_result
-from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.client._transport import FixedHeaders, Transport
 from pytest_osfoundry.http import Response
 
 __all__ = [
@@ -259,8 +259,8 @@ class McpClient:
         self._initialized = False
         self._era_from_cache = False
         self._next_id = 0
-        self._headers: dict[str, str] = {}
-        self._modern_headers: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._headers = FixedHeaders({})
+        self._modern_headers: dict[tuple[str, str | None], FixedHeaders] = {}
         self._meta: dict[str, Any] = {
             _META_VERSION: MODERN_PROTOCOL_VERSION,
             _META_CAPABILITIES: {},
@@ -297,7 +297,7 @@ class McpClient:
             headers["MCP-Protocol-Version"] = self.negotiated_version
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
-        self._headers = headers
+        self._headers = FixedHeaders(headers)
 
     def request_headers(self, method: str | None = None, name: str | None = None) -> dict[str, str]:
         """A copy of the headers a request will carry (token included).
@@ -309,16 +309,16 @@ class McpClient:
             return dict(self._modern_headers_for(method, name))
         return dict(self._headers)
 
-    def _modern_headers_for(self, method: str, name: str | None) -> dict[str, str]:
+    def _modern_headers_for(self, method: str, name: str | None) -> FixedHeaders:
         key = (method, name)
         headers = self._modern_headers.get(key)
-        if headers is None:  # kept per (method, name): the same dict every call
-            headers = dict(self._modern_base, **{"Mcp-Method": method})
+        if headers is None:  # kept per (method, name): the same headers every call
+            written = dict(self._modern_base, **{"Mcp-Method": method})
             if name is not None:
-                headers["Mcp-Name"] = mcp_header_value(name)
+                written["Mcp-Name"] = mcp_header_value(name)
             if len(self._modern_headers) >= 64:
                 self._modern_headers.clear()
-            self._modern_headers[key] = headers
+            headers = self._modern_headers[key] = FixedHeaders(written)
         return headers
 
     def _mask(self, text: str) -> str:
@@ -329,15 +329,31 @@ class McpClient:
 
     # -- sending ----------------------------------------------------------------
 
-    def _post(self, payload: dict[str, Any]) -> Response:
+    def _send(
+        self, method: str, params: Mapping[str, Any] | None, *, notification: bool = False
+    ) -> Response:
+        """POST one JSON-RPC message as this client's era sends it.
+
+        A request (not a ``notification``) takes the next id. In the modern era the
+        params carry ``_meta`` and the headers name the method (and, for
+        ``tools/call``, the tool).
+        """
+        payload: dict[str, Any] = {"jsonrpc": "2.0"}
+        if not notification:
+            self._next_id += 1
+            payload["id"] = self._next_id
+        payload["method"] = method
         if self.era == "modern":
-            params = payload.get("params")
-            name = params.get("name") if isinstance(params, dict) else None
-            headers = self._modern_headers_for(
-                payload["method"], name if payload["method"] == "tools/call" else None
-            )
-            return self.transport.request("POST", self.url, headers, _dumps(payload))
-        return self.transport.request("POST", self.url, self._headers, _dumps(payload))
+            sent = self.envelope(method, params)
+            assert sent is not None  # the modern envelope always has _meta
+            payload["params"] = sent
+            name = sent.get("name") if method == "tools/call" else None
+            headers = self._modern_headers_for(method, name)
+        else:
+            if params is not None:  # serialized right away: no copy needed for a dict
+                payload["params"] = params if type(params) is dict else dict(params)
+            headers = self._headers
+        return self.transport.request("POST", self.url, headers, _dumps(payload))
 
     def _ensure_initialized(self) -> None:
         if self.auto_initialize and not self.ready:
@@ -352,23 +368,15 @@ class McpClient:
         out["_meta"] = {**self._meta, **extra} if isinstance(extra, dict) else self._meta
         return out
 
-    def _request_payload(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-        self._next_id += 1
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        params = self.envelope(method, params)
-        if params is not None:
-            payload["params"] = params
-        return payload
-
     def rpc_raw(self, method: str, params: Mapping[str, Any] | None = None) -> Response:
         """Send one JSON-RPC request and return the HTTP reply unparsed.
 
         Settles the era first (unless ``method`` is ``initialize``). The request's
         id is :attr:`last_id`.
         """
-        if method != "initialize":
+        if method != "initialize" and not self.ready:
             self._ensure_initialized()
-        return self._post(self._request_payload(method, params))
+        return self._send(method, params)
 
     @property
     def last_id(self) -> int:
@@ -408,11 +416,7 @@ class McpClient:
         """
         if method != "notifications/initialized":
             self._ensure_initialized()
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        params = self.envelope(method, params)
-        if params is not None:
-            payload["params"] = params
-        return self._post(payload)
+        return self._send(method, params, notification=True)
 
     # -- eras -------------------------------------------------------------------
 
@@ -465,7 +469,7 @@ class McpClient:
         ``-32022`` listing only other modern revisions is raised (no common revision).
         """
         self._settle("modern")
-        reply = self._post(self._request_payload("server/discover", None))
+        reply = self._send("server/discover", None)
         if 400 <= reply.status <= 499:
             if not is_modern_error(reply.status, reply.body):
                 return self._settle_legacy()
@@ -621,7 +625,7 @@ class McpClient:
             "capabilities": {},
             "clientInfo": {"name": CLIENT_NAME, "version": __version__},
         }
-        reply = self._post(self._request_payload("initialize", params))
+        reply = self._send("initialize", params)
         result = self._read_result(reply, self._next_id)
         if not isinstance(result, dict):
             raise ProtocolViolation("initialize result is not an object")

@@ -19,7 +19,7 @@ from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
 from pytest_osfoundry.client._exchange import mask_token, mask_url
-from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.client._transport import FixedHeaders, Transport
 
 __all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]
 
@@ -60,10 +60,11 @@ class RelayClient:
         self.transport = transport
         self.base_url = base_url.rstrip("/")
         self._token = token
-        self._get_headers: dict[str, str] = {"Accept": "application/json"}
+        headers = {"Accept": "application/json"}
         if token is not None:
-            self._get_headers["Authorization"] = f"Bearer {token}"
-        self._post_headers = {**self._get_headers, "Content-Type": "application/json"}
+            headers["Authorization"] = f"Bearer {token}"
+        self._get_headers = FixedHeaders(headers)
+        self._post_headers = FixedHeaders({**headers, "Content-Type": "application/json"})
 
     def _command_url(self, command_id: str, action: str) -> str:
         return self.base_url + relay_command_path(command_id, action)

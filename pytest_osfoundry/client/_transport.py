@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx
 __all__ = [
     "DeadlineExceeded",
     "DirectTransport",
+    "FixedHeaders",
     "HttpxTransport",
     "RecordingTransport",
     "ResponseTooLarge",
@@ -52,11 +53,39 @@ def split_target(url: str) -> tuple[str, str]:
     return parts.path or "/", parts.query
 
 
+class FixedHeaders(dict[str, str]):
+    """Request headers a client builds once and sends with many requests.
+
+    The mapping holds the headers as written (what exchange logs and reports show);
+    :attr:`lowered` is the read-only view with lower-case names that
+    :class:`DirectTransport` hands its handler, made once here rather than on every
+    request (lower-casing a copy per request was ~4 % of ``osfoundry-sim``'s CPU:
+    ``benchmarks/bench_sim.py``). It cannot be changed by item once built (that
+    would leave :attr:`lowered` behind): build a new one; ``dict(headers)`` is a
+    plain, changeable copy.
+    """
+
+    __slots__ = ("lowered",)
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        super().__init__(headers)
+        self.lowered: Mapping[str, str] = MappingProxyType(
+            {k.lower(): v for k, v in headers.items()}
+        )
+
+    def __setitem__(self, key: str, value: str) -> None:
+        raise TypeError("FixedHeaders cannot change once built; build new ones")
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("FixedHeaders cannot change once built; build new ones")
+
+
 class DirectTransport:
     """Calls a :class:`~pytest_osfoundry.http.Handler` in-process: the fast path.
 
     No sockets and no httpx: the URL is split into path and query, header names
-    are lower-cased, and the handler's :class:`Response` is returned as it is.
+    are lower-cased (a :class:`FixedHeaders` comes with its lower-cased view), and
+    the handler's :class:`Response` is returned as it is.
     Whatever the handler raises propagates (it is a bug in the handler, not a lost
     reply); only fault-injecting wrappers raise ``ReplyLost``. The handler gets the
     headers as a read-only mapping.
@@ -70,7 +99,10 @@ class DirectTransport:
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Build a :class:`Request` and hand it to the handler."""
         path, query = split_target(url)
-        lowered = MappingProxyType({k.lower(): v for k, v in headers.items()})
+        if isinstance(headers, FixedHeaders):
+            lowered = headers.lowered
+        else:
+            lowered = MappingProxyType({k.lower(): v for k, v in headers.items()})
         return self.handler(Request(method.upper(), path, lowered, body, query))
 
     def __repr__(self) -> str:

@@ -20,7 +20,7 @@ from pytest_osfoundry.client import (
     ReplyLost,
     Transport,
 )
-from pytest_osfoundry.client._transport import split_target
+from pytest_osfoundry.client._transport import FixedHeaders, split_target
 from pytest_osfoundry.http import Handler, Request, Response
 
 Via = Callable[[Handler], Transport]
@@ -37,6 +37,26 @@ class Capture:
     def __call__(self, request: Request) -> Response:
         self.seen.append(request)
         return Response(self.status, {"x-echo": request.method}, b"body:" + request.body)
+
+
+def test_fixed_headers_reach_the_handler_lower_cased_and_cannot_change() -> None:
+    handler = Capture()
+    transport = DirectTransport(handler)
+    fixed = FixedHeaders({"Authorization": "Bearer one", "Mcp-Method": "tools/call"})
+    transport.request("POST", "https://h.test/mcp", fixed, b"{}")
+    assert dict(handler.seen[0].headers) == {
+        "authorization": "Bearer one",
+        "mcp-method": "tools/call",
+    }
+    assert list(fixed) == ["Authorization", "Mcp-Method"]  # as written, for logs
+    with pytest.raises(TypeError, match="cannot change once built"):
+        fixed["Authorization"] = "Bearer two"
+    with pytest.raises(TypeError, match="cannot change once built"):
+        del fixed["Mcp-Method"]
+    copy = dict(fixed)
+    copy["Authorization"] = "Bearer two"  # a plain copy is free to change
+    transport.request("POST", "https://h.test/mcp", copy, b"{}")
+    assert handler.seen[1].headers["authorization"] == "Bearer two"
 
 
 def test_direct_transport_sees_every_change_to_a_reused_headers_dict() -> None:
