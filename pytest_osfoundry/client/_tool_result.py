@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 __all__ = ["ReplyKind", "ToolReply", "ToolResult", "decode_answer", "read_tool_result"]
 
@@ -25,8 +25,10 @@ ReplyKind = Literal["result", "tool_error", "rpc_error", "http_error", "malforme
 """What came back: see :class:`ToolReply`."""
 
 
-class ToolResult(NamedTuple):
-    """The parts of a ``tools/call`` ``result`` object that clients read.
+@dataclass(slots=True)
+class ToolResult:
+    """The parts of a ``tools/call`` ``result`` object that clients read (read them,
+    do not set them: made for every tool call, a slotted record costs the least).
 
     * ``is_error`` -- ``isError`` is ``true``.
     * ``text`` -- ``content[0].text`` when that is a string, else ``None``.

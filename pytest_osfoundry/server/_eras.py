@@ -94,8 +94,8 @@ def is_modern_request(method: str, params: Any, header_version: str | None) -> b
     revision, or when it is ``server/discover`` (only the modern era has it). Anything
     else (no version, a legacy one, an unknown one without ``_meta``) is legacy.
     """
-    meta = _meta_of(params)
-    if isinstance(meta, dict) and META_VERSION in meta:
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and META_VERSION in meta:
         return meta[META_VERSION] not in LEGACY_VERSIONS
     if header_version is not None and header_version.strip() in MODERN_VERSIONS:
         return True
