@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pytest_osfoundry._checks import ArgumentTypeError, is_number
 from pytest_osfoundry.http import Request, Response
 
 __all__ = ["MAX_LATENCY", "Delayed", "check_latency"]
@@ -29,8 +30,8 @@ def check_latency(seconds: float) -> float:
     Raises:
         ValueError: not a finite number between 0 and :data:`MAX_LATENCY`.
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise ValueError(f"latency must be a number of seconds, got {seconds!r}")
+    if not is_number(seconds):
+        raise ArgumentTypeError(f"latency must be a number of seconds, got {seconds!r}")
     if not math.isfinite(seconds) or not 0 <= seconds <= MAX_LATENCY:
         raise ValueError(f"latency must be between 0 and {MAX_LATENCY:g} seconds, got {seconds!r}")
     return float(seconds)
