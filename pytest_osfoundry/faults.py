@@ -39,7 +39,14 @@ from pytest_osfoundry._checks import (
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.clock import Clock, ProcessGen
-from pytest_osfoundry.http import DropConnection, Handler, Request, Response, json_response
+from pytest_osfoundry.http import (
+    DropConnection,
+    Handler,
+    HandlerWrapper,
+    Request,
+    Response,
+    json_response,
+)
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
@@ -215,7 +222,7 @@ class FaultyTransport:
         return response
 
 
-class FaultyHandler:
+class FaultyHandler(HandlerWrapper[Handler]):
     """An HTTP handler that applies ``faults`` (in order) around an inner handler.
 
     Where :class:`FaultyTransport` sits in a client, this sits in front of a server,
@@ -228,15 +235,17 @@ class FaultyHandler:
     def __init__(self, inner: Handler, *faults: Fault) -> None:
         if not callable(inner):
             raise TypeError(f"inner must be a handler (Request -> Response), got {inner!r}")
+        super().__init__(inner)
         self._transport = FaultyTransport(_HandlerTransport(inner), *faults)
-        self.inner = inner
         self.faults = self._transport.faults
 
     def __getattr__(self, name: str) -> object:
         """Everything else (``provision``, ``mcp_path``, ``state``) is the inner handler's."""
+        if name.startswith("__") or name in ("inner", "_transport", "faults"):
+            raise AttributeError(name)  # not set yet (a copy being made): no recursion
         return getattr(self.inner, name)
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         url = request.path + (f"?{request.query}" if request.query else "")
         try:
             return self._transport.request(request.method, url, request.headers, request.body)

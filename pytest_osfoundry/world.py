@@ -120,7 +120,7 @@ class WorldConfig:
 
 
 #: The most sessions a world shares (Faker makes them all up front).
-MAX_SESSIONS = 100
+_MAX_SESSIONS = 100
 
 
 def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
@@ -137,7 +137,7 @@ def _validate(cfg: WorldConfig) -> None:
     :class:`~pytest_osfoundry._checks.ArgumentTypeError` (a ``TypeError`` and a
     ``ValueError``), a value out of range a ``ValueError``.
     """
-    check_int(cfg.sessions, "sessions", low=0, high=MAX_SESSIONS)
+    check_int(cfg.sessions, "sessions", low=0, high=_MAX_SESSIONS)
     check_fraction(cfg.drop_replies, "drop_replies")
     check_seconds(cfg.latency, "latency")
     check_count(cfg.lose_completions, "lose_completions")

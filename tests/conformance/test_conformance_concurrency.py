@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osfoundry.conformance._registry import _check_modules, check_info
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
 
@@ -115,18 +115,16 @@ class _Watch:
 WATCH = _Watch()
 
 
-class _Watched:
+class _Watched(HandlerWrapper[ReferenceServer]):
     def __init__(self) -> None:
-        self.server = ReferenceServer()
+        super().__init__(ReferenceServer())  # the door's serve_at reaches it
+        self.server = self.inner
         self.mcp_path = self.server.mcp_path
 
     def provision(self) -> object:
         return self.server.provision()
 
-    def serve_at(self, origin: str) -> None:
-        self.server.serve_at(origin)  # the door names the inner server's public URL
-
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         other_list = request.path.endswith("/sync") and b"osf-conformance-extra-" in request.body
         other_list = other_list or b"-renamed" in request.body or b"overflow-" in request.body
         mine = [0]
