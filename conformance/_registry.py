@@ -162,6 +162,10 @@ class CheckInfo:
     check asserts; ``order`` is the definition order (for stable reports);
     ``exclusive`` says the check must run alone (it changes what other checks share,
     or its evidence depends on time), never alongside others under ``--osf-concurrency``.
+    ``shared_evidence`` says the check judges evidence the suite gathers once per
+    process (the target's era discovery), so it may send no request of its own: its
+    ``requests`` count in the JSON report can be 0. Every other check that runs sends
+    at least one.
     """
 
     check_id: str
@@ -173,6 +177,7 @@ class CheckInfo:
     order: int
     opt_in: str | None = None
     exclusive: bool = False
+    shared_evidence: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The metadata as plain JSON-ready values."""
@@ -203,6 +208,7 @@ def check(
     area: str | None = None,
     opt_in: str | None = None,
     exclusive: bool = False,
+    shared_evidence: bool = False,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
 
@@ -210,7 +216,8 @@ def check(
     and ``area`` default to the rule's (:data:`RULES`). ``opt_in`` names the option
     that enables a check that does not run by default (the check is deselected
     without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
-    (see :class:`CheckInfo`).
+    (see :class:`CheckInfo`). ``shared_evidence`` marks a check that judges what the
+    suite found once per process and may send no request itself (see :class:`CheckInfo`).
 
     Raises:
         ValueError: the id is not ``<RULE>-<slug>`` of a known rule, the sentence is
@@ -236,6 +243,7 @@ def check(
         order=_counter[0],
         opt_in=opt_in,
         exclusive=exclusive,
+        shared_evidence=shared_evidence,
     )
 
     def decorate(fn: _F) -> _F:
