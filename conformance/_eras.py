@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -42,6 +43,7 @@ __all__ = [
     "need_legacy",
     "need_revision",
     "served_revisions",
+    "settled_revisions",
 ]
 
 MODERN = MODERN_PROTOCOL_VERSION
@@ -234,11 +236,20 @@ def need_legacy(target: Target) -> Revisions:
     return found
 
 
-def describe_protocol(choice: str) -> str:
-    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``
-    once settled in this process (``auto`` alone in an xdist controller)."""
+def settled_revisions() -> list[str]:
+    """The revisions ``--osf-protocol auto`` settled on in this process, sorted."""
+    with _lock:
+        return sorted({value for ref, value in _settled.values() if ref() is not None})
+
+
+def describe_protocol(choice: str, elsewhere: Iterable[str] = ()) -> str:
+    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``.
+
+    The revisions are those settled in this process plus ``elsewhere`` (what xdist
+    workers settled, for the controller, which runs no check); ``auto`` alone when
+    none was settled (no check ran).
+    """
     if choice != "auto":
         return choice
-    with _lock:
-        revisions = sorted({value for ref, value in _settled.values() if ref() is not None})
+    revisions = sorted({*settled_revisions(), *elsewhere})
     return f"auto → {', '.join(revisions)}" if revisions else "auto"
