@@ -43,7 +43,7 @@ __all__ = [
     "need_legacy",
     "need_revision",
     "served_revisions",
-    "settled_revisions",
+    "settled_revision",
 ]
 
 MODERN = MODERN_PROTOCOL_VERSION
@@ -236,20 +236,20 @@ def need_legacy(target: Target) -> Revisions:
     return found
 
 
-def settled_revisions() -> list[str]:
-    """The revisions ``--osf-protocol auto`` settled on in this process, sorted."""
-    with _lock:
-        return sorted({value for ref, value in _settled.values() if ref() is not None})
+def settled_revision(target: Target) -> str | None:
+    """The revision ``--osf-protocol auto`` settled on for ``target``, or ``None`` if no
+    check has asked yet (read it while the target is alive: the cache is weak)."""
+    return _cached(_settled, target)
 
 
-def describe_protocol(choice: str, elsewhere: Iterable[str] = ()) -> str:
+def describe_protocol(choice: str, settled: Iterable[str] = ()) -> str:
     """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``.
 
-    The revisions are those settled in this process plus ``elsewhere`` (what xdist
-    workers settled, for the controller, which runs no check); ``auto`` alone when
-    none was settled (no check ran).
+    ``settled`` is what ``auto`` settled on in the run (in this process, and in each
+    xdist worker for the controller, which runs no check); ``auto`` alone when none
+    was settled (no check ran).
     """
     if choice != "auto":
         return choice
-    revisions = sorted({*settled_revisions(), *elsewhere})
+    revisions = sorted(set(settled))
     return f"auto → {', '.join(revisions)}" if revisions else "auto"

@@ -42,7 +42,7 @@ from pytest_osfoundry.conformance._baseline import (
     write_baseline,
 )
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
-from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revisions
+from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings
@@ -96,7 +96,9 @@ _SUMMARY = pytest.StashKey[Summary]()
 _WRITTEN = pytest.StashKey[list[str]]()
 _CONF = pytest.StashKey[Conformance]()
 _PREFLIGHT_FAILED = pytest.StashKey[bool]()
-_WORKERS_SETTLED = pytest.StashKey[set[str]]()
+_SETTLED = pytest.StashKey[set[str]]()
+"""The revisions ``--osf-protocol auto`` settled on in the run (this process's target,
+noted when its fixture ends, and every xdist worker's)."""
 #: The ``workeroutput`` key under which an xdist worker hands the controller the
 #: revisions ``--osf-protocol auto`` settled on in it.
 _SETTLED_OUTPUT = "osf_settled_revisions"
@@ -349,6 +351,9 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
     try:
         yield target
     finally:
+        revision = settled_revision(target)
+        if revision is not None:
+            pytestconfig.stash.setdefault(_SETTLED, set()).add(revision)
         target.close()
 
 
@@ -538,14 +543,14 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     """xdist controller: note the revisions a finished worker settled on (for reports)."""
     settled = getattr(node, "workeroutput", {}).get(_SETTLED_OUTPUT, [])
     if isinstance(settled, list):
-        found = node.config.stash.setdefault(_WORKERS_SETTLED, set())
+        found = node.config.stash.setdefault(_SETTLED, set())
         found.update(str(revision) for revision in settled)
 
 
 def _protocol(config: pytest.Config) -> str:
-    """``--osf-protocol`` as the reports name it, with what xdist workers settled."""
-    elsewhere = config.stash.get(_WORKERS_SETTLED, set())
-    return describe_protocol(_settings(config).osf_protocol, elsewhere)
+    """``--osf-protocol`` as the reports name it, with the revision ``auto`` settled on."""
+    settled: set[str] = config.stash.get(_SETTLED, set())
+    return describe_protocol(_settings(config).osf_protocol, settled)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -555,7 +560,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """
     config = session.config
     if _is_worker(config):
-        config.workeroutput[_SETTLED_OUTPUT] = settled_revisions()  # type: ignore[attr-defined]
+        settled: set[str] = config.stash.get(_SETTLED, set())
+        config.workeroutput[_SETTLED_OUTPUT] = sorted(settled)  # type: ignore[attr-defined]
         return
     results = config.stash.get(_RESULTS, None)
     if _is_worker(config) or results is None or config.stash.get(_PREFLIGHT_FAILED, False):
