@@ -39,6 +39,7 @@ from pytest_osfoundry._checks import (
     check_int,
     check_seconds,
 )
+from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
 from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent
 from pytest_osfoundry.agent._strategies import Strategy
 from pytest_osfoundry.client._mcp_client import (
@@ -119,12 +120,8 @@ class WorldConfig:
         return cls(**kwargs)
 
 
-#: The most sessions a world shares (Faker makes them all up front).
-_MAX_SESSIONS = 100
-
-
 def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
-    """``value`` as a two-item tuple or list, or a ``ValueError`` naming its ``shape``."""
+    """``value`` as a two-item tuple or list; else an ``ArgumentTypeError`` naming ``shape``."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ArgumentTypeError(f"{name} must be {shape}, got {value!r}")
     return value[0], value[1]
@@ -137,7 +134,7 @@ def _validate(cfg: WorldConfig) -> None:
     :class:`~pytest_osfoundry._checks.ArgumentTypeError` (a ``TypeError`` and a
     ``ValueError``), a value out of range a ``ValueError``.
     """
-    check_int(cfg.sessions, "sessions", low=0, high=_MAX_SESSIONS)
+    check_int(cfg.sessions, "sessions", low=0, high=MAX_SYNC_SESSIONS)  # one sync's cap
     check_fraction(cfg.drop_replies, "drop_replies")
     check_seconds(cfg.latency, "latency")
     check_count(cfg.lose_completions, "lose_completions")
