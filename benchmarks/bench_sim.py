@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_sim.py [--jobs 2] [--repeat 3] [--profile] [--exchanges] [--runs N]
+                                   [--protocol REV] [--compare-protocols]
 
 Prints first the whole command, ``python -m pytest_osfoundry.sim --jobs N``, timed
 from outside ``--repeat`` times (start-up and imports included: the figure a user
@@ -14,6 +15,10 @@ in-process HTTP exchange (client request to server reply, server included) by ki
 how many, microseconds each, and their share of the run. ``--profile`` runs it once
 more under cProfile and prints the share of CPU per source file (kit modules by
 path, the standard library's ``json`` as one line) and the top functions.
+``--protocol`` is the agents' MCP revision (default: the sim's, 2025-11-25);
+``--compare-protocols`` runs everything in this process under the sim's default
+revision and under 2026-07-28, alternating ``--repeat`` times, and prints the CPU of
+each (best run) and their ratio: the figure behind the sim's default revision.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ import subprocess
 import sys
 import time
 
+from pytest_osfoundry.client._mcp_client import MODERN_PROTOCOL_VERSION, PROTOCOL_CHOICES
 from pytest_osfoundry.client._transport import DirectTransport
 from pytest_osfoundry.http import Response
 from pytest_osfoundry.sim import SimParams, simulate
+from pytest_osfoundry.sim._params import SIM_PROTOCOL
 
 
 def _exchanges(params: SimParams) -> None:
@@ -73,12 +80,28 @@ def _exchanges(params: SimParams) -> None:
     )
 
 
-def _whole_command(jobs: int, repeat: int, runs: int | None) -> None:
+def _compare_protocols(runs: int | None, repeat: int) -> None:
+    """In-process CPU of every experiment under the sim's revision and the modern one."""
+    cpu: dict[str, list[float]] = {SIM_PROTOCOL: [], MODERN_PROTOCOL_VERSION: []}
+    for _ in range(repeat):
+        for protocol in cpu:
+            started = time.process_time()
+            simulate(None, SimParams(runs=runs, protocol=protocol), jobs=1)
+            cpu[protocol].append(time.process_time() - started)
+    print(f"\nagents' MCP revision, all experiments in-process (best of {repeat}, CPU)")
+    for protocol, times in cpu.items():
+        print(f"  {protocol}      {min(times):8.2f} s")
+    ratio = min(cpu[MODERN_PROTOCOL_VERSION]) / min(cpu[SIM_PROTOCOL])
+    print(f"  {MODERN_PROTOCOL_VERSION} / {SIM_PROTOCOL}  {ratio:6.2f}x")
+
+
+def _whole_command(jobs: int, repeat: int, runs: int | None, protocol: str) -> None:
     """Time ``python -m pytest_osfoundry.sim --jobs N`` as a user runs it."""
     import pytest_osfoundry
 
     compileall.compile_dir(os.path.dirname(pytest_osfoundry.__file__), quiet=1)
     command = [sys.executable, "-m", "pytest_osfoundry.sim", "--jobs", str(jobs)]
+    command += ["--protocol", protocol]
     if runs is not None:
         command += ["--runs", str(runs)]
     walls = []
@@ -87,7 +110,10 @@ def _whole_command(jobs: int, repeat: int, runs: int | None) -> None:
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         walls.append(time.perf_counter() - began)
     walls.sort()
-    print(f"python -m pytest_osfoundry.sim --jobs {jobs}, timed from outside ({repeat} runs)")
+    print(
+        f"python -m pytest_osfoundry.sim --jobs {jobs} --protocol {protocol}, "
+        f"timed from outside ({repeat} runs)"
+    )
     print(
         f"  wall            {walls[0]:8.2f} s best, {walls[len(walls) // 2]:.2f} s median, "
         f"{walls[-1]:.2f} s worst\n"
@@ -118,9 +144,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--exchanges", action="store_true")
+    parser.add_argument("--protocol", choices=PROTOCOL_CHOICES, default=SIM_PROTOCOL)
+    parser.add_argument("--compare-protocols", action="store_true")
     args = parser.parse_args()
-    params = SimParams(runs=args.runs)
-    _whole_command(args.jobs, args.repeat, args.runs)
+    params = SimParams(runs=args.runs, protocol=args.protocol)
+    _whole_command(args.jobs, args.repeat, args.runs, args.protocol)
     best = None
     for _ in range(args.repeat):
         run = simulate(None, params, jobs=args.jobs)
@@ -146,6 +174,8 @@ def main() -> int:
         print(f"    {name:14s} {cpu:6.2f} s  {events[name]:9,d} events")
     if args.exchanges:
         _exchanges(params)
+    if args.compare_protocols:
+        _compare_protocols(args.runs, args.repeat)
     if args.profile:
         profiler = cProfile.Profile()
         started = time.perf_counter()

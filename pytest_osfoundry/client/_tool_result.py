@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["ReplyKind", "ToolReply", "ToolResult", "decode_answer", "read_tool_result"]
 
@@ -25,8 +25,7 @@ ReplyKind = Literal["result", "tool_error", "rpc_error", "http_error", "malforme
 """What came back: see :class:`ToolReply`."""
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """The parts of a ``tools/call`` ``result`` object that clients read.
 
     * ``is_error`` -- ``isError`` is ``true``.

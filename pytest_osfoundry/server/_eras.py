@@ -112,7 +112,9 @@ def decode_header_value(raw: str) -> str | None:
     ``None`` when the value is malformed: characters outside visible ASCII, space and
     tab, or a ``=?base64?...?=`` value that is not valid Base64 of UTF-8 text.
     """
-    if _VISIBLE.fullmatch(raw) is None:
+    # Visible ASCII and space pass str's own tests (C loops); only a value with some
+    # other character, such as a tab, needs the pattern.
+    if not (raw.isascii() and raw.isprintable()) and _VISIBLE.fullmatch(raw) is None:
         return None
     value = raw.strip(" \t")
     if (

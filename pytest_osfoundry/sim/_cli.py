@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
 from pytest_osfoundry.sim._experiments import NAMES, SimulationError
-from pytest_osfoundry.sim._params import DEFAULT_RUNS, DEFAULT_STRATEGIES, SimParams
+from pytest_osfoundry.sim._params import DEFAULT_RUNS, DEFAULT_STRATEGIES, SIM_PROTOCOL, SimParams
 from pytest_osfoundry.world import SEED_SIGMA
 
 __all__ = ["build_parser", "main"]
@@ -101,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=1,
         help="worker processes (default 1; results do not depend on it)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOL_CHOICES,
+        default=SIM_PROTOCOL,
+        metavar="REV",
+        help=f"MCP revision the simulated agents speak: {', '.join(PROTOCOL_CHOICES)} "
+        f"(default {SIM_PROTOCOL}; no figure depends on it, and it is the cheapest to run)",
     )
     model = parser.add_argument_group("model parameters")
     model.add_argument(
@@ -250,6 +259,7 @@ def _params(args: argparse.Namespace) -> SimParams:
         drop_replies=args.drop_replies,
         offline_seconds=args.offline_seconds,
         scenario_duration=args.scenario_duration,
+        protocol=args.protocol,
     )
 
 

@@ -145,6 +145,7 @@ def make_world(
             graphs=graphs,
             sessions=sessions,
             stop_latency=params.stop_latency,
+            protocol=params.protocol,
             **config,
         )
     )

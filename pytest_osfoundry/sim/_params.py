@@ -31,9 +31,10 @@ from pytest_osfoundry.agent._strategies import (
     parse_strategy,
     strategy_name,
 )
+from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
 from pytest_osfoundry.world import SEED_SIGMA
 
-__all__ = ["DEFAULT_RUNS", "DEFAULT_STRATEGIES", "SimParams"]
+__all__ = ["DEFAULT_RUNS", "DEFAULT_STRATEGIES", "SIM_PROTOCOL", "SimParams"]
 
 #: Runs per experiment at the seed's counts: pickup and polling 2,000 runs (one
 #: shared set of *baseline* runs, see docs/experiments.md), fanout 1,500 single runs
@@ -46,6 +47,9 @@ DEFAULT_RUNS: Final[dict[str, int]] = {
     "cancel": 2000,
     "idempotency": 200,
 }
+
+#: The MCP revision the simulated agents speak unless told otherwise (see ``protocol``).
+SIM_PROTOCOL: Final[str] = "2025-11-25"
 
 #: The seed's six strategies, by the names the seed's polling table gives them.
 DEFAULT_STRATEGIES: Final[tuple[str, ...]] = tuple(strategy_name(s) for s in SEED_STRATEGIES)
@@ -78,6 +82,13 @@ class SimParams:
         scenario_duration: the fixed Graph duration of the offline, outbox and
             truncation scenarios (25.6 s: the seed's offline figures imply it).
         outbox_watch: seconds the outbox-off scenario watches the stuck run.
+        protocol: the MCP revision the agents' clients speak (one of
+            ``auto`` or a revision). The default,
+            :data:`SIM_PROTOCOL` (``2025-11-25``), is a choice of speed, not of model:
+            every figure is the same in every revision (tests/sim prove it), and the
+            legacy envelope costs the in-process path about a fifth less CPU per call
+            than ``2026-07-28``'s per-request ``_meta`` and header checks
+            (benchmarks/bench_sim.py ``--protocol``).
     """
 
     seed: int = 0
@@ -96,6 +107,7 @@ class SimParams:
     offline_seconds: float = 600.0
     scenario_duration: float = 25.6
     outbox_watch: float = 3600.0
+    protocol: str = SIM_PROTOCOL
     _parsed: tuple[Strategy, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +128,10 @@ class SimParams:
         if check_fraction(self.drop_replies, "drop_replies") >= 1:
             raise ValueError(f"drop_replies must be below 1, got {self.drop_replies!r}")
         check_positive_int(self.idempotency_reps, "idempotency_reps")
+        if self.protocol not in PROTOCOL_CHOICES:
+            raise ValueError(
+                f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {self.protocol!r}"
+            )
         if (
             not isinstance(self.fanout, tuple)
             or not self.fanout

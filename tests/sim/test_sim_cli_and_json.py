@@ -76,6 +76,8 @@ def test_json_params_echo_every_knob(capsys: pytest.CaptureFixture[str]) -> None
         "0.5",
         "--strategy",
         "every 5 s",
+        "--protocol",
+        "2026-07-28",
     )
     params = data["params"]
     assert params["seed"] == 7
@@ -84,6 +86,7 @@ def test_json_params_echo_every_knob(capsys: pytest.CaptureFixture[str]) -> None
     assert params["duration_median"] == 30.0
     assert params["duration_sigma"] == 0.5
     assert params["strategies"] == ["every 5 s"]
+    assert params["protocol"] == "2026-07-28"
     assert params["runs"]["polling"] == 2000
     assert list(data["experiments"]) == ["access"]
     assert list(data["seed"]) == ["access"]
@@ -130,6 +133,7 @@ def test_same_seed_same_output(capsys: pytest.CaptureFixture[str]) -> None:
         (["--strategy", "no_such_module_xyz:f"], "cannot import"),
         (["--duration-median", "abc"], "expected a number"),
         (["access", "--plot", "out.png"], "--plot draws the polling experiment"),
+        (["--protocol", "2024-11-05"], "argument --protocol: invalid choice: '2024-11-05'"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(

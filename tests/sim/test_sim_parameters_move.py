@@ -103,6 +103,22 @@ def test_results_do_not_depend_on_jobs() -> None:
     assert two.jobs == 2 and one.events == two.events
 
 
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-06-18", "auto"])
+def test_results_do_not_depend_on_the_agents_mcp_revision(protocol: str) -> None:
+    # The sim's agents speak 2025-11-25 by default for speed (SimParams.protocol):
+    # that is only sound while every figure is the same in every revision.
+    names = ["pickup", "polling", "cancel", "idempotency", "offline", "access"]
+    default = simulate(names, SimParams(runs=40), jobs=1)
+    other = simulate(names, SimParams(runs=40, protocol=protocol), jobs=1)
+    assert default.experiments == other.experiments
+    assert default.events == other.events
+
+
+def test_an_unknown_revision_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="protocol must be one of auto, 2026-07-28"):
+        SimParams(protocol="2024-11-05")
+
+
 def test_watchers_never_move_a_baseline_run() -> None:
     # Fan-out's single runs are read off the baseline runs whether or not the
     # strategies watch them: their polls must not change when a run starts or ends.
