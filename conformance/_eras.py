@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -42,6 +43,7 @@ __all__ = [
     "need_legacy",
     "need_revision",
     "served_revisions",
+    "settled_revision",
 ]
 
 MODERN = MODERN_PROTOCOL_VERSION
@@ -234,11 +236,20 @@ def need_legacy(target: Target) -> Revisions:
     return found
 
 
-def describe_protocol(choice: str) -> str:
-    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``
-    once settled in this process (``auto`` alone in an xdist controller)."""
+def settled_revision(target: Target) -> str | None:
+    """The revision ``--osf-protocol auto`` settled on for ``target``, or ``None`` if no
+    check has asked yet (read it while the target is alive: the cache is weak)."""
+    return _cached(_settled, target)
+
+
+def describe_protocol(choice: str, settled: Iterable[str] = ()) -> str:
+    """``--osf-protocol`` for the reports: the pinned revision, or ``auto → <revision>``.
+
+    ``settled`` is what ``auto`` settled on in the run (in this process, and in each
+    xdist worker for the controller, which runs no check); ``auto`` alone when none
+    was settled (no check ran).
+    """
     if choice != "auto":
         return choice
-    with _lock:
-        revisions = sorted({value for ref, value in _settled.values() if ref() is not None})
+    revisions = sorted(set(settled))
     return f"auto → {', '.join(revisions)}" if revisions else "auto"

@@ -42,7 +42,7 @@ from pytest_osfoundry.conformance._baseline import (
     write_baseline,
 )
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
-from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol
+from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings
@@ -96,6 +96,12 @@ _SUMMARY = pytest.StashKey[Summary]()
 _WRITTEN = pytest.StashKey[list[str]]()
 _CONF = pytest.StashKey[Conformance]()
 _PREFLIGHT_FAILED = pytest.StashKey[bool]()
+_SETTLED = pytest.StashKey[set[str]]()
+"""The revisions ``--osf-protocol auto`` settled on in the run (this process's target,
+noted when its fixture ends, and every xdist worker's)."""
+#: The ``workeroutput`` key under which an xdist worker hands the controller the
+#: revisions ``--osf-protocol auto`` settled on in it.
+_SETTLED_OUTPUT = "osf_settled_revisions"
 
 _CURL_LIMIT = 20_000
 _HISTORY = 8
@@ -345,6 +351,9 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
     try:
         yield target
     finally:
+        revision = settled_revision(target)
+        if revision is not None:
+            pytestconfig.stash.setdefault(_SETTLED, set()).add(revision)
         target.close()
 
 
@@ -529,9 +538,31 @@ def _known_ids() -> list[str]:
         return []
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist controller: note the revisions a finished worker settled on (for reports)."""
+    settled = getattr(node, "workeroutput", {}).get(_SETTLED_OUTPUT, [])
+    if isinstance(settled, list):
+        found = node.config.stash.setdefault(_SETTLED, set())
+        found.update(str(revision) for revision in settled)
+
+
+def _protocol(config: pytest.Config) -> str:
+    """``--osf-protocol`` as the reports name it, with the revision ``auto`` settled on."""
+    settled: set[str] = config.stash.get(_SETTLED, set())
+    return describe_protocol(_settings(config).osf_protocol, settled)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the reports and the baseline; fail the run on stale baseline entries."""
+    """Write the reports and the baseline; fail the run on stale baseline entries.
+
+    On an xdist worker, only hand the controller the revisions settled there.
+    """
     config = session.config
+    if _is_worker(config):
+        settled: set[str] = config.stash.get(_SETTLED, set())
+        config.workeroutput[_SETTLED_OUTPUT] = sorted(settled)  # type: ignore[attr-defined]
+        return
     results = config.stash.get(_RESULTS, None)
     if _is_worker(config) or results is None or config.stash.get(_PREFLIGHT_FAILED, False):
         return
@@ -550,7 +581,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         level=settings.osf_level,
         baseline=baseline,
     )
-    document["protocol"] = describe_protocol(settings.osf_protocol)
+    document["protocol"] = _protocol(config)
     written = config.stash[_WRITTEN]
     if settings.osf_report:
         write_json_report(settings.osf_report, document)
@@ -587,7 +618,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = _settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level} · MCP protocol {describe_protocol(settings.osf_protocol)}"
+        f"· level {settings.osf_level} · MCP protocol {_protocol(config)}"
         + (" · strict" if settings.osf_strict else "")
     )
     terminalreporter.write_sep("=", "osfoundry conformance")

@@ -36,6 +36,8 @@ __all__ = [
     "AREAS",
     "RULES",
     "RULES_FILE",
+    "SPEC_FILE",
+    "SPEC_REFERENCE",
     "CheckInfo",
     "Level",
     "Rule",
@@ -87,6 +89,14 @@ class Rule:
 
 RULES_FILE = "rules.toml"
 """The data file, shipped inside the suite's package, holding every rule's prose."""
+
+SPEC_FILE = "spec.md"
+"""The rule book (the repository's ``docs/spec.md``), shipped inside the suite's package."""
+
+SPEC_REFERENCE = "pytest_osfoundry/conformance/" + SPEC_FILE
+"""Where the rule book is in any installation, relative to the folder that holds the
+``pytest_osfoundry`` package (``site-packages``, or a checkout's root): a check's
+:attr:`CheckInfo.spec` is this path and the rule's anchor, ``...spec.md#d6``."""
 
 _RULE_ID = re.compile(r"[DR]\d{1,2}")
 _REQUIRED = ("title", "spec", "area", "why")
@@ -158,10 +168,16 @@ RULES: dict[str, Rule] = _load_rules()
 class CheckInfo:
     """One conformance check's metadata.
 
-    ``check_id`` is ``<RULE>-<slug>``; ``asserts`` is the one sentence saying what the
-    check asserts; ``order`` is the definition order (for stable reports);
+    ``check_id`` is ``<RULE>-<slug>``; ``spec`` is the rule's section in the installed
+    rule book (``pytest_osfoundry/conformance/spec.md#d6``, see :data:`SPEC_REFERENCE`);
+    ``asserts`` is the one sentence saying what the check asserts; ``order`` is the
+    definition order (for stable reports);
     ``exclusive`` says the check must run alone (it changes what other checks share,
     or its evidence depends on time), never alongside others under ``--osf-concurrency``.
+    ``shared_evidence`` says the check judges evidence the suite gathers once per
+    process (the target's era discovery), so it may send no request of its own: its
+    ``requests`` count in the JSON report can be 0. Every other check that runs sends
+    at least one.
     """
 
     check_id: str
@@ -173,6 +189,7 @@ class CheckInfo:
     order: int
     opt_in: str | None = None
     exclusive: bool = False
+    shared_evidence: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The metadata as plain JSON-ready values."""
@@ -203,6 +220,7 @@ def check(
     area: str | None = None,
     opt_in: str | None = None,
     exclusive: bool = False,
+    shared_evidence: bool = False,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
 
@@ -210,7 +228,8 @@ def check(
     and ``area`` default to the rule's (:data:`RULES`). ``opt_in`` names the option
     that enables a check that does not run by default (the check is deselected
     without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
-    (see :class:`CheckInfo`).
+    (see :class:`CheckInfo`). ``shared_evidence`` marks a check that judges what the
+    suite found once per process and may send no request itself (see :class:`CheckInfo`).
 
     Raises:
         ValueError: the id is not ``<RULE>-<slug>`` of a known rule, the sentence is
@@ -231,11 +250,12 @@ def check(
         rule=rule.rule_id,
         level=level or rule.level,
         area=chosen_area,
-        spec=rule.spec,
+        spec=f"{SPEC_REFERENCE}#{rule.spec.partition('#')[2]}",
         asserts=" ".join(asserts.split()),
         order=_counter[0],
         opt_in=opt_in,
         exclusive=exclusive,
+        shared_evidence=shared_evidence,
     )
 
     def decorate(fn: _F) -> _F:

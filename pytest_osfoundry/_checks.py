@@ -23,6 +23,7 @@ __all__ = [
     "ArgumentTypeError",
     "check_count",
     "check_fraction",
+    "check_http_error",
     "check_implements",
     "check_int",
     "check_number",
@@ -90,10 +91,22 @@ def check_fraction(value: object, name: str) -> float:
     return fraction
 
 
-def check_int(value: object, name: str) -> int:
-    """Any whole number (a seed, say): an ``int`` that is not a ``bool``."""
+def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """A whole number (a seed, say): an ``int`` that is not a ``bool``.
+
+    With ``low`` and ``high`` it must also lie in ``[low, high]`` (a capped count, an
+    HTTP status); the message then gives the range.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(f"{name} must be an int, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        if low is not None and high is not None:
+            wanted = f"from {low} to {high}"
+        elif low is not None:
+            wanted = f"of at least {low}"
+        else:
+            wanted = f"of at most {high}"
+        raise ValueError(f"{name} must be an int {wanted}, got {value!r}")
     return value
 
 
@@ -111,6 +124,14 @@ def check_positive_int(value: object, name: str) -> int:
     if count < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return count
+
+
+def check_http_error(value: object, name: str) -> int:
+    """An HTTP error status to inject: an ``int`` from 400 to 599."""
+    status = check_int(value, name)
+    if not 400 <= status <= 599:
+        raise ValueError(f"{name} must be an HTTP error status 400-599, got {value!r}")
+    return status
 
 
 def check_implements(value: object, name: str, protocol: type) -> None:

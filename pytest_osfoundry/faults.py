@@ -24,16 +24,29 @@ for every request; ``method`` narrows it further.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_osfoundry._checks import (
+    check_count,
+    check_fraction,
+    check_http_error,
+    check_number,
+    check_seconds,
+)
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.clock import Clock, ProcessGen
-from pytest_osfoundry.http import DropConnection, Handler, Request, Response, json_response
+from pytest_osfoundry.http import (
+    DropConnection,
+    Handler,
+    HandlerWrapper,
+    Request,
+    Response,
+    json_response,
+)
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
@@ -90,12 +103,6 @@ class Fault(Protocol):
         ...
 
 
-def _fraction(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ValueError(f"{name} must be a fraction between 0 and 1, got {value!r}")
-    return float(value)
-
-
 @dataclass
 class DropReplies(_Match):
     """Lose a seeded ``fraction`` of replies after the server handled the request."""
@@ -106,7 +113,7 @@ class DropReplies(_Match):
 
     def __post_init__(self) -> None:
         self._check_match()
-        self.fraction = _fraction(self.fraction, "DropReplies.fraction")
+        self.fraction = check_fraction(self.fraction, "DropReplies.fraction")
         self._rng = random.Random(self.seed)
 
     def before(self, method: str, url: str) -> Response | None:
@@ -127,10 +134,7 @@ class LoseRequests(_Match):
 
     def __post_init__(self) -> None:
         self._check_match()
-        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
-            raise ValueError(
-                f"LoseRequests.count must be a non-negative integer, got {self.count!r}"
-            )
+        check_count(self.count, "LoseRequests.count")
 
     def before(self, method: str, url: str) -> Response | None:
         if self.lost < self.count and self.applies(method, url):
@@ -152,20 +156,9 @@ class ServerErrors(_Match):
 
     def __post_init__(self) -> None:
         self._check_match()
-        if (
-            isinstance(self.status, bool)
-            or not isinstance(self.status, int)
-            or not (400 <= self.status <= 599)
-        ):
-            raise ValueError(
-                f"ServerErrors.status must be an HTTP error 400-599, got {self.status!r}"
-            )
-        if self.count is not None and (
-            isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0
-        ):
-            raise ValueError(
-                f"ServerErrors.count must be a non-negative integer or None, got {self.count!r}"
-            )
+        check_http_error(self.status, "ServerErrors.status")
+        if self.count is not None:
+            check_count(self.count, "ServerErrors.count")
 
     def before(self, method: str, url: str) -> Response | None:
         if not self.applies(method, url) or (self.count is not None and self.served >= self.count):
@@ -186,14 +179,7 @@ class Latency(_Match):
 
     def __post_init__(self) -> None:
         self._check_match()
-        if (
-            isinstance(self.seconds, bool)
-            or not isinstance(self.seconds, (int, float))
-            or not 0 <= self.seconds < math.inf
-        ):
-            raise ValueError(
-                f"Latency.seconds must be a finite non-negative number, got {self.seconds!r}"
-            )
+        self.seconds = check_seconds(self.seconds, "Latency.seconds")
         if self.clock is None:
             raise ValueError("Latency needs the clock to wait on (clock=...)")
         if not callable(getattr(self.clock, "sleep", None)):
@@ -236,7 +222,7 @@ class FaultyTransport:
         return response
 
 
-class FaultyHandler:
+class FaultyHandler(HandlerWrapper[Handler]):
     """An HTTP handler that applies ``faults`` (in order) around an inner handler.
 
     Where :class:`FaultyTransport` sits in a client, this sits in front of a server,
@@ -249,15 +235,17 @@ class FaultyHandler:
     def __init__(self, inner: Handler, *faults: Fault) -> None:
         if not callable(inner):
             raise TypeError(f"inner must be a handler (Request -> Response), got {inner!r}")
+        super().__init__(inner)
         self._transport = FaultyTransport(_HandlerTransport(inner), *faults)
-        self.inner = inner
         self.faults = self._transport.faults
 
     def __getattr__(self, name: str) -> object:
         """Everything else (``provision``, ``mcp_path``, ``state``) is the inner handler's."""
+        if name.startswith("__") or name in ("inner", "_transport", "faults"):
+            raise AttributeError(name)  # not set yet (a copy being made): no recursion
         return getattr(self.inner, name)
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         url = request.path + (f"?{request.query}" if request.query else "")
         try:
             return self._transport.request(request.method, url, request.headers, request.body)
@@ -278,16 +266,10 @@ class _HandlerTransport:
 
 def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float) -> None:
     """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds."""
-    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
-        raise ValueError(f"at must be a finite time in seconds, got {at!r}")
-    if (
-        isinstance(duration, bool)
-        or not isinstance(duration, (int, float))
-        or not 0 <= duration < math.inf
-    ):
-        raise ValueError(f"duration must be a non-negative number of seconds, got {duration!r}")
-    clock.call_at(at, relay.go_offline)
-    clock.call_at(at + duration, relay.go_online)
+    start = check_number(at, "at")
+    length = check_seconds(duration, "duration")
+    clock.call_at(start, relay.go_offline)
+    clock.call_at(start + length, relay.go_online)
 
 
 # ---------------------------------------------------------------------- the desktop dies
@@ -351,8 +333,7 @@ def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
     Call it before the passes it should end begin (the world does so when built).
     Returns a list that holds the :class:`Death` record once it happened.
     """
-    if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at):
-        raise ValueError(f"at must be a finite time in seconds, got {at!r}")
+    when = check_number(at, "at")
     from pytest_osfoundry.relay._desktop import RelayEvent
     from pytest_osfoundry.relay._outbox import FileOutbox
 
@@ -378,7 +359,7 @@ def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
             RelayEvent(clock.now(), "died", running, f"{len(pending)} completion(s) pending")
         )
 
-    clock.call_at(at, die)
+    clock.call_at(when, die)
     return record
 
 

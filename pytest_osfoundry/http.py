@@ -4,6 +4,11 @@ The reference server's HTTP app is one function from :class:`Request` to
 :class:`Response`; the loopback server, the respx mount and the direct in-process
 transport all build a :class:`Request` and hand it to that function, so behaviour
 cannot drift between them. Header names are stored lower-cased.
+
+A door also tells the handler where it is served (:func:`announce_origin`), so the
+reference server names its real public URL (SPEC R1: the challenge and the metadata
+never follow ``Host``). A handler that answers through another one subclasses
+:class:`HandlerWrapper`, which passes that announcement on.
 """
 
 from __future__ import annotations
@@ -12,11 +17,19 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from pytest_osfoundry._wirejson import dumps
 
-__all__ = ["DropConnection", "Handler", "Request", "Response", "json_response"]
+__all__ = [
+    "DropConnection",
+    "Handler",
+    "HandlerWrapper",
+    "Request",
+    "Response",
+    "announce_origin",
+    "json_response",
+]
 
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
@@ -78,6 +91,44 @@ class Handler(Protocol):
     """Anything that answers a :class:`Request` with a :class:`Response`."""
 
     def __call__(self, request: Request, /) -> Response: ...
+
+
+def announce_origin(handler: object, origin: str) -> None:
+    """Tell ``handler`` the origin a door serves it at, if it has ``serve_at(origin)``.
+
+    Every door (the loopback server, the respx mount) calls this once, when it starts
+    serving. The reference server takes the first origin it is told as its public URL
+    unless it was given one; a handler without ``serve_at`` is left alone.
+    """
+    adopt = getattr(handler, "serve_at", None)
+    if callable(adopt):
+        adopt(origin)
+
+
+H = TypeVar("H", bound=Handler)
+
+
+class HandlerWrapper(Generic[H]):
+    """Base of a handler that answers through another one, ``inner``.
+
+    Promises: :meth:`serve_at` passes a door's announcement on to ``inner`` (so a
+    wrapped :class:`~pytest_osfoundry.server.ReferenceServer` names the origin it is
+    really served at, however many wrappers stand in front of it), and calling the
+    wrapper answers as ``inner`` does until a subclass overrides :meth:`__call__`.
+    Subclass it for fault injection, latency, logging or a server broken on purpose;
+    a wrapper written without it must forward ``serve_at`` itself.
+    """
+
+    def __init__(self, inner: H) -> None:
+        self.inner: H = inner
+
+    def serve_at(self, origin: str) -> None:
+        """A door announces where it serves this wrapper: pass it on to ``inner``."""
+        announce_origin(self.inner, origin)
+
+    def __call__(self, request: Request, /) -> Response:
+        """Answer as ``inner`` does (override to change requests or answers)."""
+        return self.inner(request)
 
 
 def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:

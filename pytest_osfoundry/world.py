@@ -26,11 +26,20 @@ pinned to the revision found; or one pinned revision.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from pytest_osfoundry._checks import (
+    ArgumentTypeError,
+    check_count,
+    check_fraction,
+    check_http_error,
+    check_implements,
+    check_int,
+    check_seconds,
+)
+from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
 from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent
 from pytest_osfoundry.agent._strategies import Strategy
 from pytest_osfoundry.client._mcp_client import (
@@ -111,54 +120,44 @@ class WorldConfig:
         return cls(**kwargs)
 
 
-def _number(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
+    """``value`` as a two-item tuple or list; else an ``ArgumentTypeError`` naming ``shape``."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ArgumentTypeError(f"{name} must be {shape}, got {value!r}")
+    return value[0], value[1]
 
 
 def _validate(cfg: WorldConfig) -> None:
-    """Refuse a bad field before anything is built, naming the field (fixtures show it)."""
-    if not (_number(cfg.drop_replies) and 0 <= cfg.drop_replies <= 1):
-        raise ValueError(f"drop_replies must be a fraction 0-1, got {cfg.drop_replies!r}")
-    if not (_number(cfg.latency) and cfg.latency >= 0):
-        raise ValueError(f"latency must be a non-negative number of seconds, got {cfg.latency!r}")
-    lose = cfg.lose_completions
-    if isinstance(lose, bool) or not isinstance(lose, int) or lose < 0:
-        raise ValueError(f"lose_completions must be a non-negative integer, got {lose!r}")
-    if not isinstance(cfg.outbox, bool) and not all(
-        callable(getattr(cfg.outbox, m, None)) for m in ("put", "remove", "items")
-    ):
-        raise TypeError(f"outbox must be True, False or an Outbox, got {cfg.outbox!r}")
-    if cfg.offline is not None and not (
-        isinstance(cfg.offline, (tuple, list))
-        and len(cfg.offline) == 2
-        and all(_number(x) and x >= 0 for x in cfg.offline)
-    ):
-        raise ValueError(
-            f"offline must be (offset, duration) in non-negative seconds, got {cfg.offline!r}"
-        )
-    if cfg.server_errors is not None and not (
-        isinstance(cfg.server_errors, (tuple, list))
-        and len(cfg.server_errors) == 2
-        and isinstance(cfg.server_errors[0], str)
-        and isinstance(cfg.server_errors[1], int)
-        and not isinstance(cfg.server_errors[1], bool)
-        and 400 <= cfg.server_errors[1] <= 599
-    ):
-        raise ValueError(
-            f"server_errors must be (path, HTTP status 400-599), got {cfg.server_errors!r}"
-        )
-    if cfg.desktop_dies is not None and not (_number(cfg.desktop_dies) and cfg.desktop_dies >= 0):
-        raise ValueError(
-            f"desktop_dies must be non-negative seconds or None, got {cfg.desktop_dies!r}"
-        )
+    """Refuse a bad field before anything is built, naming the field (fixtures show it).
+
+    Every check goes through :mod:`pytest_osfoundry._checks`: a wrong kind raises
+    :class:`~pytest_osfoundry._checks.ArgumentTypeError` (a ``TypeError`` and a
+    ``ValueError``), a value out of range a ``ValueError``.
+    """
+    check_int(cfg.sessions, "sessions", low=0, high=MAX_SYNC_SESSIONS)  # one sync's cap
+    check_fraction(cfg.drop_replies, "drop_replies")
+    check_seconds(cfg.latency, "latency")
+    check_count(cfg.lose_completions, "lose_completions")
+    if not isinstance(cfg.outbox, bool):  # True / False switch the default outbox on or off
+        check_implements(cfg.outbox, "outbox", Outbox)
+    if cfg.offline is not None:
+        offset, duration = _pair(cfg.offline, "offline", "(offset, duration) in seconds")
+        check_seconds(offset, "offline offset")
+        check_seconds(duration, "offline duration")
+    if cfg.server_errors is not None:
+        path, status = _pair(cfg.server_errors, "server_errors", "(path, HTTP status 400-599)")
+        if not isinstance(path, str):
+            raise ArgumentTypeError(f"server_errors path must be a string, got {path!r}")
+        check_http_error(status, "server_errors status")
+    if cfg.desktop_dies is not None:
+        check_seconds(cfg.desktop_dies, "desktop_dies")
     if cfg.retry not in ("same-key", "new-key"):
         raise ValueError(f"retry must be 'same-key' or 'new-key', got {cfg.retry!r}")
     if cfg.strategy is not None and not callable(cfg.strategy):
         raise TypeError(
             f"strategy must be callable (attempt, elapsed) -> seconds, got {cfg.strategy!r}"
         )
-    if not (_number(cfg.relay_phase) and cfg.relay_phase >= 0):
-        raise ValueError(f"relay_phase must be a non-negative number, got {cfg.relay_phase!r}")
+    check_seconds(cfg.relay_phase, "relay_phase")
     if cfg.graph is not None and not isinstance(cfg.graph, Graph):
         raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
     if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
@@ -187,12 +186,6 @@ class OsfWorld:
         if not isinstance(cfg, WorldConfig):
             raise TypeError(f"config must be a WorldConfig, got {cfg!r}")
         _validate(cfg)
-        if (
-            isinstance(cfg.sessions, bool)
-            or not isinstance(cfg.sessions, int)
-            or not (0 <= cfg.sessions <= 100)
-        ):
-            raise ValueError(f"sessions must be an integer 0-100, got {cfg.sessions!r}")
         self.clock = VirtualClock(cfg.start)
         self.server = ReferenceServer(
             self.clock,

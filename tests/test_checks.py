@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -11,6 +13,7 @@ from pytest_osfoundry._checks import (
     ArgumentTypeError,
     check_count,
     check_fraction,
+    check_http_error,
     check_implements,
     check_int,
     check_number,
@@ -160,3 +163,55 @@ def test_implements_names_what_is_missing() -> None:
         check_implements(Half(), "greeter", _Greeter)
     message = str(info.value)
     assert message.startswith("greeter must provide the _Greeter methods (missing bye()), got ")
+
+
+def test_bounded_ints_name_the_range() -> None:
+    assert check_int(100, "sessions", low=0, high=100) == 100
+    with pytest.raises(ValueError, match=r"^sessions must be an int from 0 to 100, got 101$"):
+        check_int(101, "sessions", low=0, high=100)
+    with pytest.raises(ValueError, match=r"^n must be an int of at least 2, got 1$"):
+        check_int(1, "n", low=2)
+    with pytest.raises(ValueError, match=r"^n must be an int of at most 2, got 3$"):
+        check_int(3, "n", high=2)
+    with pytest.raises(ArgumentTypeError, match=r"^sessions must be an int, got 2.0$"):
+        check_int(2.0, "sessions", low=0, high=100)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (200, ValueError, "status must be an HTTP error status 400-599, got 200"),
+        (600, ValueError, "status must be an HTTP error status 400-599, got 600"),
+        ("503", ArgumentTypeError, "status must be an int, got '503'"),
+        (True, ArgumentTypeError, "status must be an int, got True"),
+    ],
+)
+def test_http_error_status(value: Any, error: type[Exception], message: str) -> None:
+    assert check_http_error(400, "status") == 400 and check_http_error(599, "status") == 599
+    with pytest.raises(error) as info:
+        check_http_error(value, "status")
+    assert str(info.value) == message
+
+
+#: Modules that may still test ``isinstance(x, bool)`` themselves, and why: none of
+#: them checks a user's argument (those go through ``_checks``).
+_BOOL_TESTS_WITH_A_REASON = {
+    "_checks.py": "the shared helpers themselves",
+    "world.py": "outbox=True/False switches the default outbox; any other value is an Outbox",
+    "_jslength.py": "measures a JSON value the way JavaScript would: true is not a number",
+    "sim/_report.py": "formats a report cell: a bool prints yes/no, not 1/0",
+    "client/_mcp_client.py": "judges a server's JSON-RPC error object (wire data, not an argument)",
+    "client/_bounded_http.py": "reads a JSON-RPC id off the wire (true is not an id)",
+    "agent/_strategies.py": "backoff(factor): left for the agent's owner to route (see CHANGELOG)",
+}
+
+
+def test_argument_checks_are_not_hand_rolled() -> None:
+    """``isinstance(x, bool) or not isinstance(...)`` chains live only in ``_checks``."""
+    package = Path(__file__).resolve().parent.parent / "pytest_osfoundry"
+    found = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if re.search(r"isinstance\([^()]*, bool\)", path.read_text(encoding="utf-8"))
+    }
+    assert found <= set(_BOOL_TESTS_WITH_A_REASON), sorted(found - set(_BOOL_TESTS_WITH_A_REASON))

@@ -1,6 +1,6 @@
 """docs/spec.md is the project's rule book: every rule has a stable anchor, every
-check's ``spec`` reference resolves to one, and nothing points at a document users
-never get."""
+check's ``spec`` reference resolves to one in the copy installed with the suite, and
+nothing points at a document users never get."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import RULES, all_checks
+import pytest_osfoundry
+from pytest_osfoundry.conformance._registry import (
+    RULES,
+    SPEC_FILE,
+    SPEC_REFERENCE,
+    all_checks,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
@@ -30,10 +36,25 @@ def test_every_rule_has_an_anchor_heading_and_origin(rule: str) -> None:
 def test_every_check_points_at_an_anchor_of_its_rule() -> None:
     for info in all_checks():
         path, _, anchor = info.spec.partition("#")
-        assert path == "docs/spec.md" and anchor == info.rule.lower(), info.spec
+        assert path == SPEC_REFERENCE and anchor == info.rule.lower(), info.spec
         assert anchor in ANCHORS
     for rule in RULES:
         assert rule.lower() in ANCHORS
+        assert RULES[rule].spec == f"docs/spec.md#{rule.lower()}"  # for docs/rules.md
+
+
+def test_the_rule_book_travels_with_the_suite() -> None:
+    """A check's ``spec`` resolves where the package is installed: the file is the
+    package data ``pytest_osfoundry/conformance/spec.md``, the same text as docs/spec.md."""
+    from importlib import resources
+
+    installed = resources.files("pytest_osfoundry.conformance") / SPEC_FILE
+    assert installed.read_text(encoding="utf-8") == SPEC
+    home = Path(pytest_osfoundry.__file__).resolve().parent.parent
+    assert (home / SPEC_REFERENCE).read_text(encoding="utf-8") == SPEC
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    data = re.search(r'"pytest_osfoundry\.conformance" = \[([^\]]*)\]', pyproject)
+    assert data is not None and f'"{SPEC_FILE}"' in data[1], "spec.md is not package data"
 
 
 def test_no_file_points_at_the_private_spec() -> None:

@@ -70,3 +70,13 @@ def test_the_readme_links_its_docs_and_installs_from_the_repository() -> None:
         assert f"]({doc}" in README, doc
         assert (ROOT / doc).exists()
     assert "pip install pytest-osfoundry" not in README
+
+
+def test_the_exports_table_lists_exactly_what_each_module_exports() -> None:
+    import importlib
+
+    rows = re.findall(r"^\| `(pytest_osfoundry\.[a-z_.]+)` \| (.*) \|$", README, flags=re.M)
+    assert {module for module, _ in rows} >= {"pytest_osfoundry.http", "pytest_osfoundry.faults"}
+    for module, names in rows:
+        listed = set(re.findall(r"`(\w+)`", names))
+        assert listed == set(importlib.import_module(module).__all__), module

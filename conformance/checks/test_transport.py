@@ -298,6 +298,7 @@ check_initialize_2025_06_18 = _legacy_initialize("2025-06-18")
     "R1-eras-consistent",
     "The revisions server/discover lists are the ones initialize accepts: a legacy "
     "revision it does not list is not served through initialize, and one it lists is.",
+    shared_evidence=True,  # judges served_revisions(), found once per process
 )
 def check_eras_consistent(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -14,16 +14,18 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._exchange import (
     mask_token,
     mask_url,
     mask_url_credentials,
     secrets_in,
 )
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
@@ -32,7 +34,13 @@ from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 
-__all__ = ["add_relay_parser", "positive_seconds", "run_relay", "session_count"]
+__all__ = [
+    "add_relay_parser",
+    "first_sync_problem",
+    "positive_seconds",
+    "run_relay",
+    "session_count",
+]
 
 
 def positive_seconds(text: str) -> float:
@@ -131,6 +139,47 @@ def _logging(secrets: list[str]) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+class _SyncWatch:
+    """The relay's client, keeping the error of the latest failed sync.
+
+    The relay's ``sync-failed`` event carries only text; the command needs the error
+    itself to tell a refusal (the server answered non-2xx) from a lost reply.
+    """
+
+    def __init__(self, inner: RelayApiClient) -> None:
+        self.inner = inner
+        self.last_failure: OsfClientError | None = None
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        try:
+            return self.inner.sync(project_id, sessions)
+        except OsfClientError as err:
+            self.last_failure = err
+            raise
+
+    def start(self, command_id: str, execution_id: str) -> str:
+        return self.inner.start(command_id, execution_id)
+
+    def control(self, command_id: str) -> dict[str, Any]:
+        return self.inner.control(command_id)
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.inner.complete(command_id, body)
+
+
+def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
+    """The line that says why the first sync failed, decided by the error's type.
+
+    An :class:`~pytest_osfoundry.client.HttpStatusError` means the server answered and
+    refused (a wrong token, say: the line shows its status); anything else (no reply,
+    a reply that is not the relay API's) means the relay could not sync with it.
+    URL credentials are masked; the caller masks tokens.
+    """
+    if isinstance(error, HttpStatusError):
+        return f"the first sync was refused: {error}"
+    return f"cannot sync with {mask_url(relay_url)}: {error}"
+
+
 def run_relay(args: argparse.Namespace) -> int:
     """Run the relay until SIGINT/SIGTERM; returns the exit status."""
     secrets = [args.desktop_token, *secrets_in(args.relay_url)]
@@ -146,7 +195,7 @@ def run_relay(args: argparse.Namespace) -> int:
         return 2
     clock = RealClock()
     transport = HttpxTransport(timeout=10.0)
-    client = RelayClient(transport, args.relay_url, args.desktop_token)
+    client = _SyncWatch(RelayClient(transport, args.relay_url, args.desktop_token))
     sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]
     engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
@@ -162,7 +211,7 @@ def run_relay(args: argparse.Namespace) -> int:
     relay.share(args.project_id, sessions)
     # The relay's own first pass is the first sync (one sync at start, not two): the JSON
     # line is printed once it succeeded; a failed first sync ends the command.
-    first_sync: list[str | None] = []
+    first_sync: list[OsfClientError | None] = []
 
     def on_first_sync(event: RelayEvent) -> None:
         if first_sync or event.kind not in ("synced", "sync-failed"):
@@ -172,7 +221,8 @@ def run_relay(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")
             sys.stdout.flush()
         else:
-            first_sync.append(str(event.detail).split(": ", 1)[-1])
+            failure = client.last_failure
+            first_sync.append(failure if failure is not None else OsfClientError(event.detail))
             clock.stop()
 
     relay.on_event(on_first_sync)
@@ -180,8 +230,7 @@ def run_relay(args: argparse.Namespace) -> int:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         clock.stop()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def log_pass(event: RelayEvent) -> None:
         if event.kind == "synced":
@@ -192,6 +241,9 @@ def run_relay(args: argparse.Namespace) -> int:
     try:
         clock.run()
     finally:
+        for sig, handler in previous.items():
+            if handler is not None:  # run_relay called in-process leaves no handler behind
+                signal.signal(sig, handler)
         relay.stop()
         transport.close()
         pending = len(outbox.items())
@@ -199,9 +251,6 @@ def run_relay(args: argparse.Namespace) -> int:
             print(f"relay stopped; {pending} completion(s) wait in the outbox", file=sys.stderr)
     problem = first_sync[0] if first_sync else None
     if problem is not None:
-        if problem.startswith("HTTP "):  # the server answered (HttpStatusError's text)
-            say(f"the first sync was refused: {problem}")
-        else:
-            say(f"cannot sync with {mask_url(args.relay_url)}: {problem}")
+        say(first_sync_problem(problem, args.relay_url))
         return 2
     return 0

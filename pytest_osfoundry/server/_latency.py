@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry._checks import ArgumentTypeError, is_number
+from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response
 
 __all__ = ["MAX_LATENCY", "Delayed", "check_latency"]
 
@@ -29,18 +30,19 @@ def check_latency(seconds: float) -> float:
     Raises:
         ValueError: not a finite number between 0 and :data:`MAX_LATENCY`.
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise ValueError(f"latency must be a number of seconds, got {seconds!r}")
+    if not is_number(seconds):
+        raise ArgumentTypeError(f"latency must be a number of seconds, got {seconds!r}")
     if not math.isfinite(seconds) or not 0 <= seconds <= MAX_LATENCY:
         raise ValueError(f"latency must be between 0 and {MAX_LATENCY:g} seconds, got {seconds!r}")
     return float(seconds)
 
 
-class Delayed:
+class Delayed(HandlerWrapper[Handler]):
     """A ``Request -> Response`` handler that answers like ``inner``, ``seconds`` later.
 
     Every other attribute (``provision``, ``mcp_path``, ``state`` ...) is ``inner``'s,
-    so a delayed reference server is provisioned and inspected as usual.
+    so a delayed reference server is provisioned and inspected as usual; a door's
+    ``serve_at`` reaches it (:class:`~pytest_osfoundry.http.HandlerWrapper`).
 
     Raises:
         ValueError: ``seconds`` is not a finite number between 0 and :data:`MAX_LATENCY`.
@@ -48,16 +50,16 @@ class Delayed:
 
     def __init__(
         self,
-        inner: Callable[[Request], Response],
+        inner: Handler,
         seconds: float,
         *,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.seconds = check_latency(seconds)
         self._sleep = sleep
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         """Wait, then answer as ``inner`` does."""
         if self.seconds:
             self._sleep(self.seconds)

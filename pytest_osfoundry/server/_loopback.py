@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 
-from pytest_osfoundry.http import DropConnection, Handler, Request
+from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
 
 __all__ = ["LoopbackServer"]
 
@@ -301,9 +301,7 @@ class LoopbackServer:
         self._listener.setblocking(False)
         self.host = host
         self.port = int(self._listener.getsockname()[1])
-        adopt = getattr(handler, "serve_at", None)
-        if callable(adopt):  # the app names this address as its public URL unless told one
-            adopt(self.origin)
+        announce_origin(handler, self.origin)  # the app names it as its public URL unless told one
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._listener, selectors.EVENT_READ, None)
         self._wake_recv, self._wake_send = socket.socketpair()

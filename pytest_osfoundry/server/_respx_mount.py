@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_osfoundry.http import DropConnection, Handler, Request
+from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
 
 if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx or respx
     import httpx
@@ -74,9 +74,7 @@ def mount(
 
     if not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-    adopt = getattr(handler, "serve_at", None)
-    if callable(adopt):  # the app names this base URL as its public URL unless told one
-        adopt(base_url)
+    announce_origin(handler, base_url)  # the app names it as its public URL unless told one
     if router is None:
         router = respx.mock(base_url=base_url, assert_all_called=False)
         router.route().mock(side_effect=_side_effect(handler))

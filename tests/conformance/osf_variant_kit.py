@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import Provisioned, ReferenceServer
 
 __all__ = [
@@ -274,7 +274,7 @@ class Server(Protocol):
         """Make the owner, project, desktop and agents (``ReferenceServer.provision``)."""
 
 
-class Wrapped:
+class Wrapped(HandlerWrapper[Server]):
     """The reference server behind a handler that may break it (override :meth:`handle`).
 
     ``inner`` is a fresh :class:`~pytest_osfoundry.server.ReferenceServer` unless
@@ -284,7 +284,7 @@ class Wrapped:
     """
 
     def __init__(self, inner: Server | None = None) -> None:
-        self.inner: Server = inner if inner is not None else ReferenceServer()
+        super().__init__(inner if inner is not None else ReferenceServer())
         self.mcp_path = self.inner.mcp_path
         self.ledger = Ledger()
         self._made: Provisioned | None = None
@@ -312,12 +312,6 @@ class Wrapped:
         )
         return self._made
 
-    def serve_at(self, origin: str) -> None:
-        """The door that serves this wrapper names the inner server's public URL."""
-        adopt = getattr(self.inner, "serve_at", None)
-        if adopt is not None:
-            adopt(origin)
-
     @property
     def made(self) -> Provisioned:
         """The credentials :meth:`provision` made."""
@@ -325,7 +319,7 @@ class Wrapped:
             raise RuntimeError("provision() first")
         return self._made
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         with self._lock:
             return self.handle(request)
 

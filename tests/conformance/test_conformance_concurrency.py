@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import _check_modules, check_info
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.conformance._registry import _check_modules, all_checks, check_info
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
 
@@ -49,10 +49,11 @@ def test_concurrent_run_reports_like_the_serial_run(
     # whichever check opened them first; every other request is the same
     total = sum(c["requests"] for c in many.report["checks"])
     assert abs(total - sum(counts.values())) <= 2 * 5
-    # R1-eras-consistent judges what the target's era discovery found once per process
-    # (conformance._eras.served_revisions); every other check that ran made requests
+    # a check declared with shared_evidence (the era discovery, found once per process)
+    # may send nothing of its own; every other check that ran made requests
+    shared = {c.check_id for c in all_checks() if c.shared_evidence}
     for check in serial.report["checks"]:
-        if check["outcome"] != "skipped" and check["id"] != "R1-eras-consistent":
+        if check["outcome"] != "skipped" and check["id"] not in shared:
             assert check["requests"] >= 1, check["id"]
 
 
@@ -101,6 +102,44 @@ def test_checks_that_share_other_session_lists_are_exclusive() -> None:
     assert {cid for cid, (_, exclusive) in found.items() if exclusive} == changers | timing
 
 
+# a check sends requests through the context's parts, or hands the context to a helper
+_SENDS = re.compile(
+    r"\b(?:c|osf_conf)\.(?:wire|agent|desktop|roles|runs)\b|\b_\w+\((?:c|osf_conf)\b"
+)
+
+
+def test_checks_that_send_nothing_themselves_declare_shared_evidence() -> None:
+    """``shared_evidence`` is declared exactly where a check only judges what the suite
+    found once per process (it touches no part of the context that sends requests)."""
+    declared, sends_nothing = set(), set()
+    for module in _check_modules():
+        for value in vars(module).values():
+            info = check_info(value)
+            if info is None:
+                continue
+            if info.shared_evidence:
+                declared.add(info.check_id)
+            if not _SENDS.search(inspect.getsource(value)):
+                sends_nothing.add(info.check_id)
+    assert sends_nothing, "the pattern finds nothing: it no longer matches how checks judge"
+    assert declared == sends_nothing
+
+
+def test_shared_evidence_is_declared_with_the_check() -> None:
+    from pytest_osfoundry.conformance._registry import check
+
+    def judge(osf_conf: object) -> None:
+        """A check body (never run)."""
+
+    def act(osf_conf: object) -> None:
+        """A check body (never run)."""
+
+    shared = check_info(check("R1-shared", "Says something.", shared_evidence=True)(judge))
+    assert shared is not None and shared.shared_evidence
+    plain = check_info(check("R1-plain", "Says something.")(act))
+    assert plain is not None and not plain.shared_evidence
+
+
 class _Watch:
     """What the watched server saw: for each sync of another list, whether another
     request overlapped it."""
@@ -115,18 +154,16 @@ class _Watch:
 WATCH = _Watch()
 
 
-class _Watched:
+class _Watched(HandlerWrapper[ReferenceServer]):
     def __init__(self) -> None:
-        self.server = ReferenceServer()
+        super().__init__(ReferenceServer())  # the door's serve_at reaches it
+        self.server = self.inner
         self.mcp_path = self.server.mcp_path
 
     def provision(self) -> object:
         return self.server.provision()
 
-    def serve_at(self, origin: str) -> None:
-        self.server.serve_at(origin)  # the door names the inner server's public URL
-
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         other_list = request.path.endswith("/sync") and b"osf-conformance-extra-" in request.body
         other_list = other_list or b"-renamed" in request.body or b"overflow-" in request.body
         mine = [0]

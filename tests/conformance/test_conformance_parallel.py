@@ -23,6 +23,19 @@ def test_two_workers_embedded(run_suite: Callable[..., SuiteRun], default_ids: s
     run = run_suite("-n", "2", "--osf-target=embedded")
     assert run.result.ret == pytest.ExitCode.OK, run.text[-4000:]
     assert run.ids("passed") == default_ids
+    # the controller runs no check: it learns the revision the workers settled
+    assert run.report["protocol"] == "auto → 2026-07-28"
+    run.result.stdout.fnmatch_lines(["target embedded * MCP protocol auto → 2026-07-28*"])
+
+
+def test_two_workers_report_the_revision_a_legacy_target_settled(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    target = "--osf-target=embedded:tests.conformance.variants_protocol:only_2025_06_18"
+    run = run_suite("-n", "2", target, "-k", "D6 or R1-initialize")
+    assert run.result.ret == pytest.ExitCode.OK, run.text[-4000:]
+    assert run.report["protocol"] == "auto → 2025-06-18"
+    run.result.stdout.fnmatch_lines(["*MCP protocol auto → 2025-06-18*"])
 
 
 @pytest.fixture

@@ -157,7 +157,7 @@ def test_every_check_is_well_formed() -> None:
         assert info.area in AREAS
         assert info.level in ("documented", "reconstructed")
         assert info.asserts.endswith(".")
-        assert info.spec == f"docs/spec.md#{info.rule.lower()}"
+        assert info.spec == f"pytest_osfoundry/conformance/spec.md#{info.rule.lower()}"
     rules = {c.rule for c in checks}
     assert {f"D{n}" for n in (1, 3, 4, 5, 6, 7, 8, 9, 10, 13, 18)} <= rules
     assert {f"R{n}" for n in range(1, 14)} <= rules

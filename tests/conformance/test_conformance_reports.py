@@ -104,22 +104,22 @@ TOKENS = {
 }
 
 LEAKY_FACTORY = f"""
+from pytest_osfoundry.http import HandlerWrapper
 from tests.conformance import variants
 
 
-class Server:
+class Server(HandlerWrapper):
     '''Broken three ways (query tokens, foreign reads, agent tokens on the relay) with
     known tokens, so the test can look for them in every output.'''
 
     mcp_path = "/mcp"
 
     def __init__(self):
-        self.inner = variants._QueryTokenAccepted(
-            variants._AgentActsAsDesktop(variants._OtherAgentReadsRun())
+        super().__init__(
+            variants._QueryTokenAccepted(
+                variants._AgentActsAsDesktop(variants._OtherAgentReadsRun())
+            )
         )
-
-    def __call__(self, request):
-        return self.inner(request)
 
     def provision(self):
         return self.inner.provision(

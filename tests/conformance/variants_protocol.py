@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_osfoundry.http import Request, Response, json_response
+from pytest_osfoundry.http import HandlerWrapper, Request, Response, json_response
 from pytest_osfoundry.server import ReferenceServer
 
 __all__ = ["LEGAL_VARIANTS", "PROTOCOL_VARIANTS", "ProtocolVariant", "Wrapped"]
@@ -48,11 +48,11 @@ OnRequest = Callable[[Request], "Request | Response"]
 OnResponse = Callable[[Request, Response], Response]
 
 
-class Wrapped:
+class Wrapped(HandlerWrapper[ReferenceServer]):
     """The reference app behind a request and a response rewriter (a ``Handler``).
 
-    Everything else (``provision``, ``mcp_path``, ``serve_at``, ``state``) is the
-    wrapped app's.
+    A door's ``serve_at`` reaches the app (:class:`HandlerWrapper`); everything else
+    (``provision``, ``mcp_path``, ``state``) is the wrapped app's.
     """
 
     def __init__(
@@ -61,14 +61,17 @@ class Wrapped:
         on_request: OnRequest | None = None,
         on_response: OnResponse | None = None,
     ) -> None:
+        super().__init__(app)
         self.app = app
         self.on_request = on_request
         self.on_response = on_response
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("inner", "app"):
+            raise AttributeError(name)
         return getattr(self.app, name)
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         if self.on_request is not None:
             changed = self.on_request(request)
             if isinstance(changed, Response):

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from pytest_osfoundry.server._auth import bearer_token
 
@@ -55,25 +55,21 @@ def _run_arguments(request: Request) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-class RacyKeys:
+class RacyKeys(HandlerWrapper[ReferenceServer]):
     """The reference server behind a key table whose look-up and insert are apart."""
 
     def __init__(self, gap: float = GAP) -> None:
-        self.inner = ReferenceServer()
+        super().__init__(ReferenceServer())
         self.mcp_path = self.inner.mcp_path
         self.gap = gap
         self._table: dict[tuple[str | None, str], str] = {}
         self._lock = threading.Lock()
 
-    def serve_at(self, origin: str) -> None:
-        """The door names the inner app's public URL."""
-        self.inner.serve_at(origin)
-
     def provision(self) -> Any:
         """The reference server's credentials."""
         return self.inner.provision()
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         message = _run_arguments(request)
         if message is None:
             return self.inner(request)
@@ -98,7 +94,7 @@ def racy_keys() -> RacyKeys:
     return RacyKeys()
 
 
-class RacyCompletions:
+class RacyCompletions(HandlerWrapper[ReferenceServer]):
     """The reference server behind a completion handler that refuses concurrent writers.
 
     A completion arriving while another one for the same command is being stored is
@@ -108,21 +104,17 @@ class RacyCompletions:
     """
 
     def __init__(self, gap: float = GAP) -> None:
-        self.inner = ReferenceServer()
+        super().__init__(ReferenceServer())
         self.mcp_path = self.inner.mcp_path
         self.gap = gap
         self._busy: set[str] = set()
         self._lock = threading.Lock()
 
-    def serve_at(self, origin: str) -> None:
-        """The door names the inner app's public URL."""
-        self.inner.serve_at(origin)
-
     def provision(self) -> Any:
         """The reference server's credentials."""
         return self.inner.provision()
 
-    def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request, /) -> Response:
         if request.method != "POST" or not request.path.endswith("/complete"):
             return self.inner(request)
         with self._lock:

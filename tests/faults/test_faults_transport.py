@@ -237,3 +237,28 @@ def test_faulty_transport_refuses_a_bad_inner_or_fault() -> None:
         FaultyTransport(Counting(), "drop")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not a fault"):
         FaultyTransport(Counting(), DropReplies, LoseRequests())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: DropReplies(fraction=2),
+            "DropReplies.fraction must be a number from 0 to 1, got 2",
+        ),
+        (lambda: LoseRequests(count=-1), "LoseRequests.count must be a non-negative int, got -1"),
+        (
+            lambda: ServerErrors(status=302),
+            "ServerErrors.status must be an HTTP error status 400-599, got 302",
+        ),
+        (lambda: ServerErrors(count=True), "ServerErrors.count must be an int, got True"),
+        (
+            lambda: Latency(seconds=math.inf, clock=VirtualClock(0)),
+            "Latency.seconds must be a non-negative number of seconds, got inf",
+        ),
+    ],
+)
+def test_fault_messages_name_the_argument_as_typed(make: Any, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        make()
+    assert str(info.value) == message

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import HttpxTransport, McpClient
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
+from pytest_osfoundry.server import ReferenceServer
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
@@ -171,20 +173,16 @@ def test_relay_bad_arguments_exit_2(flag: str, value: str) -> None:
     assert code == 2 and flag in err
 
 
-class _SyncCounter:
+class _SyncCounter(HandlerWrapper[ReferenceServer]):
     """The reference server, counting the relay syncs it answers."""
 
     def __init__(self) -> None:
-        from pytest_osfoundry.server import ReferenceServer
-
-        self.server = ReferenceServer()
+        super().__init__(ReferenceServer())
+        self.server = self.inner
         self.mcp_path = self.server.mcp_path
         self.syncs = 0
 
-    def serve_at(self, origin: str) -> None:
-        self.server.serve_at(origin)
-
-    def __call__(self, request: Any) -> Any:
+    def __call__(self, request: Request, /) -> Response:
         if request.path.endswith("/graph-relays/sync"):
             self.syncs += 1
         return self.server(request)
