@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytest_osfoundry._checks import check_seconds
+from pytest_osfoundry._checks import check_number, check_seconds
 
 __all__ = [
     "SEED_STRATEGIES",
@@ -65,12 +65,7 @@ class backoff:
     def __post_init__(self) -> None:
         check_seconds(self.first, "backoff(first)", positive=True)
         check_seconds(self.cap, "backoff(cap)", positive=True)
-        if (
-            isinstance(self.factor, bool)
-            or not isinstance(self.factor, (int, float))
-            or not (self.factor >= 1)
-        ):
-            raise ValueError(f"backoff(factor) must be a number >= 1, got {self.factor!r}")
+        check_number(self.factor, "backoff(factor)", low=1)
         if self.cap < self.first:
             raise ValueError(f"backoff(cap={self.cap}) is below first={self.first}")
 

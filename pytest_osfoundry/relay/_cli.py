@@ -14,7 +14,6 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -25,7 +24,7 @@ from pytest_osfoundry.client._exchange import (
     mask_url_credentials,
     secrets_in,
 )
-from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
+from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
@@ -139,34 +138,6 @@ def _logging(secrets: list[str]) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-class _SyncWatch:
-    """The relay's client, keeping the error of the latest failed sync.
-
-    The relay's ``sync-failed`` event carries only text; the command needs the error
-    itself to tell a refusal (the server answered non-2xx) from a lost reply.
-    """
-
-    def __init__(self, inner: RelayApiClient) -> None:
-        self.inner = inner
-        self.last_failure: OsfClientError | None = None
-
-    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        try:
-            return self.inner.sync(project_id, sessions)
-        except OsfClientError as err:
-            self.last_failure = err
-            raise
-
-    def start(self, command_id: str, execution_id: str) -> str:
-        return self.inner.start(command_id, execution_id)
-
-    def control(self, command_id: str) -> dict[str, Any]:
-        return self.inner.control(command_id)
-
-    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return self.inner.complete(command_id, body)
-
-
 def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
     """The line that says why the first sync failed, decided by the error's type.
 
@@ -195,7 +166,7 @@ def run_relay(args: argparse.Namespace) -> int:
         return 2
     clock = RealClock()
     transport = HttpxTransport(timeout=10.0)
-    client = _SyncWatch(RelayClient(transport, args.relay_url, args.desktop_token))
+    client = RelayClient(transport, args.relay_url, args.desktop_token)
     sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]
     engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=args.seed)
@@ -221,7 +192,7 @@ def run_relay(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps({"project_id": args.project_id, "sessions": shared}) + "\n")
             sys.stdout.flush()
         else:
-            failure = client.last_failure
+            failure = event.error
             first_sync.append(failure if failure is not None else OsfClientError(event.detail))
             clock.stop()
 

@@ -76,12 +76,18 @@ class PassRecord:
 
 
 class RelayEvent(NamedTuple):
-    """One thing the relay did, for tests and logs (``kind`` names it; immutable)."""
+    """One thing the relay did, for tests and logs (``kind`` names it; immutable).
+
+    ``error`` is the client error behind a failure (``sync-failed``), for a caller
+    that must tell a refusal (:class:`~pytest_osfoundry.client.HttpStatusError`)
+    from a lost reply; ``detail`` is its text.
+    """
 
     at: float
     kind: str
     command_id: str | None = None
     detail: str = ""
+    error: OsfClientError | None = None
 
 
 @dataclass
@@ -303,7 +309,7 @@ class FakeRelay:
                 try:
                     commands = self.client.sync(project_id, self._to_sync(share))
                 except OsfClientError as err:
-                    self._event("sync-failed", detail=f"{project_id}: {err}")
+                    self._event("sync-failed", detail=f"{project_id}: {err}", error=err)
                     continue
                 self._event("synced", detail=f"{project_id}: {len(commands)} queued")
                 for command in commands:
@@ -432,8 +438,14 @@ class FakeRelay:
             self.outbox.remove(command_id)
         self._event("delivered", command_id, body["status"])
 
-    def _event(self, kind: str, command_id: str | None = None, detail: str = "") -> None:
-        event = RelayEvent(self.clock.now(), kind, command_id, detail)
+    def _event(
+        self,
+        kind: str,
+        command_id: str | None = None,
+        detail: str = "",
+        error: OsfClientError | None = None,
+    ) -> None:
+        event = RelayEvent(self.clock.now(), kind, command_id, detail, error)
         self.events.append(event)
         log.info("%s %s %s", kind, command_id or "-", detail)
         for listener in self._listeners:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pytest_osfoundry.client import HttpStatusError, ReplyLost
 from pytest_osfoundry.engine import Graph, make_sessions
-from pytest_osfoundry.faults import LoseRequests
+from pytest_osfoundry.faults import LoseRequests, ServerErrors
 from tests.relay.osf_relay_kit import T0, queue, recorded_relay, world
 
 
@@ -101,3 +102,19 @@ def test_commands_come_from_the_sync_answer_oldest_first() -> None:
         ids.append(queue(w, index=2 - i))
     w.clock.advance(60)
     assert relay.executed == ids
+
+
+def test_a_failed_sync_event_carries_the_error_itself() -> None:
+    # A refusal (the server answered 503) and a lost reply are told apart by the
+    # error's type, not by its text (the relay CLI's first sync needs that).
+    w = world(start_relay=False)
+    relay, _ = recorded_relay(
+        w, ServerErrors("/sync", status=503, count=1), LoseRequests("/sync", count=1)
+    )
+    relay.start()
+    w.clock.advance(40)
+    failed = [e for e in relay.events if e.kind == "sync-failed"]
+    assert [type(e.error) for e in failed] == [HttpStatusError, ReplyLost]
+    assert isinstance(failed[0].error, HttpStatusError) and failed[0].error.status == 503
+    assert all(e.detail.startswith(f"{w.project_id}: ") for e in failed)
+    assert [e.error for e in relay.events if e.kind == "synced"] == [None]
