@@ -86,8 +86,9 @@ class SimParams:
             ``auto`` or a revision). The default,
             :data:`SIM_PROTOCOL` (``2025-11-25``), is a choice of speed, not of model:
             every figure is the same in every revision (tests/sim prove it), and the
-            legacy envelope costs the in-process path about a fifth less CPU per call
-            than ``2026-07-28``'s per-request ``_meta`` and header checks
+            legacy envelope costs the in-process path about a quarter fewer
+            instructions a call than ``2026-07-28``'s per-request ``_meta`` and
+            header checks
             (benchmarks/bench_sim.py ``--protocol``).
     """
 
