@@ -79,6 +79,10 @@ class FixedHeaders(dict[str, str]):
     def __delitem__(self, key: str) -> None:
         raise TypeError("FixedHeaders cannot change once built; build new ones")
 
+    def __reduce__(self) -> tuple[type[FixedHeaders], tuple[dict[str, str]]]:
+        """Copied and pickled by building anew from the headers as written."""
+        return (FixedHeaders, (dict(self),))
+
 
 class DirectTransport:
     """Calls a :class:`~pytest_osfoundry.http.Handler` in-process: the fast path.

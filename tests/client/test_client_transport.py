@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -53,10 +55,13 @@ def test_fixed_headers_reach_the_handler_lower_cased_and_cannot_change() -> None
         fixed["Authorization"] = "Bearer two"
     with pytest.raises(TypeError, match="cannot change once built"):
         del fixed["Mcp-Method"]
-    copy = dict(fixed)
-    copy["Authorization"] = "Bearer two"  # a plain copy is free to change
-    transport.request("POST", "https://h.test/mcp", copy, b"{}")
+    plain = dict(fixed)
+    plain["Authorization"] = "Bearer two"  # a plain copy is free to change
+    transport.request("POST", "https://h.test/mcp", plain, b"{}")
     assert handler.seen[1].headers["authorization"] == "Bearer two"
+    for again in (copy.copy(fixed), copy.deepcopy(fixed), pickle.loads(pickle.dumps(fixed))):
+        assert type(again) is FixedHeaders and again == fixed
+        assert dict(again.lowered) == {"authorization": "Bearer one", "mcp-method": "tools/call"}
 
 
 def test_direct_transport_sees_every_change_to_a_reused_headers_dict() -> None:
