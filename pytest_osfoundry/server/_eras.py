@@ -82,10 +82,6 @@ def normalize_protocols(protocols: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(v for v in ALL_VERSIONS if v in chosen)
 
 
-def _meta_of(params: Any) -> Any:
-    return params.get("_meta") if isinstance(params, dict) else None
-
-
 def is_modern_request(method: str, params: Any, header_version: str | None) -> bool:
     """Whether a request asks for the modern era.
 
@@ -112,9 +108,7 @@ def decode_header_value(raw: str) -> str | None:
     ``None`` when the value is malformed: characters outside visible ASCII, space and
     tab, or a ``=?base64?...?=`` value that is not valid Base64 of UTF-8 text.
     """
-    # Visible ASCII and space pass str's own tests (C loops); only a value with some
-    # other character, such as a tab, needs the pattern.
-    if not (raw.isascii() and raw.isprintable()) and _VISIBLE.fullmatch(raw) is None:
+    if _VISIBLE.fullmatch(raw) is None:
         return None
     value = raw.strip(" \t")
     if (
@@ -172,8 +166,8 @@ def check_modern(
     bad = _check_headers(headers, method, params)
     if bad is not None:
         return bad
-    meta = _meta_of(params)
-    if not isinstance(meta, dict):
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is not dict:
         return EnvelopeError(
             400, INVALID_PARAMS, "Invalid params: params._meta is required (MCP 2026-07-28)"
         )
