@@ -139,7 +139,9 @@ class HttpxTransport:
     * in size: at most ``max_bytes`` of body (default: the client's, else 16 MiB).
     * an event-stream answer to a JSON-RPC request is read only until the event
       carrying the answer to that request's id is complete; the stream is then
-      closed, whatever the server meant to send after it (SPEC R1).
+      closed, whatever the server meant to send after it (SPEC R1). An event stream
+      answering anything else (a ``GET``, a notification) has no answer to wait for:
+      it is closed once its headers are in, and the reply's body is empty.
 
     Failures raise ``ReplyLost`` naming the URL (token-like query values masked):
     :class:`DeadlineExceeded` ("no answer within 10 s", "the event stream stayed
@@ -283,7 +285,9 @@ class _Reading:
         ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
         if ctype == "text/event-stream":
             rid = request_id_of(self.body)
-            watch = AnswerWatch(rid) if rid is not None else None
+            if rid is None:  # nothing of ours can come on it: its headers are the answer
+                return b""
+            watch = AnswerWatch(rid)
         self.phase = "stream" if watch is not None else "body"
         parts: list[bytes] = []
         size = 0

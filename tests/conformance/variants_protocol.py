@@ -340,16 +340,38 @@ def no_caching_hints() -> Wrapped:
 
 @_register(
     PROTOCOL_VARIANTS,
-    "A GET on the MCP endpoint opens an (empty) stream (R1: GET → 405 in 2026-07-28).",
+    "Serves only 2026-07-28, yet a GET on the MCP endpoint opens an (empty) stream "
+    "(R1: GET → 405 in 2026-07-28).",
     ["R1-2026-07-28-get-405"],
+    skips=LEGACY_CHECKS,
 )
 def get_answered() -> Wrapped:
-    def stream(request: Request) -> Request | Response:
-        if request.method == "GET" and request.path.rstrip("/").endswith("/mcp"):
-            return Response(200, {"content-type": "text/event-stream"}, b": open\n\n")
+    return Wrapped(ReferenceServer(protocols=[MODERN]), on_request=_get_stream)
+
+
+@_register(
+    PROTOCOL_VARIANTS,
+    "Dual-era, and a GET on the MCP endpoint gets a JSON 200 (neither 405 nor a stream).",
+    ["R1-2026-07-28-get-405"],
+)
+def get_answered_json() -> Wrapped:
+    def json_get(request: Request) -> Request | Response:
+        if _is_mcp_get(request):
+            return Response(200, {"content-type": "application/json"}, b"{}")
         return request
 
-    return Wrapped(ReferenceServer(), on_request=stream)
+    return Wrapped(ReferenceServer(), on_request=json_get)
+
+
+def _is_mcp_get(request: Request) -> bool:
+    return request.method == "GET" and request.path.rstrip("/").endswith("/mcp")
+
+
+def _get_stream(request: Request) -> Request | Response:
+    """Answer a GET on the MCP endpoint with an event stream (empty: it ends at once)."""
+    if _is_mcp_get(request):
+        return Response(200, {"content-type": "text/event-stream"}, b": open\n\n")
+    return request
 
 
 @_register(
@@ -408,3 +430,8 @@ def extra_meta_keys() -> Wrapped:
         return _rewrite_json(response, change) if _is_modern(request) else response
 
     return Wrapped(ReferenceServer(), on_response=add)
+
+
+@_register(LEGAL_VARIANTS, "Dual-era, and keeps the legacy revisions' GET stream.")
+def dual_era_get_stream() -> Wrapped:
+    return Wrapped(ReferenceServer(), on_request=_get_stream)

@@ -106,6 +106,27 @@ def test_answer_then_open_stream_is_read_up_to_the_answer(
     assert peak < MEMORY
 
 
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [("GET", b""), ("POST", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')],
+)
+def test_an_open_stream_answering_no_request_ends_at_its_headers(
+    hostile: Callable[..., HostileServer], method: str, body: bytes
+) -> None:
+    # A GET stream (which a legacy-era server may open) or a stream answering a
+    # notification carries no answer of ours: nothing to wait for.
+    server = hostile("endless-stream")
+    transport = HttpxTransport(timeout=DEADLINE, max_bytes=CAP)
+    reply, err, elapsed, peak = _bounded(
+        lambda: transport.request(method, server.url, {"Accept": "text/event-stream"}, body)
+    )
+    assert err is None, err
+    assert reply.status == 200 and reply.headers["content-type"] == "text/event-stream"
+    assert reply.body == b""
+    assert elapsed < DEADLINE  # it did not wait for the deadline
+    assert peak < MEMORY
+
+
 def test_mcp_client_gets_its_answer_from_an_open_stream(
     hostile: Callable[..., HostileServer],
 ) -> None:
