@@ -1,26 +1,24 @@
-"""The conformance suite: the rules of docs/spec.md as named checks against any server.
+"""The rule book: the conformance suite's checks by area, their prose and the spec.
 
-``pytest --osf-target=URL`` (or ``--osf-target=embedded``) runs the checks in
-:mod:`pytest_osfoundry.conformance.checks` against a server and reports, rule by
-rule, where it differs from the documented and reconstructed behaviour. Each check
-is a function decorated with :func:`~pytest_osfoundry.conformance._registry.check`,
-working through a :class:`~pytest_osfoundry.conformance._harness.Conformance` context;
-see ``docs/rules.md`` for every check id.
+This folder is the repository's ``conformance/``; it installs as the package
+:mod:`pytest_osfoundry.conformance.rulebook` (``pyproject.toml`` maps it there), so a
+wheel carries one top-level import name and a checkout needs no link. It holds
 
-The kit's pytest plugin imports :mod:`~pytest_osfoundry.conformance._options` (the
-``--osf-`` options) in every pytest run, which imports this package first: it stays
-light, and names nothing heavier than the versions.
+* ``checks/`` — the server checks, one module per area (``test_<area>.py``),
+* ``rules.toml`` — every rule's title, anchor, area and prose,
+* ``spec.md`` — the rule book the checks' ``spec`` fields point at.
+
+The machinery that runs the checks (options, harness, reports) is
+:mod:`pytest_osfoundry.conformance`. Nothing imports a check module by a static
+import: the suite's plugin collects them by path and imports them under this
+package's name (:func:`pytest_osfoundry.conformance._layout.check_module_name`).
 """
 
-if __name__ != "pytest_osfoundry.conformance":  # pragma: no cover - a checkout's top-level folder
+RULEBOOK_PACKAGE = "pytest_osfoundry.conformance.rulebook"
+"""The one name this folder is imported under."""
+
+if __name__ != RULEBOOK_PACKAGE:  # pragma: no cover - a checkout's top-level folder
     raise ImportError(
-        "the conformance suite is the package pytest_osfoundry.conformance; "
-        f"it cannot be imported as {__name__!r}"
+        f"the rule book is the package {RULEBOOK_PACKAGE}; it cannot be imported as "
+        f"{__name__!r} (install the kit: pip install -e .)"
     )
-
-from pytest_osfoundry import SPEC_REVISION, __version__
-
-SUITE_VERSION = __version__
-"""The suite's version (the package's)."""
-
-__all__ = ["SPEC_REVISION", "SUITE_VERSION"]

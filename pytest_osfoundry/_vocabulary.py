@@ -72,7 +72,7 @@ __all__ = [
 #: The package version (``pyproject.toml`` reads it from here; the reference server
 #: reports it as its ``serverInfo.version``).
 VERSION: Final = "0.1.0"
-#: The revision of the osFoundry behaviour the spec (docs/spec.md) describes.
+#: The revision of the osFoundry behaviour the spec (conformance/spec.md) describes.
 SPEC_REVISION: Final = "2026-11-08"
 
 # ---------------------------------------------------------------------- run statuses

@@ -24,6 +24,7 @@ import pytest
 
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
+from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
 __all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
@@ -31,8 +32,6 @@ __all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_config
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
 
-# Not resolved: see conformance._plugin.CHECKS_DIR (the checkout's symlink).
-_SUITE_DIR = Path(__file__).absolute().parent / "conformance" / "checks"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,8 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:
-    """Whether a path among ``args`` is the installed suite's folder or lies inside it."""
-    suite = _SUITE_DIR.resolve()
+    """Whether a path among ``args`` is the installed rule book's folder or lies inside it."""
+    suite = rulebook_dir()
     base = config.invocation_params.dir
     for arg in args:
         path = Path(arg.split("::", 1)[0])

@@ -14,10 +14,7 @@ def _modules() -> set[str]:
     found = set()
     for top in ("pytest_osfoundry", "conformance"):
         for path in (ROOT / top).rglob("*.py"):
-            relative = path.relative_to(ROOT)
-            if "conformance" in relative.parts[1:2] and top == "pytest_osfoundry":
-                continue  # the symlink: listed under conformance/
-            found.add(relative.as_posix())
+            found.add(path.relative_to(ROOT).as_posix())
     return found
 
 

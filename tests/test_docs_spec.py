@@ -1,4 +1,4 @@
-"""docs/spec.md is the project's rule book: every rule has a stable anchor, every
+"""conformance/spec.md is the project's rule book: every rule has a stable anchor, every
 check's ``spec`` reference resolves to one in the copy installed with the suite, and
 nothing points at a document users never get."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import pytest_osfoundry
+from pytest_osfoundry.conformance._layout import RULEBOOK_PACKAGE
 from pytest_osfoundry.conformance._registry import (
     RULES,
     SPEC_FILE,
@@ -19,7 +19,7 @@ from pytest_osfoundry.conformance._registry import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
+SPEC = (ROOT / "conformance" / "spec.md").read_text(encoding="utf-8")
 ANCHORS = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', SPEC))
 EVERY_RULE = [f"D{n}" for n in range(1, 19)] + [f"R{n}" for n in range(1, 14)]
 
@@ -30,7 +30,7 @@ def test_every_rule_has_an_anchor_heading_and_origin(rule: str) -> None:
     heading = re.search(
         rf'<a id="{rule.lower()}"></a>\n### {rule} — [^\n]+\({kind}[^\n]*\)\n\n\S', SPEC
     )
-    assert heading is not None, f"docs/spec.md lacks the section of {rule}"
+    assert heading is not None, f"conformance/spec.md lacks the section of {rule}"
 
 
 def test_every_check_points_at_an_anchor_of_its_rule() -> None:
@@ -40,20 +40,20 @@ def test_every_check_points_at_an_anchor_of_its_rule() -> None:
         assert anchor in ANCHORS
     for rule in RULES:
         assert rule.lower() in ANCHORS
-        assert RULES[rule].spec == f"docs/spec.md#{rule.lower()}"  # for docs/rules.md
+        assert RULES[rule].spec == f"conformance/spec.md#{rule.lower()}"  # for docs/rules.md
 
 
 def test_the_rule_book_travels_with_the_suite() -> None:
     """A check's ``spec`` resolves where the package is installed: the file is the
-    package data ``pytest_osfoundry/conformance/spec.md``, the same text as docs/spec.md."""
+    package data ``pytest_osfoundry/conformance/rulebook/spec.md``, the same text as
+    conformance/spec.md (a wheel's copy at that path: tests/test_layout.py)."""
     from importlib import resources
 
-    installed = resources.files("pytest_osfoundry.conformance") / SPEC_FILE
+    installed = resources.files(RULEBOOK_PACKAGE) / SPEC_FILE
     assert installed.read_text(encoding="utf-8") == SPEC
-    home = Path(pytest_osfoundry.__file__).resolve().parent.parent
-    assert (home / SPEC_REFERENCE).read_text(encoding="utf-8") == SPEC
+    assert RULEBOOK_PACKAGE.replace(".", "/") + "/" + SPEC_FILE == SPEC_REFERENCE
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    data = re.search(r'"pytest_osfoundry\.conformance" = \[([^\]]*)\]', pyproject)
+    data = re.search(r'"pytest_osfoundry\.conformance\.rulebook" = \[([^\]]*)\]', pyproject)
     assert data is not None and f'"{SPEC_FILE}"' in data[1], "spec.md is not package data"
 
 

@@ -66,7 +66,7 @@ def test_the_readme_tables_list_every_fixture_and_option() -> None:
 
 
 def test_the_readme_links_its_docs_and_installs_from_the_repository() -> None:
-    for doc in ("docs/fixtures.md", "docs/spec.md", "docs/rules.md", "action.yml"):
+    for doc in ("docs/fixtures.md", "conformance/spec.md", "docs/rules.md", "action.yml"):
         assert f"]({doc}" in README, doc
         assert (ROOT / doc).exists()
     assert "pip install pytest-osfoundry" not in README

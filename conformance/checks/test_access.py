@@ -11,7 +11,6 @@ details) are left out.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import time
@@ -29,6 +28,7 @@ from pytest_osfoundry.conformance._expected import (
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._sessions import unshared_session_id
+from pytest_osfoundry.conformance._stats import mann_whitney_z
 from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.http import Response
 
@@ -264,26 +264,6 @@ def check_cancel_malformed_id(osf_conf: Conformance) -> None:
     )
 
 
-def _mann_whitney_z(a: Sequence[float], b: Sequence[float]) -> float:
-    """The normal-approximation z of the Mann-Whitney U test (ties averaged)."""
-    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
-    ranks = [0.0] * len(pooled)
-    i = 0
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        i = j + 1
-    n1, n2 = len(a), len(b)
-    r1 = sum(r for r, (_, g) in zip(ranks, pooled, strict=True) if g == 0)
-    u1 = r1 - n1 * (n1 + 1) / 2
-    mean = n1 * n2 / 2
-    sd = math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12)
-    return 0.0 if sd == 0 else (u1 - mean) / sd
-
-
 def _median(values: Sequence[float]) -> float:
     s = sorted(values)
     mid = len(s) // 2
@@ -316,7 +296,7 @@ def check_timing(osf_conf: Conformance) -> None:
     notes = []
     labels = {"real": "another agent's real command id", "malformed": "a malformed id"}
     for case in ("real", "malformed"):
-        z = _mann_whitney_z(samples[case], fresh)
+        z = mann_whitney_z(samples[case], fresh)
         gap = _median(samples[case]) - _median(fresh)
         notes.append(f"{case}: median {_median(samples[case]) * 1000:.2f} ms, z {z:+.1f}")
         leak = abs(z) > 4 and abs(gap) > 0.002 and abs(gap) > 0.1 * _median(fresh)

@@ -1,7 +1,7 @@
 """Schema and transport: the tool listing (D3), MCP Streamable HTTP (R1), result shapes (R3).
 
 Input schemas are judged by behaviour, not by spelling: each documented constraint is
-checked by validating instances that docs/spec.md allows and forbids, so any schema that
+checked by validating instances that conformance/spec.md allows and forbids, so any schema that
 means the same thing passes.
 """
 

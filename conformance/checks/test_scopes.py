@@ -10,12 +10,12 @@ the exact HTTP shape (401/403 and the ``WWW-Authenticate`` challenge) at the
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.conformance._challenge import challenge_params
 from pytest_osfoundry.conformance._expect import short
 from pytest_osfoundry.conformance._expected import (
     CANCELLED,
@@ -30,8 +30,6 @@ from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._target import origin_of
 from pytest_osfoundry.conformance._wire import decode_reply
-
-_PARAM = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
 def _unknown_token() -> str:
@@ -70,19 +68,6 @@ def _unauthenticated(conf: Conformance) -> list[tuple[str, ToolReply, dict[str, 
         out.append((label, _with_headers(conf, extra, "run_graph_session", args), args))
         conf.wire.decisive()
     return out
-
-
-def challenge_params(value: str | None) -> dict[str, str] | None:
-    """The auth-params of the ``Bearer`` challenge in a ``WWW-Authenticate`` value."""
-    if not value:
-        return None
-    at = value.lower().find("bearer")
-    if at < 0:
-        return None
-    return {
-        m[0].lower(): (m[1] if m[1] or not m[2] else m[2])
-        for m in _PARAM.findall(value[at + len("bearer") :])
-    }
 
 
 def _expect_challenge(

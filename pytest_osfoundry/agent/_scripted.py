@@ -1,6 +1,6 @@
 """A scripted agent: queues runs over MCP, polls by a strategy, cancels, retries.
 
-:class:`ScriptedAgent` plays the chat agent of docs/spec.md as a process on the kit's
+:class:`ScriptedAgent` plays the chat agent of conformance/spec.md as a process on the kit's
 clock, so hundreds of agents interleave correctly with the relay's passes. It talks
 to a server only through a :class:`ToolClient` (an :class:`~pytest_osfoundry.client.McpClient`).
 

@@ -3,7 +3,7 @@
 A strategy is any callable ``(attempt, elapsed) -> seconds``: ``attempt`` counts the
 polls made so far (0 before the first), ``elapsed`` the seconds since the run was
 queued; it returns how long to wait before the next poll. The six strategies of the
-seed's table (docs/spec.md#figures) are built in, under the names the table uses::
+seed's table (conformance/spec.md#figures) are built in, under the names the table uses::
 
     every(2), every(5), every(15), every(30), backoff(2, cap=30), wait_then_every(20, 10)
 

@@ -11,7 +11,7 @@ shape, which a :class:`Graph` describes:
 * ``total_tokens`` / ``reported_cost`` — what a completed run reports.
 * ``error`` — when set, the run ends ``failed`` with this error text (no result).
 * ``waves`` / ``token_ceiling`` — the fleet engine's waves of agents and its hard
-  token ceiling (docs/spec.md): once the tokens spent reach the ceiling, the *next* wave
+  token ceiling (conformance/spec.md): once the tokens spent reach the ceiling, the *next* wave
   is refused and the run ends ``failed`` with the error
   ``token ceiling of N reached; wave K refused`` (``K`` counts waves from 1). A wave
   that overshoots the ceiling still spends all its tokens; only the next is refused.
@@ -77,7 +77,7 @@ class Fixed(Duration):
 
 @dataclass(frozen=True)
 class LogNormal(Duration):
-    """docs/spec.md#figures's synthetic durations: ``max(minimum, median * exp(sigma * z))``.
+    """conformance/spec.md#figures's synthetic durations: ``max(minimum, median * exp(sigma * z))``.
 
     ``z`` is one standard normal draw (``rng.gauss(0, 1)``) per sample, so half the
     samples fall below ``median`` (before the floor) and none below ``minimum``.

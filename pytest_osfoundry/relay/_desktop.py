@@ -1,4 +1,6 @@
-"""The fake desktop relay: a port of osFoundry's ``useConnectedGraphRelay.ts`` (docs/spec.md#d11).
+"""The fake desktop relay: a port of osFoundry's ``useConnectedGraphRelay.ts``.
+
+The rules it follows are conformance/spec.md#d11 to #d18.
 
 :class:`FakeRelay` runs on a clock (virtual or real) and talks to a server only
 through a :class:`~pytest_osfoundry.client._relay_client.RelayClient`, so the same relay

@@ -1,4 +1,4 @@
-"""The reference server: every server rule of docs/spec.md, as one HTTP app.
+"""The reference server: every server rule of conformance/spec.md, as one HTTP app.
 
 * :class:`ReferenceServer` — the app (a ``Request -> Response`` handler) and its state.
 * :class:`LoopbackServer` — serve it over real HTTP on a loopback port.

@@ -71,7 +71,7 @@ class Provisioned:
 
 
 class ReferenceServer:
-    """The kit's reference implementation of docs/spec.md, as an HTTP handler.
+    """The kit's reference implementation of conformance/spec.md, as an HTTP handler.
 
     Call it with a :class:`~pytest_osfoundry.http.Request`; read and provision its
     :attr:`state` directly.

@@ -1,6 +1,6 @@
 """The reference server's domain state: pure Python, no HTTP, no JSON-RPC, no I/O.
 
-Every behavioural rule of docs/spec.md that is not about the wire lives here, once:
+Every behavioural rule of conformance/spec.md that is not about the wire lives here, once:
 
 * D4/R8  what ``list_graph_sessions`` shows (the last sync's upload, ``limit``)
 * D6     a run is visible only to the agent that started it (:meth:`ServerState._own_run`)

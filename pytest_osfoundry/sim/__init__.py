@@ -1,6 +1,6 @@
 """The seed's experiments, reproduced from the kit's own components (``osfoundry-sim``).
 
-Every experiment of docs/spec.md#figures is rebuilt from the same fake server, relay, engine
+Every experiment of conformance/spec.md#figures is rebuilt from the same fake server, relay, engine
 and scripted agents the fixtures hand to users, on a virtual clock — a seeded run
 through the components, not a formula — so matching the seed's figures is evidence
 that the fakes are faithful. See docs/experiments.md.

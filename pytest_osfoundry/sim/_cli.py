@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
-            "Reproduce the seed's experiments (docs/spec.md#figures) from the kit's fake server, "
+            "Reproduce the seed's experiments (conformance/spec.md#figures) from the kit's "
+            "fake server, "
             "relay, engine and agents on a virtual clock, and print each table beside "
             "the seed's figures."
         ),

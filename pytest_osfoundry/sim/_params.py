@@ -1,10 +1,10 @@
 """The model's parameters: what ``osfoundry-sim`` lets a user change.
 
 :class:`SimParams` is one frozen, validated value holding every knob the
-experiments read. Its defaults are the seed's model (docs/spec.md#d11, #figures): a relay pass
-every 20 s, a 3 s control poll, Graph durations lognormal with median 60 s, the
-fitted spread :data:`~pytest_osfoundry.world.SEED_SIGMA` and a 5 s floor, the six
-poll strategies of the seed's table, cancels at a random 0-40 s, 30 % of replies
+experiments read. Its defaults are the seed's model (conformance/spec.md#d11,
+#figures): a relay pass every 20 s, a 3 s control poll, Graph durations lognormal
+with median 60 s, the fitted spread :data:`~pytest_osfoundry.world.SEED_SIGMA` and a
+5 s floor, the six poll strategies of the seed's table, cancels at a random 0-40 s, 30 % of replies
 dropped, a 600 s outage, and the seed's run counts (:data:`DEFAULT_RUNS`).
 
 Strategies are kept as *specs* (strings: a table name such as ``"every 5 s"`` or an

@@ -11,7 +11,7 @@ requests of its own (:meth:`Wrapped.peek_view`, :meth:`Wrapped.peek_control`,
 what the desktop last shared) it learns from the traffic: :class:`Wrapped` keeps that
 :class:`Ledger` for every variant.
 
-So a variant depends on the wire format of docs/spec.md and on ``ReferenceServer``'s public
+So a variant depends on the wire format of conformance/spec.md and on ``ReferenceServer``'s public
 constructor and ``provision()`` only; refactoring the server's state cannot break it.
 Answers are read as plain JSON (the factories build servers without ``sse=True``).
 """
@@ -63,9 +63,9 @@ RUN_NOT_FOUND = "Graph run not found or access removed"
 SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-#: docs/spec.md D10: where the desktop relay API lives (the wire format, not the kit's).
+#: conformance/spec.md D10: where the desktop relay API lives (the wire format, not the kit's).
 RELAY_PREFIX = "/external-assistants/graph-relays"
-#: docs/spec.md R1: the MCP revision a wrapper's own session asks for.
+#: conformance/spec.md R1: the MCP revision a wrapper's own session asks for.
 PROTOCOL_VERSION = "2025-11-25"
 _COMMANDS = RELAY_PREFIX + "/commands/"
 _MCP_POST = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

@@ -16,7 +16,9 @@ from pytest_osfoundry.conformance._baseline import (
     read_baseline,
     write_baseline,
 )
+from pytest_osfoundry.conformance._challenge import challenge_params
 from pytest_osfoundry.conformance._expect import is_utc_timestamp
+from pytest_osfoundry.conformance._layout import RULEBOOK_PACKAGE
 from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
 from pytest_osfoundry.conformance._plugin import CHECKS_DIR
 from pytest_osfoundry.conformance._registry import (
@@ -35,6 +37,7 @@ from pytest_osfoundry.conformance._sessions import (
     overflow_sessions,
     unshared_session_id,
 )
+from pytest_osfoundry.conformance._stats import mann_whitney_z
 from pytest_osfoundry.conformance._target import (
     TargetError,
     describe_target,
@@ -42,8 +45,6 @@ from pytest_osfoundry.conformance._target import (
     parse_target,
 )
 from pytest_osfoundry.conformance._wire import decode_reply
-from pytest_osfoundry.conformance.checks.test_access import _mann_whitney_z
-from pytest_osfoundry.conformance.checks.test_scopes import challenge_params
 from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
 from pytest_osfoundry.http import Response
 from tests.conformance import variants
@@ -157,7 +158,7 @@ def test_every_check_is_well_formed() -> None:
         assert info.area in AREAS
         assert info.level in ("documented", "reconstructed")
         assert info.asserts.endswith(".")
-        assert info.spec == f"pytest_osfoundry/conformance/spec.md#{info.rule.lower()}"
+        assert info.spec == f"pytest_osfoundry/conformance/rulebook/spec.md#{info.rule.lower()}"
     rules = {c.rule for c in checks}
     assert {f"D{n}" for n in (1, 3, 4, 5, 6, 7, 8, 9, 10, 13, 18)} <= rules
     assert {f"R{n}" for n in range(1, 14)} <= rules
@@ -196,7 +197,7 @@ def test_checks_ship_in_the_package() -> None:
 
 
 def test_every_check_has_its_rule_in_the_data_file_and_every_rule_a_check() -> None:
-    text = (resources.files("pytest_osfoundry.conformance") / RULES_FILE).read_text("utf-8")
+    text = (resources.files(RULEBOOK_PACKAGE) / RULES_FILE).read_text("utf-8")
     described = set(parse_rules(text))
     checked = {c.rule for c in all_checks()}
     assert checked - described == set(), "checks of rules missing from rules.toml"
@@ -208,7 +209,7 @@ _RULE = """
 reconstructed_source = "the kit's reconstruction"
 [rules.R4]
 title = "The ticket"
-spec = "docs/spec.md#r4"
+spec = "conformance/spec.md#r4"
 area = "queue"
 why = "Agents read it."
 """
@@ -343,9 +344,9 @@ def test_challenge_params() -> None:
 
 def test_mann_whitney() -> None:
     same = [1.0, 2.0, 3.0, 4.0] * 10
-    assert abs(_mann_whitney_z(same, same)) < 1e-9
+    assert abs(mann_whitney_z(same, same)) < 1e-9
     slow = [v + 100 for v in same]
-    assert _mann_whitney_z(slow, same) > 4
+    assert mann_whitney_z(slow, same) > 4
 
 
 # ---------------------------------------------------------------------- variants

@@ -15,9 +15,8 @@ import pytest
 
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance._registry import check_info, find_check
 from pytest_osfoundry.conformance._target import resolve_target
-from pytest_osfoundry.conformance.checks import test_idempotency as idempotency
 from tests.conformance.osf_conformance_kit import SuiteRun
 from tests.conformance.variants_race import RACES
 
@@ -44,11 +43,12 @@ def test_racy_keys_failure_says_what_happened(run_suite: Callable[..., SuiteRun]
 def _decide(target_spec: str) -> str:
     """Run the check once in this process against a fresh target; its outcome."""
     target = resolve_target(Settings(osf_target=target_spec))
-    info = check_info(idempotency.check_concurrent_same_key)
+    run_check = find_check(CHECK)
+    info = check_info(run_check)
     assert info is not None
     conf = Conformance(target, info)
     try:
-        idempotency.check_concurrent_same_key(conf)
+        run_check(conf)
     except CheckFailure:
         return "failed"
     finally:

@@ -1,4 +1,5 @@
-"""The reference server, rule by rule (docs/spec.md: D1, D3-D10, R1-R13), through its HTTP app.
+"""The reference server, rule by rule (conformance/spec.md: D1, D3-D10, R1-R13), through its
+HTTP app.
 
 Each test is named after the rule it proves and asserts exact messages, statuses and
 headers, and that refusals leave the state exactly as it was.

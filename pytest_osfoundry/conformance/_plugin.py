@@ -6,7 +6,7 @@ module only when a run is about the suite: a target is given, or a test path lie
 the suite's folder. Projects that use the kit for its fixtures never load it.
 
 * ``pytest --osf-target=...`` with no test paths runs the suite shipped in this
-  package (``pytest_osfoundry/conformance/checks``), from any folder.
+  rule book (:mod:`pytest_osfoundry.conformance._layout`), from any folder.
 * Each check is collected as one item named by its check id, marked ``documented``
   or ``reconstructed``; ``--osf-level=documented`` deselects the reconstructed ones,
   opt-in checks are deselected unless enabled, and baseline entries become
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import importlib
 import json
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from pytest_osfoundry.conformance._baseline import (
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance._layout import check_module_name, checks_dir, rulebook_dir
 from pytest_osfoundry.conformance._liveness import stop_if_gone
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._outputs import check_output_paths
@@ -82,11 +84,9 @@ __all__ = [
     "pytest_unconfigure",
 ]
 
-#: Where the installed suite lives.
-# Not resolved: through the pytest_osfoundry/conformance symlink of a checkout, the path
-# must stay under pytest_osfoundry/ so that pytest imports the checks as
-# pytest_osfoundry.conformance.checks.* (their only name).
-CHECKS_DIR = Path(__file__).absolute().parent / "checks"
+#: Where the installed suite's server checks live (a checkout's ``conformance/checks``
+#: when the kit is installed editable).
+CHECKS_DIR = checks_dir()
 
 _SETTINGS = pytest.StashKey[Settings]()
 _SECRETS = pytest.StashKey[set[str]]()
@@ -205,15 +205,64 @@ def _collect_only(config: pytest.Config) -> bool:
 
 
 # ---------------------------------------------------------------------- collection
+class CheckModule(pytest.Module):
+    """A module of the rule book, imported under its one name (never by its path).
+
+    pytest would name ``conformance/checks/test_access.py`` of a checkout after the
+    folders above it (``conformance.checks.test_access``), a second copy of the
+    module; :func:`~pytest_osfoundry.conformance._layout.check_module_name` gives
+    the name the registry knows it by.
+    """
+
+    def _getobj(self) -> Any:
+        name = check_module_name(self.path)
+        if name is None:  # pragma: no cover - only built for rule book paths
+            raise self.CollectError(f"{self.path} is not a module of the rule book")
+        try:
+            return importlib.import_module(name)
+        except Exception as err:  # a broken check module: pytest reports it, no traceback
+            raise self.CollectError(
+                f"the check module {name} ({self.path}) cannot be imported: "
+                f"{type(err).__name__}: {err}"
+            ) from err
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
     """Collect the suite's modules even when ``python_files`` would not match them."""
-    if file_path.parent != CHECKS_DIR or not fnmatch.fnmatch(file_path.name, "test_*.py"):
+    if check_module_name(file_path) is None:
         return None
     patterns = parent.config.getini("python_files")
     if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
-        return None  # the python plugin collects it already
-    module: pytest.Module = pytest.Module.from_parent(parent, path=file_path)
-    return module
+        return None  # the python plugin collects it (through the hook below)
+    return CheckModule.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Dir | None:
+    """Collect the rule book's folders as plain folders, not packages.
+
+    A :class:`pytest.Package` imports its ``__init__.py`` by path, under the name the
+    folders above it give (``conformance``), which the rule book refuses.
+    """
+    if not _in_rulebook(path):
+        return None
+    return pytest.Dir.from_parent(parent, path=path)
+
+
+def _in_rulebook(path: Path) -> bool:
+    book = rulebook_dir()
+    resolved = path.resolve()
+    return resolved == book or book in resolved.parents
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(
+    module_path: Path, parent: pytest.Collector
+) -> pytest.Module | None:
+    """Make the rule book's modules :class:`CheckModule` (their one import name)."""
+    if check_module_name(module_path) is None:
+        return None
+    return CheckModule.from_parent(parent, path=module_path)
 
 
 class CheckItem(pytest.Function):

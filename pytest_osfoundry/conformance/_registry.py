@@ -16,16 +16,16 @@ prose lives in the data file ``rules.toml`` beside this module, not in Python.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from types import ModuleType
 from typing import Any, Literal, TypeVar
 
 import pytest
+
+from pytest_osfoundry.conformance._layout import check_modules, read_rulebook_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +45,7 @@ __all__ = [
     "all_checks",
     "check",
     "check_info",
+    "find_check",
     "parse_rules",
     "rule_of",
 ]
@@ -69,12 +70,12 @@ _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of docs/spec.md, as ``rules.toml`` describes it.
+    """One rule of conformance/spec.md, as ``rules.toml`` describes it.
 
-    ``rule_id``, ``title``, ``spec`` (the rule's anchor in docs/spec.md), ``level`` (``D`` rules
-    are documented, ``R`` rules reconstructed), ``area`` (the default report area),
-    ``why`` (why the kit checks it), ``source`` (where the behaviour comes from) and
-    ``how`` (what a reader of a failure needs to know, or ``None``).
+    ``rule_id``, ``title``, ``spec`` (the rule's anchor in conformance/spec.md),
+    ``level`` (``D`` rules are documented, ``R`` rules reconstructed), ``area`` (the
+    default report area), ``why`` (why the kit checks it), ``source`` (where the
+    behaviour comes from) and ``how`` (what a reader of a failure needs to know, or ``None``).
     """
 
     rule_id: str
@@ -91,12 +92,13 @@ RULES_FILE = "rules.toml"
 """The data file, shipped inside the suite's package, holding every rule's prose."""
 
 SPEC_FILE = "spec.md"
-"""The rule book (the repository's ``docs/spec.md``), shipped inside the suite's package."""
+"""The rule book (the repository's ``conformance/spec.md``), shipped in the rule book's package."""
 
-SPEC_REFERENCE = "pytest_osfoundry/conformance/" + SPEC_FILE
-"""Where the rule book is in any installation, relative to the folder that holds the
-``pytest_osfoundry`` package (``site-packages``, or a checkout's root): a check's
-:attr:`CheckInfo.spec` is this path and the rule's anchor, ``...spec.md#d6``."""
+SPEC_REFERENCE = "pytest_osfoundry/conformance/rulebook/" + SPEC_FILE
+"""Where the rule book is in an installed kit, relative to the folder that holds the
+``pytest_osfoundry`` package (``site-packages``); in a checkout the same file is
+``conformance/spec.md``. A check's :attr:`CheckInfo.spec` is this path and the rule's
+anchor, ``...spec.md#d6``."""
 
 _RULE_ID = re.compile(r"[DR]\d{1,2}")
 _REQUIRED = ("title", "spec", "area", "why")
@@ -156,11 +158,10 @@ def parse_rules(text: str, where: str = RULES_FILE) -> dict[str, Rule]:
 
 
 def _load_rules() -> dict[str, Rule]:
-    data = resources.files("pytest_osfoundry.conformance") / RULES_FILE
-    return parse_rules(data.read_text(encoding="utf-8"))
+    return parse_rules(read_rulebook_file(RULES_FILE))
 
 
-#: Every rule the suite checks, by id (docs/spec.md), read from :data:`RULES_FILE`.
+#: Every rule the suite checks, by id (conformance/spec.md), read from :data:`RULES_FILE`.
 RULES: dict[str, Rule] = _load_rules()
 
 
@@ -169,7 +170,7 @@ class CheckInfo:
     """One conformance check's metadata.
 
     ``check_id`` is ``<RULE>-<slug>``; ``spec`` is the rule's section in the installed
-    rule book (``pytest_osfoundry/conformance/spec.md#d6``, see :data:`SPEC_REFERENCE`);
+    rule book (``pytest_osfoundry/conformance/rulebook/spec.md#d6``, see :data:`SPEC_REFERENCE`);
     ``asserts`` is the one sentence saying what the check asserts; ``order`` is the
     definition order (for stable reports);
     ``exclusive`` says the check must run alone (it changes what other checks share,
@@ -274,11 +275,7 @@ def check_info(obj: object) -> CheckInfo | None:
 
 
 def _check_modules() -> list[ModuleType]:
-    package = importlib.import_module("pytest_osfoundry.conformance.checks")
-    names = sorted(
-        m.name for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("test_")
-    )
-    return [importlib.import_module(f"{package.__name__}.{name}") for name in names]
+    return [importlib.import_module(name) for name in check_modules()]
 
 
 def all_checks() -> list[CheckInfo]:
@@ -297,6 +294,21 @@ def all_checks() -> list[CheckInfo]:
                 raise ValueError(f"two checks are named {info.check_id}")
             seen[info.check_id] = info
     return sorted(seen.values(), key=sort_key)
+
+
+def find_check(check_id: str) -> Callable[..., None]:
+    """The function of the installed check named ``check_id`` (to call it outside pytest).
+
+    Raises:
+        KeyError: no check has that id (the message names it).
+    """
+    for module in _check_modules():
+        for value in vars(module).values():
+            info = check_info(value)
+            if info is not None and info.check_id == check_id:
+                found: Callable[..., None] = value
+                return found
+    raise KeyError(f"no check is named {check_id!r}")
 
 
 def sort_key(info: CheckInfo) -> tuple[int, int]:

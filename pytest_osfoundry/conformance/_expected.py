@@ -1,4 +1,4 @@
-"""The suite's own copy of every text and figure it asserts, taken from docs/spec.md.
+"""The suite's own copy of every text and figure it asserts, taken from conformance/spec.md.
 
 Error messages, statuses, relay paths, limits, field lists, scopes and the
 documented tool listing: whatever a check compares a server's answer with is
@@ -8,8 +8,8 @@ This module deliberately imports **nothing** from the kit's server, relay or
 client: the reference server has its own constants, and if one of them were
 wrong, a suite that imported it would mirror the mistake and pass. Keeping an
 independent copy means a wrong constant on either side makes the suite fail
-against the reference server. When docs/spec.md changes, change this file by reading
-docs/spec.md, never by copying the server's value.
+against the reference server. When conformance/spec.md changes, change this file by reading
+conformance/spec.md, never by copying the server's value.
 """
 
 from __future__ import annotations

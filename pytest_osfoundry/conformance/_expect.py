@@ -18,7 +18,7 @@ __all__ = ["CheckFailure", "Expect", "is_utc_timestamp", "short"]
 
 
 class CheckFailure(AssertionError):
-    """A check found the target differing from docs/spec.md; the message says how."""
+    """A check found the target differing from conformance/spec.md; the message says how."""
 
 
 def is_utc_timestamp(value: object) -> bool:

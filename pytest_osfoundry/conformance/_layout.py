@@ -1,0 +1,90 @@
+"""Where the rule book is, and the names its check modules are imported under.
+
+The repository keeps the checks in its top-level ``conformance/`` folder (the rule
+book); ``pyproject.toml`` installs that folder as the package :data:`RULEBOOK_PACKAGE`,
+so a wheel carries one top-level import name and no checkout needs a link. An
+editable install maps the name to the checkout's folder, a wheel holds a real one:
+this module asks the import system where the package is, so both read the same.
+
+Nothing imports a check module by a static ``import``: the suite's plugin collects
+them by path and imports each under :func:`check_module_name`, its one name (a
+second name would give the checks a second registry entry).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from importlib import resources
+from pathlib import Path
+
+__all__ = [
+    "RULEBOOK_PACKAGE",
+    "SERVER_CHECKS",
+    "check_module_name",
+    "check_modules",
+    "checks_dir",
+    "read_rulebook_file",
+    "rulebook_dir",
+]
+
+RULEBOOK_PACKAGE = "pytest_osfoundry.conformance.rulebook"
+"""The package the repository's ``conformance/`` folder installs as."""
+
+SERVER_CHECKS = "checks"
+"""The rule book's folder of server checks (``conformance/checks/`` in a checkout)."""
+
+
+@functools.cache
+def rulebook_dir() -> Path:
+    """The folder of the installed rule book (a checkout's ``conformance/`` when editable).
+
+    Found without importing the rule book's modules (only its parent package).
+
+    Raises:
+        ModuleNotFoundError: the kit is installed without its rule book (a broken
+            install); the message says how to mend it.
+    """
+    spec = importlib.util.find_spec(RULEBOOK_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            f"{RULEBOOK_PACKAGE} is not installed: the kit was installed without its "
+            "conformance checks; reinstall pytest-osfoundry"
+        )
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def checks_dir(area: str = SERVER_CHECKS) -> Path:
+    """The folder of one kind of checks inside the rule book (default: the server's)."""
+    return rulebook_dir() / area
+
+
+def check_module_name(path: Path) -> str | None:
+    """The import name of the check module at ``path``, or None if it is not one.
+
+    A check module is a ``test_*.py`` file in a folder of the rule book
+    (``.../checks/test_access.py`` → ``pytest_osfoundry.conformance.rulebook.checks.test_access``).
+    """
+    try:
+        relative = path.resolve().relative_to(rulebook_dir())
+    except ValueError:
+        return None
+    if len(relative.parts) != 2 or not relative.name.startswith("test_"):
+        return None
+    if relative.suffix != ".py":
+        return None
+    return ".".join((RULEBOOK_PACKAGE, relative.parts[0], relative.stem))
+
+
+def check_modules(area: str = SERVER_CHECKS) -> list[str]:
+    """The import names of one area's check modules, sorted by file name."""
+    return sorted(
+        name
+        for name in (check_module_name(p) for p in checks_dir(area).glob("test_*.py"))
+        if name is not None
+    )
+
+
+def read_rulebook_file(name: str) -> str:
+    """The text of a data file of the rule book (``rules.toml``, ``spec.md``)."""
+    return (resources.files(RULEBOOK_PACKAGE) / name).read_text("utf-8")
