@@ -90,14 +90,16 @@ class Sent:
 
 
 class RecordingServer(HandlerWrapper[ReferenceServer]):
-    """The reference server, recording relay requests, with three fault switches.
+    """The reference server, recording relay requests, with fault switches.
 
     ``refuse[action]``: the next that many requests of that action (``sync``,
     ``start``, ``control``, ``complete``) are answered 503 without reaching the
-    server. ``hold_completes``: while set, a completion is held until the event is
-    set, then answered 503 (the server never sees it). ``on_sync(answer)``: called
-    with each sync's answer before the relay gets it; a dict it returns is sent
-    instead.
+    server. ``lose[action]``: the next that many reach the server, and their answer
+    is replaced by a 503 (the server applied them). ``delay[action]``: seconds to
+    wait before forwarding each such request. ``hold_completes``: while set, a
+    completion is held until the event is set, then answered 503 (the server never
+    sees it). ``on_sync(answer)``: called with each sync's answer before the relay
+    gets it; a dict it returns is sent instead.
     """
 
     def __init__(self) -> None:
@@ -106,6 +108,8 @@ class RecordingServer(HandlerWrapper[ReferenceServer]):
         self.mcp_path = self.server.mcp_path
         self.sent: list[Sent] = []
         self.refuse: dict[str, int] = {}
+        self.lose: dict[str, int] = {}
+        self.delay: dict[str, float] = {}
         self.hold_completes: threading.Event | None = None
         self.on_sync: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self._lock = threading.Lock()
@@ -121,12 +125,20 @@ class RecordingServer(HandlerWrapper[ReferenceServer]):
             if refuse:
                 self.refuse[sent.action] -= 1
             hold = self.hold_completes if sent.action == "complete" else None
+            lose = self.lose.get(sent.action, 0) > 0
+            if lose:
+                self.lose[sent.action] -= 1
+            delay = self.delay.get(sent.action, 0.0)
         if refuse:
             return json_response(503, {"error": "refused by the test"})
         if hold is not None:
             hold.wait(30)
             return json_response(503, {"error": "held by the test"})
+        if delay:
+            time.sleep(delay)
         answer = self.server(request)
+        if lose:
+            return json_response(503, {"error": "answer lost by the test"})
         if sent.action == "sync" and self.on_sync is not None and answer.status == 200:
             replaced = self.on_sync(answer.json())
             if replaced is not None:
@@ -261,7 +273,13 @@ class RelayProcess:
 
 
 def start_relay(
-    node: str, relay_url: str, token: str, driver_url: str, state_dir: Path, scenario: str
+    node: str,
+    relay_url: str,
+    token: str,
+    driver_url: str,
+    state_dir: Path,
+    scenario: str,
+    interval: float = INTERVAL,
 ) -> RelayProcess:
     """Start ``node adapter.mjs`` in its own session; stderr goes beside ``state_dir``."""
     env = {
@@ -270,7 +288,7 @@ def start_relay(
         "OSF_DESKTOP_TOKEN": token,
         "OSF_RELAY_DRIVER": driver_url,
         "OSF_RELAY_STATE_DIR": str(state_dir),
-        "OSF_RELAY_INTERVAL": str(INTERVAL),
+        "OSF_RELAY_INTERVAL": str(interval),
         "OSF_RELAY_CONTROL_POLL": str(CONTROL_POLL),
         "OSF_RELAY_SCENARIO": scenario,
     }

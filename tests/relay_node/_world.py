@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.client import McpClient
+from pytest_osfoundry.client import HttpxTransport, McpClient
 from tests.relay_node._harness import (
+    INTERVAL,
     Driver,
     RecordingServer,
     RelayProcess,
@@ -44,6 +45,7 @@ class NodeWorld:
     project_id: str
     disabled_project_id: str
     agent: McpClient
+    agent_token: str
     state_dir: Path
     node: str
     relays: list[RelayProcess] = field(default_factory=list)
@@ -53,11 +55,17 @@ class NodeWorld:
         """The main project's sessions as the driver holds them (``ticked`` included)."""
         return list(self.driver.projects[0]["sessions"])
 
-    def start(self, scenario: str) -> RelayProcess:
+    def start(self, scenario: str, interval: float = INTERVAL) -> RelayProcess:
         """Start a relay and wait for its first sync (the relay is then ready)."""
         syncs = len(self.server.requests("sync"))
         relay = start_relay(
-            self.node, self.relay_url, self.desktop_token, self.driver_url, self.state_dir, scenario
+            self.node,
+            self.relay_url,
+            self.desktop_token,
+            self.driver_url,
+            self.state_dir,
+            scenario,
+            interval,
         )
         self.relays.append(relay)
         wait_for(
@@ -70,11 +78,21 @@ class NodeWorld:
     def queue(self, index: int = 0, arguments: dict[str, Any] | None = None) -> str:
         """Queue a run of session ``index`` as the agent; its command id."""
         gsid = self.sessions[index]["graph_session_id"]
+        wait_for(
+            lambda: self.agent.list_graph_sessions(self.project_id)["sessions"],
+            what="a sync the server applied",
+        )
         ticket = self.agent.run_graph_session(
             gsid, f"key-{gsid}-{len(self.server.sent)}", arguments
         )
         assert ticket["status"] == "queued", ticket
         return str(ticket["command_id"])
+
+    def cancel_from_another_thread(self, command_id: str) -> dict[str, Any]:
+        """``cancel_graph_run`` as the agent, on a client of its own (safe in a server thread)."""
+        with HttpxTransport() as transport:
+            agent = McpClient(transport, self.relay_url + self.server.mcp_path, self.agent_token)
+            return agent.cancel_graph_run(command_id)
 
     def finished(self, command_id: str) -> dict[str, Any]:
         """The run's view once it is terminal (fails the test after 20 s)."""

@@ -56,6 +56,7 @@ def node_world(node: str | None, tmp_path: Path) -> Iterator[NodeWorld]:
             project_id=made.project_id,
             disabled_project_id=disabled,
             agent=McpClient(transport, loop.origin + server.mcp_path, made.agent_token),
+            agent_token=made.agent_token,
             state_dir=state,
             node=node,
         )

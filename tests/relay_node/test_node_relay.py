@@ -96,9 +96,11 @@ def test_recheck_before_run(node_world: NodeWorld, change: Any, cancels: bool) -
     w = node_world
     w.start("recheck")
 
+    fired: list[bool] = []
+
     def change_while_answering(answer: dict[str, Any]) -> None:
-        if answer["commands"] and not getattr(change_while_answering, "done", False):
-            change_while_answering.done = True  # type: ignore[attr-defined]
+        if answer["commands"] and not fired:
+            fired.append(True)
             w.driver.change(change)
 
     w.server.on_sync = change_while_answering
