@@ -35,7 +35,8 @@
 //       after a 2xx answer; a command whose completion waits there is never run again.
 //   D18 completions are bounded by boundedCompletion (bounded.mjs).
 // Faults (5xx, time-outs, refused connections, a sharing source that fails) are
-// logged and never end the relay or move its cadence.
+// logged and never end the relay or move its cadence; when sharing cannot be read at
+// the start of a pass, the pass syncs the settings it last read.
 
 import { randomUUID } from 'node:crypto';
 import { boundedCompletion } from './bounded.mjs';
@@ -109,6 +110,7 @@ export class Relay {
     this.timer = undefined;
     this.nextAt = 0;
     this.stopWatching = undefined;
+    this.lastProjects = undefined;
   }
 
   log(kind, commandId, detail = '') {
@@ -168,9 +170,14 @@ export class Relay {
     let projects;
     try {
       projects = await this.sharing.read();
+      this.lastProjects = projects;
     } catch (err) {
-      this.log('sharing-unavailable', null, describe(err));
-      return;
+      // The syncs go on with the settings last read (the re-check before a run will
+      // still refuse to run anything it cannot confirm).
+      projects = this.lastProjects;
+      const fallback = projects === undefined ? 'no settings read yet: no sync' : 'syncing the settings last read';
+      this.log('sharing-unavailable', null, `${describe(err)}; ${fallback}`);
+      if (projects === undefined) return;
     }
     for (const project of projects) {
       if (!this.running) return;

@@ -184,6 +184,8 @@ class Driver:
     }
     stop_after: float = 0.2
     revision: int = 1
+    refuse_sharing: int = 0
+    """How many of the next plain ``GET /sharing`` reads are answered 503."""
     runs: list[DriverRun] = field(default_factory=list)
     cancels: list[DriverRun] = field(default_factory=list)
     _cond: threading.Condition = field(default_factory=threading.Condition)
@@ -213,6 +215,9 @@ class Driver:
     def _get_sharing(self, query: str) -> Response:
         if not query:
             with self._cond:
+                if self.refuse_sharing > 0:
+                    self.refuse_sharing -= 1
+                    return json_response(503, {"error": "refused by the test"})
                 return json_response(200, self._sharing())
         match = re.fullmatch(r"after=(\d+)", query)
         if match is None:

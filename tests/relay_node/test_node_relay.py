@@ -17,7 +17,7 @@ import pytest
 from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry._vocabulary import NO_LONGER_SHARED
 from pytest_osfoundry.relay._bounded import Envelope, bounded_completion
-from tests.relay_node._harness import CONTROL_POLL, INTERVAL, wait_for
+from tests.relay_node._harness import CONTROL_POLL, INTERVAL, session, wait_for
 from tests.relay_node._world import NODE_PATHS, NodeWorld
 
 PLAIN = ("graph_session_id", "name", "description", "slug", "version", "status")
@@ -228,3 +228,32 @@ def test_sigkill_mid_completion_then_restart_delivers_once(node_world: NodeWorld
     time.sleep(2 * INTERVAL)
     assert len(w.driver.runs) == 1, "the Graph never runs a second time"
     assert w.outbox() == []
+
+
+def test_commands_run_one_after_another(node_world: NodeWorld) -> None:
+    w = node_world
+    w.driver.plan = lambda _cid: {
+        "duration": 0.5,
+        "status": "completed",
+        "result": "done",
+        "error": None,
+        "total_tokens": 1,
+        "reported_cost": 0,
+    }
+    w.start("serial")
+    first, second = w.queue(0), w.queue(1)
+    assert w.finished(first)["status"] == w.finished(second)["status"] == "completed"
+    [done_first] = w.server.requests("complete", first)
+    [start_second] = w.server.requests("start", second)
+    assert [r.command_id for r in w.driver.runs] == [first, second], "oldest first"
+    assert start_second.at > done_first.at, "one desktop is one worker: no overlap"
+
+
+def test_a_sync_carries_the_first_100_ticked_sessions(node_world: NodeWorld) -> None:
+    w = node_world
+    extra = [session(10 + i) for i in range(148)]
+    w.driver.change(lambda projects: projects[0]["sessions"].extend(extra))
+    w.start("sync-cap")
+    ticked = [_plain(s) for s in w.sessions if s["ticked"]]
+    assert len(ticked) == 150
+    assert w.server.requests("sync")[0].body["sessions"] == ticked[:100]

@@ -227,3 +227,18 @@ def test_bad_environment_is_one_error_line_and_exit_2(
     assert done.returncode == 2
     assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert "secret-desktop-token" not in done.stderr
+
+
+def test_a_driver_that_answers_5xx_costs_no_pass_and_no_command(node_world: NodeWorld) -> None:
+    w = node_world
+    w.start("driver-5xx")
+    before = len(w.server.requests("sync"))
+    w.driver.refuse_sharing = 8
+    wait_for(lambda: w.driver.refuse_sharing == 0, what="eight refused sharing reads")
+    wait_for(lambda: len(w.server.requests("sync")) >= before + 9, what="syncs after them")
+    times = [s.at for s in w.server.requests("sync")[before - 1 :]]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert max(gaps) < 4 * INTERVAL, f"a pass (and its sync) every interval: {gaps}"
+    cid = w.queue(0)
+    assert w.finished(cid)["status"] == "completed", "nothing lost"
+    assert [r.command_id for r in w.driver.runs] == [cid]
