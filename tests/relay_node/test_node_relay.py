@@ -7,7 +7,9 @@ what the driver's engine was asked, as the relay suite will.
 
 from __future__ import annotations
 
+import itertools
 import signal
+import statistics
 import threading
 import time
 from typing import Any
@@ -257,3 +259,22 @@ def test_a_sync_carries_the_first_100_ticked_sessions(node_world: NodeWorld) -> 
     ticked = [_plain(s) for s in w.sessions if s["ticked"]]
     assert len(ticked) == 150
     assert w.server.requests("sync")[0].body["sessions"] == ticked[:100]
+
+
+def test_control_polls_come_every_control_interval_while_running(node_world: NodeWorld) -> None:
+    w = node_world
+    w.driver.plan = lambda _cid: {
+        "duration": 1.5,
+        "status": "completed",
+        "result": None,
+        "error": None,
+        "total_tokens": 1,
+        "reported_cost": 0,
+    }
+    w.start("control-cadence")
+    cid = w.queue(0)
+    assert w.finished(cid)["status"] == "completed"
+    times = [p.at for p in w.server.requests("control", cid)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) >= 5, f"1.5 s of run at {CONTROL_POLL} s: {len(times)} polls"
+    assert 0.5 * CONTROL_POLL <= statistics.median(gaps) <= 2 * CONTROL_POLL, gaps

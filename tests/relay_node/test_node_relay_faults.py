@@ -242,3 +242,25 @@ def test_a_driver_that_answers_5xx_costs_no_pass_and_no_command(node_world: Node
     cid = w.queue(0)
     assert w.finished(cid)["status"] == "completed", "nothing lost"
     assert [r.command_id for r in w.driver.runs] == [cid]
+
+
+def test_without_the_timing_variables_the_production_cadence_is_used(
+    node: str | None, tmp_path: Path
+) -> None:
+    if node is None:
+        pytest.skip("no Node >= 20 found")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "OSF_RELAY_URL": "http://127.0.0.1:9",
+        "OSF_DESKTOP_TOKEN": "secret-desktop-token",
+        "OSF_RELAY_DRIVER": "http://127.0.0.1:9",
+        "OSF_RELAY_STATE_DIR": str(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [node, str(ADAPTER)], env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=10)
+    assert "interval 20 s, control poll 3 s" in first, first
