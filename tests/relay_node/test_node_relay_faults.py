@@ -17,7 +17,7 @@ import pytest
 
 from pytest_osfoundry._vocabulary import cut_error
 from tests.relay_node._harness import ADAPTER, CONTROL_POLL, INTERVAL, session, wait_for
-from tests.relay_node._world import NodeWorld
+from tests.relay_node._world import NO_NODE, NodeWorld
 
 
 def _plan(**changes: Any) -> Any:
@@ -175,7 +175,7 @@ def test_sigterm_ends_the_relay_promptly_with_its_outbox_intact(node_world: Node
 
 def test_a_refused_connection_is_survived(node: str | None, tmp_path: Path) -> None:
     if node is None:
-        pytest.skip("no Node >= 20 found")
+        pytest.skip(NO_NODE)
     env = {
         "PATH": os.environ.get("PATH", ""),
         "OSF_RELAY_URL": "http://127.0.0.1:9",
@@ -211,7 +211,7 @@ def test_bad_environment_is_one_error_line_and_exit_2(
     node: str | None, tmp_path: Path, env: dict[str, str], message: str
 ) -> None:
     if node is None:
-        pytest.skip("no Node >= 20 found")
+        pytest.skip(NO_NODE)
     (tmp_path / "outbox.json").write_text(env.pop("outbox", json.dumps({"entries": []})))
     full = {
         "PATH": os.environ.get("PATH", ""),
@@ -248,7 +248,7 @@ def test_without_the_timing_variables_the_production_cadence_is_used(
     node: str | None, tmp_path: Path
 ) -> None:
     if node is None:
-        pytest.skip("no Node >= 20 found")
+        pytest.skip(NO_NODE)
     env = {
         "PATH": os.environ.get("PATH", ""),
         "OSF_RELAY_URL": "http://127.0.0.1:9",
