@@ -4,10 +4,10 @@
   ``@pytest.mark.osf(virtual_loop=True)`` on a
   :class:`~pytest_osfoundry.aio.VirtualEventLoop` on its world's clock (the plugin's
   ``pytest_pyfunc_call`` calls it; no async plugin is needed).
-* :func:`guard_real_loops` makes any *other* asyncio loop fail with a message, instead
-  of hanging, when it sets a timer while freezegun holds time still (``osf_clock``,
-  ``patch_sleep``): such a loop reads the frozen monotonic clock, so its timers would
-  never fall due.
+* :func:`guard_real_loops` makes any *other* asyncio loop refuse, with a message, to
+  set a timer while freezegun holds time still (``osf_clock``, ``patch_sleep``): such
+  a loop reads the frozen monotonic clock, so its timers would never fall due and the
+  test would hang.
 
 The plugin imports this module only when a test uses one of these.
 """
@@ -38,23 +38,29 @@ REAL_LOOP_ON_FROZEN_TIME = (
 
 
 def guard_real_loops(patch: pytest.MonkeyPatch, what: str) -> None:
-    """Until ``patch`` is undone, an ordinary asyncio loop with a timer raises, naming the fix.
+    """Until ``patch`` is undone, an ordinary asyncio loop refuses to set a timer, naming the fix.
 
-    A loop with no timer keeps working (on real monotonic time); the kit's
-    :class:`~pytest_osfoundry.aio.VirtualEventLoop` has its own ``time()`` and is not
-    affected.
+    The refusal is a ``RuntimeError`` raised where the timer is asked for (inside the
+    ``await asyncio.sleep(...)`` or ``anyio.fail_after(...)`` of the code under test),
+    so the test fails there with the message and the loop shuts down normally. A loop
+    that sets no timer keeps working; the kit's
+    :class:`~pytest_osfoundry.aio.VirtualEventLoop` is not affected.
     """
-    from freezegun.api import real_monotonic
+    from pytest_osfoundry.aio import VirtualEventLoop
 
     message = REAL_LOOP_ON_FROZEN_TIME.format(what=what)
+    loop_class = asyncio.base_events.BaseEventLoop
+    original = loop_class.call_at
 
-    def guarded_time(self: asyncio.base_events.BaseEventLoop) -> float:
-        # _scheduled is the loop's heap of timers (asyncio's own attribute since 3.4).
-        if getattr(self, "_scheduled", None):
-            raise RuntimeError(message)
-        return float(real_monotonic())
+    def guarded_call_at(
+        self: asyncio.base_events.BaseEventLoop, when: float, callback: Any, *args: Any,
+        **kwargs: Any,
+    ) -> asyncio.TimerHandle:
+        if isinstance(self, VirtualEventLoop):
+            return original(self, when, callback, *args, **kwargs)
+        raise RuntimeError(message)
 
-    patch.setattr(asyncio.base_events.BaseEventLoop, "time", guarded_time)
+    patch.setattr(loop_class, "call_at", guarded_call_at)
 
 
 def _options(item: pytest.Function) -> dict[str, Any]:

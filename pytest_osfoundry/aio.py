@@ -97,11 +97,18 @@ class _JumpingSelector(selectors.DefaultSelector):
 class VirtualEventLoop(asyncio.SelectorEventLoop):
     """A selector event loop that runs on ``clock`` (see the module's docstring)."""
 
+    def __new__(
+        cls, clock: VirtualClock, *, stall_timeout: float = DEFAULT_STALL_TIMEOUT
+    ) -> VirtualEventLoop:
+        # Checked here, not in __init__: a loop half made would complain as it is collected.
+        if not isinstance(clock, VirtualClock):
+            raise TypeError(f"VirtualEventLoop needs a VirtualClock, got {clock!r}")
+        check_seconds(stall_timeout, "stall_timeout")
+        return super().__new__(cls)
+
     def __init__(
         self, clock: VirtualClock, *, stall_timeout: float = DEFAULT_STALL_TIMEOUT
     ) -> None:
-        if not isinstance(clock, VirtualClock):
-            raise TypeError(f"VirtualEventLoop needs a VirtualClock, got {clock!r}")
         stall = check_seconds(stall_timeout, "stall_timeout")
         self.clock = clock
         self.origin = clock.now()
@@ -155,22 +162,31 @@ def run(
     """
     if not asyncio.iscoroutine(main):
         raise TypeError(f"run needs a coroutine (call the async function), got {main!r}")
-    factory = loop_factory(clock, stall_timeout=stall_timeout)
+    try:
+        factory = loop_factory(clock, stall_timeout=stall_timeout)
+        _refuse_a_running_loop()
+    except (TypeError, ValueError, RuntimeError):
+        main.close()  # never awaited: no "coroutine was never awaited" warning either
+        raise
     if sys.version_info >= (3, 11):
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(main)
-    return _run_310(main, factory)  # pragma: no cover - Python 3.10 only
+    return _run_310(main, factory)  # pragma: no cover - Python 3.10 only (tested directly)
 
 
-def _run_310(main: Coroutine[Any, Any, T], factory: _LoopFactory) -> T:  # pragma: no cover
-    """:func:`run` for Python 3.10, which has no ``asyncio.Runner``."""
+def _refuse_a_running_loop() -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        pass
-    else:
-        main.close()
-        raise RuntimeError("run() cannot be called from a running event loop")
+        return
+    raise RuntimeError(
+        "pytest_osfoundry.aio.run() cannot be called from a running event loop: "
+        "await the coroutine instead"
+    )
+
+
+def _run_310(main: Coroutine[Any, Any, T], factory: _LoopFactory) -> T:
+    """:func:`run` for Python 3.10, which has no ``asyncio.Runner``."""
     loop = factory()
     try:
         asyncio.set_event_loop(loop)
