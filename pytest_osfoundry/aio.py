@@ -144,11 +144,6 @@ def loop_factory(
     return _LoopFactory(clock, stall_timeout)
 
 
-def is_virtual_factory(value: object) -> bool:
-    """Whether ``value`` is a factory made by :func:`loop_factory`."""
-    return isinstance(value, _LoopFactory)
-
-
 def run(
     main: Coroutine[Any, Any, T],
     clock: VirtualClock,
