@@ -4,9 +4,14 @@ when told, over an admin path only the admin token opens."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -119,3 +124,40 @@ def test_wrong_methods_and_paths_are_named(served: dict[str, Any]) -> None:
     assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
     unknown = admin(served, "/rewind", {"seconds": 1})
     assert unknown.status_code == 404 and "/_osf/clock/advance" in unknown.json()["error"]
+
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README_BLOCK = next(
+    b for b in re.findall(r"```sh\n(.*?)```", README, flags=re.S) if "--virtual-clock" in b
+)
+README_ORIGIN = "http://127.0.0.1:8766"
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_readme_s_curl_example_is_true() -> None:
+    lines = [
+        ln.strip()
+        for ln in re.sub(r"\\\n\s*", " ", README_BLOCK).splitlines()
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    args = shlex.split(lines[0].rstrip("&"))
+    assert args[:4] == ["osfoundry-fake", "serve", "--relay", "--virtual-clock"]
+    args[args.index("--port") + 1] = "0"
+    proc = spawn(*args[2:])
+    try:
+        line = json.loads(first_line(proc))
+        script = "set -e\n" + "\n".join(lines[1:]).replace(README_ORIGIN, line["relay_url"])
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(proc)
+    assert done.returncode == 0, done.stderr
+    decoder, answers, pos = json.JSONDecoder(), [], 0
+    text = done.stdout
+    while pos < len(text):  # curl prints no newline between the answers
+        if text[pos].isspace():
+            pos += 1
+            continue
+        value, pos = decoder.raw_decode(text, pos)
+        answers.append(value)
+    assert [a["now"] - answers[0]["now"] for a in answers] == [0, 0, 0]  # idle at once
+    assert answers[0]["advanced"] == 20 and answers[1]["idle"] is True
