@@ -40,7 +40,7 @@ from sdk_agent import run_graph
 from pytest_osfoundry import aio
 from pytest_osfoundry.agent import wait_then_every
 from pytest_osfoundry.engine import Fixed, Graph
-from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+from pytest_osfoundry.server import Httpx2Mount
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 CONFIG = {"seed": 7, "graph": Graph(duration=Fixed(60))}

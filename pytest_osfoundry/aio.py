@@ -20,7 +20,7 @@ but the loop cannot see a request *in flight* to another thread or process: byte
 sent to a server thread are in the kernel, not in the loop. While a request waits
 on a loopback server, the loop therefore jumps to its next timer (a read timeout
 fires at once, in virtual time). Point async agents at the in-process mount
-(:mod:`pytest_osfoundry.server._httpx2_mount`, the ``osf_httpx2`` fixture), which
+(:class:`pytest_osfoundry.server.Httpx2Mount`, the ``osf_httpx2`` fixture), which
 answers inside the loop, and use ``osf_loopback`` with synchronous agents.
 
 When every task waits and nothing is scheduled on the loop or on the clock, only

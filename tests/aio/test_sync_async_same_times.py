@@ -10,7 +10,7 @@ import pytest
 
 from pytest_osfoundry import aio
 from pytest_osfoundry.agent import wait_then_every
-from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+from pytest_osfoundry.server import Httpx2Mount
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))

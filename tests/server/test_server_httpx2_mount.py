@@ -10,7 +10,7 @@ from pytest_osfoundry import aio
 from pytest_osfoundry.clock import DEFAULT_START
 from pytest_osfoundry.faults import DropReplies, FaultyHandler
 from pytest_osfoundry.http import Request, Response, json_response
-from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+from pytest_osfoundry.server import Httpx2Mount
 from pytest_osfoundry.world import OsfWorld
 
 METADATA = "/.well-known/oauth-protected-resource"
