@@ -16,7 +16,11 @@
   the same times.
 
 Real I/O still works (a socket or a pipe that has bytes is served before any jump),
-but the loop cannot see a request *in flight* to another thread or process: bytes
+and while a job of the loop's executor runs (``run_in_executor``,
+``asyncio.to_thread``) time holds still: the loop waits for it in real time, as
+virtual time would otherwise run past it. But the loop cannot see a request *in
+flight* to a thread or process it did not start (anyio's own worker threads
+included): bytes
 sent to a server thread are in the kernel, not in the loop. While a request waits
 on a loopback server, the loop therefore jumps to its next timer (a read timeout
 fires at once, in virtual time). Point async agents at the in-process mount
@@ -39,8 +43,9 @@ import asyncio
 import math
 import selectors
 import sys
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry.clock import VirtualClock
@@ -48,6 +53,10 @@ from pytest_osfoundry.clock import VirtualClock
 __all__ = ["VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # annotations only: Python 3.10's typing has no TypeVarTuple
+    from typing_extensions import TypeVarTuple, Unpack
+
+    Ts = TypeVarTuple("Ts")
 
 #: Wall-clock seconds a virtual loop with nothing scheduled waits for real I/O.
 DEFAULT_STALL_TIMEOUT = 10.0
@@ -64,12 +73,23 @@ class _JumpingSelector(selectors.DefaultSelector):
         super().__init__()
         self._clock = clock
         self._stall = stall_timeout
+        self.threads_busy = 0
+        """Executor jobs (``run_in_executor``, ``asyncio.to_thread``) not yet done."""
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Ready I/O at once if any; otherwise move virtual time to the next due event."""
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
         if ready or (timeout is not None and timeout <= 0):
             return ready
+        if self.threads_busy:
+            # A thread is working for a task: its answer is the next thing to happen,
+            # so wait for it in real time rather than let virtual time run past it.
+            ready = super().select(self._stall)
+            if ready:
+                return ready
+            raise VirtualLoopStalled(
+                f"virtual event loop: an executor job ran over {self._stall:g} s of wall time"
+            )
         clock = self._clock
         now = clock.now()
         # The loop's next timer, on the clock's scale (its timeout counts from now).
@@ -113,7 +133,20 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         self.clock = clock
         self.origin = clock.now()
         """The clock's time when the loop was made: ``loop.time()`` counts from it."""
-        super().__init__(_JumpingSelector(clock, stall))
+        self._jumping = _JumpingSelector(clock, stall)
+        super().__init__(self._jumping)
+
+    def run_in_executor(
+        self, executor: Executor | None, func: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]
+    ) -> asyncio.Future[T]:
+        """As asyncio's, and time holds still until the job is done (see the module)."""
+        future = super().run_in_executor(executor, func, *args)
+        self._jumping.threads_busy += 1
+        future.add_done_callback(self._job_done)
+        return future
+
+    def _job_done(self, _: asyncio.Future[Any]) -> None:
+        self._jumping.threads_busy -= 1
 
     def time(self) -> float:
         """The loop's time: virtual seconds since :attr:`origin` (only ever moves forward)."""

@@ -106,6 +106,25 @@ def test_every_task_waiting_on_nothing_fails_with_a_message_not_a_hang() -> None
         aio.run(main(), clock, stall_timeout=0.2)
 
 
+def test_an_executor_job_holds_the_clock_until_it_is_done() -> None:
+    clock = VirtualClock()
+
+    def tick() -> None:  # a relay-like event every 20 s, for ever
+        clock.call_later(20, tick)
+
+    tick()
+
+    def slow() -> float:
+        time.sleep(0.1)
+        return clock.now()
+
+    async def main() -> tuple[float, float]:
+        seen = await asyncio.to_thread(slow)
+        return seen, clock.now()
+
+    assert aio.run(main(), clock) == (DEFAULT_START, DEFAULT_START)
+
+
 def test_real_io_from_a_thread_still_wakes_the_loop() -> None:
     clock = VirtualClock()
 
