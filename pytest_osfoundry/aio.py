@@ -75,13 +75,15 @@ class _JumpingSelector(selectors.DefaultSelector):
         self._stall = stall_timeout
         self.threads_busy = 0
         """Executor jobs (``run_in_executor``, ``asyncio.to_thread``) not yet done."""
+        self.held = False
+        """Set once the main coroutine is done: clean-up waits in real time, never jumps."""
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Ready I/O at once if any; otherwise move virtual time to the next due event."""
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
         if ready or (timeout is not None and timeout <= 0):
             return ready
-        if self.threads_busy:
+        if self.threads_busy or self.held:
             # A thread is working for a task: its answer is the next thing to happen,
             # so wait for it in real time rather than let virtual time run past it.
             ready = super().select(self._stall)
@@ -148,6 +150,11 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
     def _job_done(self, _: asyncio.Future[Any]) -> None:
         self._jumping.threads_busy -= 1
 
+    def hold_time(self) -> None:
+        """From now on never move the clock (what :func:`run` does once its coroutine is
+        done, so shutting the executor down does not run the world on)."""
+        self._jumping.held = True
+
     def time(self) -> float:
         """The loop's time: virtual seconds since :attr:`origin` (only ever moves forward)."""
         return self.clock.now() - self.origin
@@ -198,7 +205,12 @@ def run(
         raise
     if sys.version_info >= (3, 11):
         with asyncio.Runner(loop_factory=factory) as runner:
-            return runner.run(main)
+            try:
+                return runner.run(main)
+            finally:
+                loop = runner.get_loop()
+                if isinstance(loop, VirtualEventLoop):
+                    loop.hold_time()
     return _run_310(main, factory)  # pragma: no cover - Python 3.10 only (tested directly)
 
 
@@ -220,6 +232,7 @@ def _run_310(main: Coroutine[Any, Any, T], factory: _LoopFactory) -> T:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(main)
     finally:
+        loop.hold_time()
         try:
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for task in pending:

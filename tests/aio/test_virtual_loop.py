@@ -123,6 +123,7 @@ def test_an_executor_job_holds_the_clock_until_it_is_done() -> None:
         return seen, clock.now()
 
     assert aio.run(main(), clock) == (DEFAULT_START, DEFAULT_START)
+    assert clock.now() == DEFAULT_START  # nor did the clean-up after it
 
 
 def test_real_io_from_a_thread_still_wakes_the_loop() -> None:
