@@ -90,7 +90,9 @@ class _JumpingSelector(selectors.DefaultSelector):
             if ready:
                 return ready
             raise VirtualLoopStalled(
-                f"virtual event loop: an executor job ran over {self._stall:g} s of wall time"
+                "virtual event loop: " + ("an executor job ran over" if self.threads_busy
+                else "time is held (the main coroutine is done) and nothing arrived in")
+                + f" {self._stall:g} s of wall time"
             )
         clock = self._clock
         now = clock.now()

@@ -126,6 +126,19 @@ def test_an_executor_job_holds_the_clock_until_it_is_done() -> None:
     assert clock.now() == DEFAULT_START  # nor did the clean-up after it
 
 
+def test_a_held_loop_never_moves_the_clock() -> None:
+    clock = VirtualClock()
+    clock.call_later(1, lambda: None)
+    loop = aio.VirtualEventLoop(clock, stall_timeout=0.1)
+    try:
+        loop.hold_time()
+        with pytest.raises(aio.VirtualLoopStalled, match="time is held"):
+            loop.run_until_complete(asyncio.sleep(5))
+    finally:
+        loop.close()
+    assert clock.now() == DEFAULT_START
+
+
 def test_real_io_from_a_thread_still_wakes_the_loop() -> None:
     clock = VirtualClock()
 
