@@ -18,9 +18,9 @@ Runs are paired (sync, SDK async, sync, kit-client async, ...) in one process, s
 all see the same machine; the figures are medians: virtual seconds per wall second
 of the SDK agent (goal >= 100) and the ratios of the async medians to the sync one
 (the issue's goal: <= 1.5). World construction is timed in every run. The SDK's
-ratio is the official SDK's cost per request (pydantic models, anyio streams,
-httpx2, a tools/list it sends to validate results) against the kit's direct
-in-process client; the kit-client ratio is the virtual loop's.
+ratio is the official SDK's cost (pydantic models, anyio streams, httpx2, and 14
+requests a run: handshake, tools/list, GET stream, DELETE beside the 8 tool calls)
+against the kit's direct in-process client; the kit-client ratio is the virtual loop's.
 """
 
 from __future__ import annotations
