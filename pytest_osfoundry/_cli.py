@@ -98,9 +98,15 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
-    if args.virtual_clock and args.admin_token is not None and len(args.admin_token) < 16:
-        print("osfoundry-fake serve: --admin-token: at least 16 characters", file=sys.stderr)
-        return 2
+    if args.admin_token is not None:
+        problem = (
+            "needs --virtual-clock (it opens the clock's admin path)"
+            if not args.virtual_clock
+            else "at least 16 characters" if len(args.admin_token) < 16 else None
+        )
+        if problem:
+            print(f"osfoundry-fake serve: --admin-token: {problem}", file=sys.stderr)
+            return 2
     clock: Clock = VirtualClock() if args.virtual_clock else RealClock()
     try:
         server = ReferenceServer(

@@ -161,3 +161,34 @@ def test_the_readme_s_curl_example_is_true() -> None:
         answers.append(value)
     assert [a["now"] - answers[0]["now"] for a in answers] == [0, 0, 0]  # idle at once
     assert answers[0]["advanced"] == 20 and answers[1]["idle"] is True
+
+
+def test_without_relay_the_clock_still_moves_only_when_told() -> None:
+    proc = spawn("--virtual-clock", "--admin-token", "fixed-admin-token-0001")
+    try:
+        line = json.loads(first_line(proc))
+        assert "sessions" not in line and line["admin_token"] == "fixed-admin-token-0001"
+        auth = {"authorization": "Bearer fixed-admin-token-0001"}
+        moved = httpx.post(line["admin_url"] + "/advance", json={"seconds": 5}, headers=auth)
+        assert moved.status_code == 200 and moved.json()["advanced"] == 5
+        idle = httpx.post(line["admin_url"] + "/run-until-idle", headers=auth)
+        assert idle.status_code == 200 and idle.json()["idle"] is True  # nothing queued
+    finally:
+        code, _, err = stop(proc)
+    assert code == 0, err.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--admin-token", "fixed-admin-token-0001"], "--admin-token: needs --virtual-clock"),
+        (["--virtual-clock", "--admin-token", "short"], "--admin-token: at least 16 characters"),
+    ],
+)
+def test_a_bad_admin_token_option_is_refused_by_name(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_osfoundry._cli import main
+
+    assert main(["serve", *args]) == 2
+    assert message in capsys.readouterr().err
