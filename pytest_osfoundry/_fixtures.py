@@ -36,7 +36,7 @@ virtual clock is in charge fails with a message naming the fix: freezegun freeze
 monotonic clock such loops read, so they would otherwise hang.
 
 The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
-your own requests through ``osf_respx`` and ``osf_loopback`` as they do to the kit's
+your own requests through ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` as they do to the kit's
 agent: a dropped reply reached the server, and your client gets a transport error.
 
 The plugin imports this module in every pytest run of a project that installs the
