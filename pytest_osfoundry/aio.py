@@ -20,10 +20,9 @@ and while a job of the loop's executor runs (``run_in_executor``,
 ``asyncio.to_thread``) time holds still: the loop waits for it in real time, as
 virtual time would otherwise run past it. But the loop cannot see a request *in
 flight* to a thread or process it did not start (anyio's own worker threads
-included): bytes
-sent to a server thread are in the kernel, not in the loop. While a request waits
-on a loopback server, the loop therefore jumps to its next timer (a read timeout
-fires at once, in virtual time). Point async agents at the in-process mount
+included): bytes sent to a server thread are in the kernel, not in the loop. While
+a request waits on a loopback server, the loop therefore jumps to its next timer (a
+read timeout fires at once, in virtual time). Point async agents at the in-process mount
 (:class:`pytest_osfoundry.server.Httpx2Mount`, the ``osf_httpx2`` fixture), which
 answers inside the loop, and use ``osf_loopback`` with synchronous agents.
 
@@ -84,8 +83,8 @@ class _JumpingSelector(selectors.DefaultSelector):
         if ready or (timeout is not None and timeout <= 0):
             return ready
         if self.threads_busy or self.held:
-            # A thread is working for a task: its answer is the next thing to happen,
-            # so wait for it in real time rather than let virtual time run past it.
+            # A thread is working for a task (its answer is the next thing to happen),
+            # or the run is over: wait in real time, never let virtual time run on.
             ready = super().select(self._stall)
             if ready:
                 return ready
