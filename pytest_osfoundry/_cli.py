@@ -8,7 +8,10 @@ suite's ``--osf-...`` options) and serves until SIGINT or SIGTERM. With ``--rela
 it also runs the fake desktop in the same process on real time, sharing
 ``--sessions`` generated sessions (listed in the JSON line as ``sessions``) and
 running each queued command on a fake Graph of ``--graph-duration`` seconds, so one
-command gives a complete round trip for an agent written in any language.
+command gives a complete round trip for an agent written in any language. With
+``--virtual-clock`` time moves only when told, over the admin path
+(:mod:`pytest_osfoundry._cli_virtual`): the JSON line adds ``clock``, ``admin_url``
+and ``admin_token``.
 ``osfoundry-fake relay`` runs the fake desktop relay alone, against any server (see
 :mod:`pytest_osfoundry.relay._cli`).
 """
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-from pytest_osfoundry.clock import RealClock
+from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
 from pytest_osfoundry.relay._cli import positive_seconds, session_count
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._eras import normalize_protocols
@@ -95,9 +98,19 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
+    if args.admin_token is not None:
+        problem = (
+            "needs --virtual-clock (it opens the clock's admin path)"
+            if not args.virtual_clock
+            else "at least 16 characters" if len(args.admin_token) < 16 else None
+        )
+        if problem:
+            print(f"osfoundry-fake serve: --admin-token: {problem}", file=sys.stderr)
+            return 2
+    clock: Clock = VirtualClock() if args.virtual_clock else RealClock()
     try:
         server = ReferenceServer(
-            RealClock(),
+            clock,
             mcp_path=args.mcp_path,
             public_url=args.public_url,
             protocols=protocols,
@@ -117,8 +130,14 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
+    handler: Any = Delayed(server, args.latency) if args.latency else server
+    virtual: dict[str, Any] = {}
+    if isinstance(clock, VirtualClock):
+        handler, virtual = _virtual_clock(handler, server, clock, info, args)
+        if not virtual:
+            print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
+            return 1
     try:
-        handler = Delayed(server, args.latency) if args.latency else server
         loop = LoopbackServer(handler, host=args.host, port=args.port)
     except (OSError, ValueError) as err:
         print(
@@ -145,8 +164,14 @@ def _serve(args: argparse.Namespace) -> int:
         "stranger_desktop_token": info.stranger_desktop_token,
         "stranger_project_id": info.stranger_project_id,
     }
-    desktop = None
-    if args.relay:
+    if virtual:
+        line["clock"] = "virtual"
+        line["admin_url"] = loop.origin + "/_osf/clock"
+        line["admin_token"] = virtual["admin_token"]
+        if "sessions" in virtual:
+            line["sessions"] = virtual["sessions"]
+    desktop: _Desktop | None = None
+    if args.relay and not virtual:
         desktop = _Desktop(loop.origin, info.desktop_token, info.project_id, args)
         if not desktop.start():
             desktop.stop()
@@ -164,6 +189,26 @@ def _serve(args: argparse.Namespace) -> int:
             desktop.stop()
         loop.close()
     return 0
+
+
+def _virtual_clock(
+    handler: Any, server: ReferenceServer, clock: VirtualClock, info: Any, args: Any
+) -> tuple[Any, dict[str, Any]]:
+    """``handler`` behind the clock's admin path, with the ``--relay`` desktop on ``clock``;
+    what the JSON line adds (empty when the desktop's first sync failed)."""
+    from pytest_osfoundry._cli_virtual import VirtualDesktop, admin_door, new_admin_token
+
+    token = args.admin_token or new_admin_token()
+    extra: dict[str, Any] = {"admin_token": token}
+    desktop = None
+    if args.relay:
+        desktop = VirtualDesktop(
+            server, clock, "http://127.0.0.1", info.desktop_token, info.project_id, args
+        )
+        if not desktop.start():
+            return handler, {}
+        extra["sessions"] = desktop.sessions
+    return admin_door(handler, server, clock, token, desktop), extra
 
 
 def _mcp_path(text: str) -> str:
@@ -229,6 +274,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run the fake desktop in this process on real time, so queued runs get "
         "picked up, run and completed",
+    )
+    serve.add_argument(
+        "--virtual-clock",
+        action="store_true",
+        help="time moves only when told: POST /_osf/clock/advance {\"seconds\": 20} or "
+        "/_osf/clock/run-until-idle with the admin token (admin_url, admin_token in the "
+        "JSON line); with --relay the desktop runs on that clock",
+    )
+    serve.add_argument(
+        "--admin-token", help="with --virtual-clock: fix the admin token (default: random)"
     )
     serve.add_argument(
         "--interval",

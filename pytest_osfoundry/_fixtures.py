@@ -1,7 +1,7 @@
 """The ``osf_`` fixtures: a whole fake round trip on a virtual clock, fresh per test.
 
 Configure a test with the ``osf`` marker (any :class:`~pytest_osfoundry.world.WorldConfig`
-field, plus ``patch_sleep``)::
+field, plus ``patch_sleep`` and ``virtual_loop``)::
 
     @pytest.mark.osf(seed=1, interval=20, drop_replies=0.3, patch_sleep=True)
     def test_my_agent(osf_world, osf_clock):
@@ -22,10 +22,21 @@ or override the ``osf_config`` fixture. Fixtures:
 * ``osf_make_agent`` / ``osf_make_relay`` — factories for more of them.
 * ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
   strict: other hosts raise), so your own httpx code reaches it.
+* ``osf_httpx2`` — the server as an httpx2 transport (:class:`Httpx2Mount`): what the
+  official MCP Python SDK sends through (``streamable_http_client(url,
+  http_client=osf_httpx2.async_client(...))``); sync clients too.
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
 
+Async tests: ``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test runs it
+on a :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock (the kit runs
+it; no async plugin is needed): ``asyncio.sleep``/``anyio.sleep`` jump virtual time.
+An ``async def`` test that takes over time (``osf_clock``, ``patch_sleep``) without
+it is refused at set-up, and any other event loop that sets a timer while the
+virtual clock is in charge fails with a message naming the fix: freezegun freezes the
+monotonic clock such loops read, so they would otherwise hang.
+
 The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
-your own requests through ``osf_respx`` and ``osf_loopback`` as they do to the kit's
+your own requests through ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` as they do to the kit's
 agent: a dropped reply reached the server, and your client gets a transport error.
 
 The plugin imports this module in every pytest run of a project that installs the
@@ -35,6 +46,7 @@ imported inside the fixtures, when a test first uses one.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -50,6 +62,7 @@ if TYPE_CHECKING:
     from pytest_osfoundry.engine import FakeEngine
     from pytest_osfoundry.relay import FakeRelay
     from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+    from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
     from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 __all__ = [
@@ -57,6 +70,7 @@ __all__ = [
     "osf_clock",
     "osf_config",
     "osf_engine",
+    "osf_httpx2",
     "osf_loopback",
     "osf_make_agent",
     "osf_make_relay",
@@ -66,7 +80,7 @@ __all__ = [
     "osf_world",
 ]
 
-_FIXTURE_ONLY = ("patch_sleep",)
+_FIXTURE_ONLY = ("patch_sleep", "virtual_loop")
 
 
 def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -107,12 +121,26 @@ def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWor
         world = OsfWorld(osf_config)
     except (TypeError, ValueError) as err:
         raise pytest.UsageError(f"osf configuration: {err}") from None
-    if _marker_options(request).get("patch_sleep"):
+    options = _marker_options(request)
+    if options.get("virtual_loop"):
+        from pytest_osfoundry._aio_tests import VIRTUAL_WORLD
+
+        request.node.stash[VIRTUAL_WORLD] = world
+    if options.get("patch_sleep") or options.get("virtual_loop"):
         _take_over_time(world, request)
     return world
 
 
 _CLOCK_ACTIVE = pytest.StashKey["VirtualClock"]()
+
+#: The set-up refusal of an async test that would hang on frozen time.
+ASYNC_NEEDS_VIRTUAL_LOOP = (
+    "{what} in an async test: freezegun freezes the monotonic clock the event loop "
+    "reads, so the test's first sleep or timeout would never end. Add virtual_loop=True "
+    "to @pytest.mark.osf (the loop then runs on the virtual clock), or use anyio's plugin "
+    "with anyio_backend = ('asyncio', {{'loop_factory': "
+    "pytest_osfoundry.aio.loop_factory(osf_world.clock)}})"
+)
 
 
 def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
@@ -121,7 +149,17 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     active: VirtualClock | None = request.node.stash.get(_CLOCK_ACTIVE, None)
     if active is not None:
         return active
+    options = _marker_options(request)
+    what = "@pytest.mark.osf(patch_sleep=True)" if options.get("patch_sleep") else "osf_clock"
+    if (
+        inspect.iscoroutinefunction(getattr(request.node, "obj", None))
+        and not options.get("virtual_loop")
+        and "anyio_backend" not in request.fixturenames  # the loop factory decides: guarded
+    ):
+        raise pytest.UsageError(ASYNC_NEEDS_VIRTUAL_LOOP.format(what=what))
     from freezegun import freeze_time
+
+    from pytest_osfoundry._aio_tests import guard_real_loops
 
     clock = world.clock
     # pytest's own timing (--durations, junit times) keeps wall time.
@@ -131,8 +169,9 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     frozen = freezer.start()
     clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
     patch = pytest.MonkeyPatch()
-    if _marker_options(request).get("patch_sleep"):
+    if options.get("patch_sleep"):
         patch.setattr(time, "sleep", clock.sleep)
+    guard_real_loops(patch, what)
 
     def restore() -> None:
         patch.undo()
@@ -193,6 +232,15 @@ def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
 
     with mount(osf_world.faulty_server(), osf_world.base_url) as router:
         yield router
+
+
+@pytest.fixture
+def osf_httpx2(osf_world: OsfWorld) -> Httpx2Mount:
+    """The server as an httpx2 transport at ``osf_world.base_url`` (no sockets): the door
+    for agents on the official MCP Python SDK (``.async_client()``, ``.client()``)."""
+    from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+
+    return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url)
 
 
 @pytest.fixture

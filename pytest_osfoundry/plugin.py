@@ -27,7 +27,13 @@ from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures b
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
-__all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
+__all__ = [
+    *fixtures.__all__,
+    "SUITE_PLUGIN",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_pyfunc_call",
+]
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
@@ -50,7 +56,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "osf(**options): configure the osf_ fixtures (any WorldConfig field: seed, interval, "
         "control_poll, stop_latency, sessions, graph, outbox, lose_completions, "
         "drop_replies, offline, "
-        "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep)",
+        "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep, "
+        "virtual_loop: run an async def test on the virtual clock)",
     )
     config.addinivalue_line(
         "markers", "documented: an osfoundry conformance check of documented behaviour"
@@ -65,6 +72,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
         config.pluginmanager.register(_plugin, SUITE_PLUGIN)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test marked ``osf(virtual_loop=True)`` on the virtual loop.
+
+    Every other test is left to pytest and its other plugins (``None``); the check
+    costs one marker lookup.
+    """
+    marker = pyfuncitem.get_closest_marker("osf")
+    if marker is None:
+        return None
+    from pytest_osfoundry import _aio_tests
+
+    if not _aio_tests.wants_virtual_loop(pyfuncitem):
+        return None
+    return _aio_tests.run_virtual_test(pyfuncitem)
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:

@@ -15,7 +15,8 @@ relay's next N completion POSTs), ``offline`` (a window in which the desktop sle
 ``outbox=False`` (no outbox), ``server_errors`` (an HTTP status on a path). The
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
-``osf_respx`` and ``osf_loopback`` fixtures serve), such as your own httpx agent.
+``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` fixtures serve), such as your own
+httpx agent or one on the official MCP SDK.
 
 ``protocols`` restricts the MCP revisions the server serves (all three by default);
 ``protocol`` is what the agents' clients speak: ``"auto"`` (the default) settles the

