@@ -33,7 +33,23 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert len(commands) == 2, "the README holds the two set-up commands"
     test_command = commands[1].split(" && ", 2)[2]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert test_command in ci.splitlines()
+    assert ci.rstrip("\n").splitlines()[-1] == test_command, ".ci/run ends with it, verbatim"
+
+
+def test_ci_compiles_the_project_once_between_install_and_tests() -> None:
+    """Issue 23: with PYTHONDONTWRITEBYTECODE set (common in CI), every test process
+    would compile the kit anew; ``compileall`` writes the bytecode whatever it says."""
+    commands = re.findall(r"^python3 -m venv .*$", README, flags=re.M)
+    steps = commands[1].split(" && ")
+    compile_steps = [i for i, s in enumerate(steps) if s.startswith("python -m compileall -q ")]
+    assert len(compile_steps) == 1, "compiled exactly once"
+    at = compile_steps[0]
+    install = steps.index("pip install -e '.[test]'")
+    tests = next(i for i, s in enumerate(steps) if s.startswith("python -m pytest"))
+    assert install < at < tests
+    compiled = steps[at].split()[4:]
+    assert set(compiled) == {"pytest_osfoundry", "conformance", "tests", "examples"}
+    assert all((ROOT / folder).is_dir() for folder in compiled)
 
 
 def test_the_readme_check_counts_are_the_registrys() -> None:
