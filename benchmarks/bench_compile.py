@@ -70,8 +70,8 @@ def measure(pairs: int) -> dict[str, float | int]:
         uncompiled.append(_suite())
         compile_costs.append(_compile())
         compiled.append(_suite())
-    ratios = [a / b for a, b in zip(uncompiled, compiled)]
-    diffs = [a - b for a, b in zip(uncompiled, compiled)]
+    ratios = [a / b for a, b in zip(uncompiled, compiled, strict=True)]
+    diffs = [a - b for a, b in zip(uncompiled, compiled, strict=True)]
     return {
         "pairs": pairs,
         "uncompiled_median_s": round(statistics.median(uncompiled), 3),
