@@ -49,8 +49,17 @@ def _compile() -> float:
 def _suite() -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTEST_"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--osf-target=embedded"]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--osf-target=embedded",
+    ]
     start = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
