@@ -8,7 +8,8 @@ against ``embedded`` (a whole ``python -m pytest`` process) in pairs, A B A B ..
   (every process compiles the kit, as CI did before issue 23);
 * B: the same, after ``python -m compileall -q`` of the four folders ``.ci/run`` compiles.
 
-Prints the median of A, of B, of the pairs' ratios A/B and differences A-B, and the
+Prints the median of A, of B, of the pairs' ratios A/B and differences A-B (wall, and
+CPU of the process), and the
 cost of the one ``compileall``. It deletes and rewrites only ``__pycache__`` folders
 of this checkout.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,7 +48,12 @@ def _compile() -> float:
     return time.perf_counter() - start
 
 
-def _suite() -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _suite() -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTEST_"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     args = [
@@ -60,31 +67,36 @@ def _suite() -> float:
         "no:randomly",
         "--osf-target=embedded",
     ]
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])
         raise SystemExit(f"the suite against embedded failed (exit {done.returncode})")
-    return wall
+    return wall, cpu
 
 
 def measure(pairs: int) -> dict[str, float | int]:
     """Paired runs without and with the bytecode written; medians of each and of the pairs."""
-    uncompiled: list[float] = []
-    compiled: list[float] = []
+    uncompiled: list[tuple[float, float]] = []
+    compiled: list[tuple[float, float]] = []
     compile_costs: list[float] = []
     for _ in range(pairs):
         _clear_bytecode()
         uncompiled.append(_suite())
         compile_costs.append(_compile())
         compiled.append(_suite())
-    ratios = [a / b for a, b in zip(uncompiled, compiled, strict=True)]
-    diffs = [a - b for a, b in zip(uncompiled, compiled, strict=True)]
+    pairs_ab = list(zip(uncompiled, compiled, strict=True))
+    ratios = [a[0] / b[0] for a, b in pairs_ab]
+    diffs = [a[0] - b[0] for a, b in pairs_ab]
+    cpu_diffs = [a[1] - b[1] for a, b in pairs_ab]
     return {
         "pairs": pairs,
-        "uncompiled_median_s": round(statistics.median(uncompiled), 3),
-        "compiled_median_s": round(statistics.median(compiled), 3),
+        "uncompiled_median_s": round(statistics.median(w for w, _ in uncompiled), 3),
+        "compiled_median_s": round(statistics.median(w for w, _ in compiled), 3),
+        "pair_cpu_difference_median_s": round(statistics.median(cpu_diffs), 3),
         "pair_ratio_median": round(statistics.median(ratios), 3),
         "pair_difference_median_s": round(statistics.median(diffs), 3),
         "compileall_median_s": round(statistics.median(compile_costs), 3),
@@ -106,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  after compileall:                      {figures['compiled_median_s']:.3f} s")
     print(f"  pair ratio, median:                    {figures['pair_ratio_median']:.3f}")
     print(f"  pair difference, median:               {figures['pair_difference_median_s']:.3f} s")
+    cpu_diff = figures["pair_cpu_difference_median_s"]
+    print(f"  pair CPU difference, median:           {cpu_diff:.3f} s")
     print(f"  one compileall of {', '.join(FOLDERS)}: {figures['compileall_median_s']:.3f} s")
     return 0
 
