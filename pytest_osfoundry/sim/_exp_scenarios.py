@@ -9,6 +9,7 @@ from typing import Any
 from pytest_osfoundry._vocabulary import COMPLETED, TERMINAL_STATUSES
 from pytest_osfoundry.client._errors import ToolError
 from pytest_osfoundry.engine._graph import Fixed, Graph, ResultText
+from pytest_osfoundry.faults import schedule_offline
 from pytest_osfoundry.relay._bounded import SEED_ENVELOPE, Envelope, max_result_text
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._tasks import SimulationError, Task, derive_seed
@@ -18,19 +19,46 @@ from pytest_osfoundry.world import OsfWorld
 __all__ = ["access", "offline", "outbox", "truncation"]
 
 
+#: The seed's relay ticked this long after the desktop came back (its first start).
+SEED_TICK_AFTER_ONLINE = 3.0
+
+
 def offline(params: SimParams, task: Task, worlds: list[OsfWorld]) -> dict[str, Any]:
-    """Five runs queued while the desktop is offline; what happens while and after."""
+    """Five runs queued while the desktop is offline; what happens while and after.
+
+    The figures are the seed's reading: the relay's timer keeps its phase through the
+    outage, and its next tick comes :data:`SEED_TICK_AFTER_ONLINE` after the desktop
+    is back (the relay's phase is set so). ``what_if_wake_at_once`` is the kit's
+    relay as it is (it passes the moment it is back, like the hook when it remounts).
+    """
+    seed_reading = _offline_case(params, worlds, keep_phase=True)
+    wake = _offline_case(params, worlds, keep_phase=False)
+    seed_reading["what_if_wake_at_once"] = {
+        "first_start_after_online": wake["first_start_after_online"],
+        "all_completed_after_online": wake["all_completed_after_online"],
+    }
+    return seed_reading
+
+
+def _offline_case(params: SimParams, worlds: list[OsfWorld], keep_phase: bool) -> dict[str, Any]:
     went_offline = 1.0
+    back = went_offline + params.offline_seconds
+    phase = (back + SEED_TICK_AFTER_ONLINE) % params.poll_interval if keep_phase else 0.0
     world = make_world(
         params,
         derive_seed(params.seed, "offline"),
         graph=scenario_graph(params),
-        offline=(went_offline, params.offline_seconds),
+        relay_phase=phase,
     )
     worlds.append(world)
+    if phase:
+        world.relay.pass_now()  # share the sessions now; the timer's grid stays at the phase
     clock = world.clock
     t0 = clock.now()
-    online_at = t0 + went_offline + params.offline_seconds
+    schedule_offline(
+        clock, world.relay, t0 + went_offline, params.offline_seconds, keep_phase=keep_phase
+    )
+    online_at = t0 + back
     gsid = world.sessions[0].graph_session_id
     agent = world.make_agent()
     records = [
