@@ -101,3 +101,20 @@ def test_direct_clients_take_only_the_servers_principals() -> None:
     with pytest.raises(ValueError, match="not an agent token of this world"):
         world.make_agent(token="not-a-token")
     assert isinstance(world.relay, FakeRelay)
+
+
+def test_the_command_line_takes_full_stack() -> None:
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from pytest_osfoundry.sim._cli import main
+
+    outputs = []
+    for extra in ([], ["--full-stack"]):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["cancel", "--runs", "20", "--json", *extra]) == 0
+        outputs.append(json.loads(out.getvalue()))
+    assert [o["params"]["full_stack"] for o in outputs] == [False, True]
+    assert outputs[0]["experiments"] == outputs[1]["experiments"]
