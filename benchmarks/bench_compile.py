@@ -1,21 +1,29 @@
-"""What compiling the project once (``.ci/run``'s ``compileall``) saves each test process.
+"""What .ci/run's two caching steps save each test process under PYTHONDONTWRITEBYTECODE.
 
-With ``PYTHONDONTWRITEBYTECODE=1`` (common in CI containers) an editable install's
-modules are compiled anew by every Python process. This runs the conformance suite
-against ``embedded`` (a whole ``python -m pytest`` process) in pairs, A B A B ...:
+With ``PYTHONDONTWRITEBYTECODE=1`` (common in CI containers) nothing is cached by the
+processes themselves: an editable install's modules are compiled anew by every Python
+process, and pytest rewrites the asserts of every installed plugin's package (Faker,
+Hypothesis, anyio, respx, xdist) and of the rule book's checks in every pytest
+process. ``.ci/run`` therefore, once after the install, compiles the project
+(``python -m compileall``) and runs one collection with writing on (which writes
+pytest's rewrite cache; later processes read it whatever the variable says).
 
-* A: the checkout's ``__pycache__`` folders removed, ``PYTHONDONTWRITEBYTECODE=1``
-  (every process compiles the kit, as CI did before issue 23);
-* B: the same, after ``python -m compileall -q`` of the four folders ``.ci/run`` compiles.
+This runs the conformance suite against ``embedded`` (a whole ``python -m pytest``
+process, ``PYTHONDONTWRITEBYTECODE=1``) in rounds, A B C A B C ...:
 
-Prints the median of A, of B, of the pairs' ratios A/B and differences A-B (wall, and
-CPU of the process), and the
-cost of the one ``compileall``. It deletes and rewrites only ``__pycache__`` folders
-of this checkout.
+* A: nothing cached (this checkout's ``__pycache__`` folders and pytest's rewrite
+  caches in this environment's site-packages removed), as a fresh CI clone;
+* B: after ``compileall`` alone;
+* C: after ``compileall`` and the priming collection (what ``.ci/run`` does).
+
+Prints each arm's median and the medians of the rounds' differences to A (wall and
+CPU of the process), and what the two steps cost once. It deletes only
+``__pycache__`` folders of this checkout and ``*-pytest-*.pyc`` files (pytest's own
+rewrite cache, rebuilt on demand) of this environment.
 
 Usage::
 
-    python benchmarks/bench_compile.py [--pairs 5] [--json]
+    python benchmarks/bench_compile.py [--rounds 5] [--json]
 """
 
 from __future__ import annotations
@@ -28,23 +36,35 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("pytest_osfoundry", "conformance", "tests", "examples")
+PRIME = ["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--osf-target=embedded"]
 
 
-def _clear_bytecode() -> None:
+def _clear() -> None:
+    """Remove the checkout's bytecode and pytest's rewrite caches of this environment."""
     for folder in FOLDERS:
         for cache in (ROOT / folder).rglob("__pycache__"):
             shutil.rmtree(cache, ignore_errors=True)
+    site = Path(sysconfig.get_paths()["purelib"])
+    for rewritten in site.rglob("*-pytest-*.pyc"):
+        rewritten.unlink(missing_ok=True)
 
 
-def _compile() -> float:
+def _env(write: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTEST_"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "" if write else "1"
+    return env
+
+
+def _timed(args: list[str], write: bool = False) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *FOLDERS], cwd=ROOT, check=True)
+    subprocess.run(args, cwd=ROOT, env=_env(write), capture_output=True, check=True)
     return time.perf_counter() - start
 
 
@@ -54,22 +74,11 @@ def _children_cpu() -> float:
 
 
 def _suite() -> tuple[float, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTEST_"))}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    args = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "--osf-target=embedded",
-    ]
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    args.append("--osf-target=embedded")
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(args, cwd=ROOT, env=_env(False), capture_output=True, text=True)
     wall = time.perf_counter() - start
     cpu = _children_cpu() - cpu
     if done.returncode != 0:
@@ -78,49 +87,66 @@ def _suite() -> tuple[float, float]:
     return wall, cpu
 
 
-def measure(pairs: int) -> dict[str, float | int]:
-    """Paired runs without and with the bytecode written; medians of each and of the pairs."""
-    uncompiled: list[tuple[float, float]] = []
-    compiled: list[tuple[float, float]] = []
-    compile_costs: list[float] = []
-    for _ in range(pairs):
-        _clear_bytecode()
-        uncompiled.append(_suite())
-        compile_costs.append(_compile())
-        compiled.append(_suite())
-    pairs_ab = list(zip(uncompiled, compiled, strict=True))
-    ratios = [a[0] / b[0] for a, b in pairs_ab]
-    diffs = [a[0] - b[0] for a, b in pairs_ab]
-    cpu_diffs = [a[1] - b[1] for a, b in pairs_ab]
+def measure(rounds: int) -> dict[str, float | int]:
+    """Rounds of the three arms; medians and the rounds' differences to A."""
+    arms: dict[str, list[tuple[float, float]]] = {"A": [], "B": [], "C": []}
+    compile_s: list[float] = []
+    prime_s: list[float] = []
+    for _ in range(rounds):
+        _clear()
+        arms["A"].append(_suite())
+        compile_s.append(_timed([sys.executable, "-m", "compileall", "-q", *FOLDERS]))
+        arms["B"].append(_suite())
+        prime_s.append(_timed([sys.executable, *PRIME], write=True))
+        arms["C"].append(_suite())
+
+    def diff(arm: str, i: int) -> float:
+        return round(
+            statistics.median(a[i] - x[i] for a, x in zip(arms["A"], arms[arm], strict=True)), 3
+        )
+
     return {
-        "pairs": pairs,
-        "uncompiled_median_s": round(statistics.median(w for w, _ in uncompiled), 3),
-        "compiled_median_s": round(statistics.median(w for w, _ in compiled), 3),
-        "pair_cpu_difference_median_s": round(statistics.median(cpu_diffs), 3),
-        "pair_ratio_median": round(statistics.median(ratios), 3),
-        "pair_difference_median_s": round(statistics.median(diffs), 3),
-        "compileall_median_s": round(statistics.median(compile_costs), 3),
+        "rounds": rounds,
+        "nothing_cached_wall_s": round(statistics.median(w for w, _ in arms["A"]), 3),
+        "compiled_wall_s": round(statistics.median(w for w, _ in arms["B"]), 3),
+        "compiled_and_primed_wall_s": round(statistics.median(w for w, _ in arms["C"]), 3),
+        "compiled_saves_wall_s": diff("B", 0),
+        "compiled_saves_cpu_s": diff("B", 1),
+        "both_save_wall_s": diff("C", 0),
+        "both_save_cpu_s": diff("C", 1),
+        "ratio_nothing_over_both": round(
+            statistics.median(a[0] / c[0] for a, c in zip(arms["A"], arms["C"], strict=True)), 3
+        ),
+        "compileall_s": round(statistics.median(compile_s), 3),
+        "priming_collection_s": round(statistics.median(prime_s), 3),
     }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=5, help="A B pairs (default 5, at least 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="A B C rounds (default 5, >= 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     args = parser.parse_args(argv)
-    figures = measure(max(3, args.pairs))
+    f = measure(max(3, args.rounds))
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps(f))
         return 0
-    print(f"suite vs embedded, whole process, PYTHONDONTWRITEBYTECODE=1, {figures['pairs']} pairs")
-    print(f"  not compiled (every process compiles): {figures['uncompiled_median_s']:.3f} s")
-    print(f"  after compileall:                      {figures['compiled_median_s']:.3f} s")
-    print(f"  pair ratio, median:                    {figures['pair_ratio_median']:.3f}")
-    print(f"  pair difference, median:               {figures['pair_difference_median_s']:.3f} s")
-    cpu_diff = figures["pair_cpu_difference_median_s"]
-    print(f"  pair CPU difference, median:           {cpu_diff:.3f} s")
-    print(f"  one compileall of {', '.join(FOLDERS)}: {figures['compileall_median_s']:.3f} s")
+    print(f"suite vs embedded, whole process, PYTHONDONTWRITEBYTECODE=1, {f['rounds']} rounds")
+    print(f"  A nothing cached:              {f['nothing_cached_wall_s']:.3f} s")
+    print(
+        f"  B after compileall:            {f['compiled_wall_s']:.3f} s "
+        f"(saves {f['compiled_saves_wall_s']:+.3f} s wall, {f['compiled_saves_cpu_s']:+.3f} s CPU)"
+    )
+    print(
+        f"  C after compileall + priming:  {f['compiled_and_primed_wall_s']:.3f} s "
+        f"(saves {f['both_save_wall_s']:+.3f} s wall, {f['both_save_cpu_s']:+.3f} s CPU; "
+        f"A/C {f['ratio_nothing_over_both']:.2f}x)"
+    )
+    print(
+        f"  once: compileall {f['compileall_s']:.2f} s, priming collection "
+        f"{f['priming_collection_s']:.2f} s"
+    )
     return 0
 
 
