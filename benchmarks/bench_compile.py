@@ -43,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("pytest_osfoundry", "conformance", "tests", "examples")
-PRIME = ["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--osf-target=embedded"]
+PRIME = ["-m", "pytest", "--collect-only", "-qq", "-p", "no:cacheprovider", "--osf-target=embedded"]
 
 
 def _clear() -> None:
