@@ -264,11 +264,20 @@ class _HandlerTransport:
         return self.handler(Request(method, path, headers, body, query))
 
 
-def schedule_offline(clock: Clock, relay: FakeRelay, at: float, duration: float) -> None:
-    """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds."""
+def schedule_offline(
+    clock: Clock, relay: FakeRelay, at: float, duration: float, *, keep_phase: bool = False
+) -> None:
+    """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds.
+
+    It passes the moment it is back, unless ``keep_phase``: then its timer keeps its
+    phase through the outage and the first pass is its next tick
+    (:meth:`~pytest_osfoundry.relay.FakeRelay.go_offline`).
+    """
     start = check_number(at, "at")
     length = check_seconds(duration, "duration")
-    clock.call_at(start, relay.go_offline)
+    if not isinstance(keep_phase, bool):
+        raise TypeError(f"keep_phase must be True or False, got {keep_phase!r}")
+    clock.call_at(start, lambda: relay.go_offline(keep_phase=keep_phase))
     clock.call_at(start + length, relay.go_online)
 
 

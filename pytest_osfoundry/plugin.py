@@ -39,7 +39,6 @@ __all__ = [
 SUITE_PLUGIN = "osfoundry-conformance"
 
 
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--osf-...`` options (pytest's ``osfoundry`` group)."""
     add_options(parser)

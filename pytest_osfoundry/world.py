@@ -40,15 +40,16 @@ from pytest_osfoundry._checks import (
     check_int,
     check_seconds,
 )
+from pytest_osfoundry._direct import DirectRelayClient, DirectToolClient
 from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
-from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent
+from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent, ToolClient
 from pytest_osfoundry.agent._strategies import Strategy
 from pytest_osfoundry.client._mcp_client import (
     MODERN_PROTOCOL_VERSION,
     PROTOCOL_CHOICES,
     McpClient,
 )
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._transport import DirectTransport, Transport
 from pytest_osfoundry.clock import DEFAULT_START, VirtualClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
@@ -108,6 +109,9 @@ class WorldConfig:
     """Seconds after the start at which the relay process dies (:func:`schedule_death`)."""
     protocols: tuple[str, ...] | None = None
     protocol: str = "auto"
+    direct: bool = False
+    """Scripted agents and the relay call the server's state directly (``_direct``): no
+    JSON-RPC, HTTP or wire checks; the same state, faster. Not with faults on those calls."""
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -163,6 +167,23 @@ def _validate(cfg: WorldConfig) -> None:
         raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
     if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http(s) URL, got {cfg.base_url!r}")
+    if not isinstance(cfg.direct, bool):
+        raise ArgumentTypeError(f"direct must be True or False, got {cfg.direct!r}")
+    if cfg.direct:
+        faulty = [
+            name
+            for name, on in (
+                ("drop_replies", cfg.drop_replies),
+                ("latency", cfg.latency),
+                ("server_errors", cfg.server_errors is not None),
+                ("lose_completions", cfg.lose_completions),
+            )
+            if on
+        ]
+        if faulty:
+            raise ValueError(
+                f"direct=True skips the wire its faults act on: leave out {', '.join(faulty)}"
+            )
     if cfg.protocol not in PROTOCOL_CHOICES:
         raise ValueError(
             f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
@@ -300,14 +321,33 @@ class OsfWorld:
         ``protocol`` is its client's MCP revision (default: the world's :attr:`protocol`).
         """
         agent_seed = self._seed(seed)
+        client: ToolClient
+        if self.config.direct and not drop_replies:
+            client = self._direct_agent(token)
+        else:
+            client = self.agent_client(
+                token, drop_replies=drop_replies, seed=agent_seed, protocol=protocol
+            )
         return ScriptedAgent(
             self.clock,
-            self.agent_client(token, drop_replies=drop_replies, seed=agent_seed, protocol=protocol),
+            client,
             strategy=strategy if strategy is not None else self.config.strategy,
             retry=retry if retry is not None else self.config.retry,
             seed=agent_seed,
             **options,
         )
+
+    def _direct_agent(self, token: str | None) -> DirectToolClient:
+        cred = self.server.tokens.lookup(token or self.creds.agent_token, self.clock.now())
+        agent = self.server.state.agents.get(cred.principal_id) if cred is not None else None
+        if agent is None:
+            raise ValueError("direct=True: the token is not an agent token of this world")
+        return DirectToolClient(self.server.state, agent)
+
+    def _direct_relay(self) -> DirectRelayClient:
+        cred = self.server.tokens.lookup(self.creds.desktop_token, self.clock.now())
+        assert cred is not None, "the world's own desktop token is always valid"
+        return DirectRelayClient(self.server.state, self.server.state.accounts[cred.principal_id])
 
     def relay_client(self, *faults: Fault, token: str | None = None) -> RelayClient:
         """A relay API client with the owner's desktop token, through ``faults``."""
@@ -330,9 +370,11 @@ class OsfWorld:
         box: Outbox | Literal[False] | None = (
             False if outbox is False else None if outbox is True else outbox
         )
+        direct = self.config.direct and not faults
+        api: RelayApiClient = self._direct_relay() if direct else self.relay_client(*faults)
         return FakeRelay(
             self.clock,
-            self.relay_client(*faults),
+            api,
             self.engine,
             interval=self.config.interval if interval is None else interval,
             control_poll=self.config.control_poll if control_poll is None else control_poll,

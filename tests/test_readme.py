@@ -34,7 +34,39 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert len(commands) == 2, "the README holds the two set-up commands"
     test_command = commands[1].split(" && ", 2)[2]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert test_command in ci.splitlines()
+    assert ci.rstrip("\n").splitlines()[-1] == test_command, ".ci/run ends with it, verbatim"
+
+
+def test_ci_compiles_the_project_once_between_install_and_tests() -> None:
+    """Issue 23: with PYTHONDONTWRITEBYTECODE set (common in CI), every test process
+    would compile the kit anew; ``compileall`` writes the bytecode whatever it says."""
+    commands = re.findall(r"^python3 -m venv .*$", README, flags=re.M)
+    steps = commands[1].split(" && ")
+    compile_steps = [i for i, s in enumerate(steps) if s.startswith("python -m compileall -q ")]
+    assert len(compile_steps) == 1, "compiled exactly once"
+    at = compile_steps[0]
+    install = steps.index("pip install -e '.[test]'")
+    tests = next(i for i, s in enumerate(steps) if s.startswith("python -m pytest"))
+    assert install < at < tests
+    compiled = steps[at].split()[4:]
+    assert set(compiled) == {"pytest_osfoundry", "conformance", "tests", "examples"}
+    assert all((ROOT / folder).is_dir() for folder in compiled)
+
+
+def test_ci_writes_pytests_rewrite_cache_once_before_the_tests() -> None:
+    """Issue 23: pytest rewrites the asserts of every installed plugin's package (Faker,
+    Hypothesis, anyio, respx) and of the rule book in each process, and caches the
+    result only when bytecode may be written: one collection with writing on primes
+    that cache (compileall's bytecode is not it), so no later process rewrites them."""
+    commands = re.findall(r"^python3 -m venv .*$", README, flags=re.M)
+    steps = commands[1].split(" && ")
+    primes = [i for i, s in enumerate(steps) if s.startswith("PYTHONDONTWRITEBYTECODE= ")]
+    assert len(primes) == 1
+    prime = steps[primes[0]]
+    assert "python -m pytest --collect-only" in prime and "--osf-target=embedded" in prime
+    compiled = next(i for i, s in enumerate(steps) if s.startswith("python -m compileall"))
+    tests = next(i for i, s in enumerate(steps) if s.startswith("python -m pytest"))
+    assert compiled < primes[0] < tests
 
 
 def test_the_readme_check_counts_are_the_registrys() -> None:

@@ -25,6 +25,7 @@ from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.client._mcp_client import McpClient
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._transport import (
+    ConnectionLost,
     DeadlineExceeded,
     DirectTransport,
     HttpxTransport,
@@ -34,6 +35,7 @@ from pytest_osfoundry.client._transport import (
 )
 
 __all__ = [
+    "ConnectionLost",
     "DeadlineExceeded",
     "DirectTransport",
     "Exchange",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx
     import httpx
 
 __all__ = [
+    "ConnectionLost",
     "DeadlineExceeded",
     "DirectTransport",
     "FixedHeaders",
@@ -125,6 +126,16 @@ class ResponseTooLarge(ReplyLost):
     """The response was larger than the size cap; reading stopped at the cap."""
 
 
+class ConnectionLost(ReplyLost):
+    """The connection was refused or reset before any answer (no status line came back).
+
+    Raised for a refused or failed connect, and for a connection the server closed or
+    reset while the request was sent or its headers awaited; a failure after the
+    headers arrived (while the body was read) is a plain :class:`ReplyLost`. Usual
+    causes: the server is down, or its listen backlog or worker pool overflowed.
+    """
+
+
 class HttpxTransport:
     """Sends through an :class:`httpx.Client`: a real socket, or a respx mount.
 
@@ -201,7 +212,8 @@ class HttpxTransport:
             if isinstance(exc, httpx.TimeoutException) and time.monotonic() >= at - 0.05:
                 raise reading.too_slow() from exc
             kind = "timed out" if isinstance(exc, httpx.TimeoutException) else "failed"
-            raise ReplyLost(
+            lost = ConnectionLost if _before_any_answer(exc, reading) else ReplyLost
+            raise lost(
                 f"no reply from {method} {reading.where}: {type(exc).__name__} ({kind})",
                 url=reading.where,
             ) from exc
@@ -234,6 +246,16 @@ class HttpxTransport:
 
     def __repr__(self) -> str:
         return f"HttpxTransport(timeout={self.timeout}, max_bytes={self.max_bytes})"
+
+
+def _before_any_answer(exc: BaseException, reading: _Reading) -> bool:
+    """Whether ``exc`` is a refused or reset connection before the reply's headers."""
+    import httpx
+
+    if isinstance(exc, httpx.ConnectError):
+        return True
+    connection_level = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+    return reading.phase == "headers" and isinstance(exc, connection_level)
 
 
 class _Reading:

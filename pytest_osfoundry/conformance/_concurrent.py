@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry.conformance._crowding import InFlight, amend
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
@@ -67,14 +68,27 @@ def _runnable(item: pytest.Item) -> CheckInfo | None:
     return info if names == (_FIXTURE,) else None
 
 
-def run_check(item: pytest.Function, conf: Conformance) -> Outcome:
-    """Call ``item``'s check with ``conf``, then close ``conf``; the outcome, never raising."""
+def run_check(
+    item: pytest.Function,
+    conf: Conformance,
+    in_flight: InFlight | None = None,
+    concurrency: int = 1,
+) -> Outcome:
+    """Call ``item``'s check with ``conf``, then close ``conf``; the outcome, never raising.
+
+    ``in_flight`` counts the checks running meanwhile: a check failing at the
+    connection level while others ran gets the concurrency hint in its message
+    (:mod:`~pytest_osfoundry.conformance._crowding`); nothing is retried.
+    """
     outcome = Outcome(conf)
+    in_flight = in_flight if in_flight is not None else InFlight()
     start = time.perf_counter()
-    try:
-        item.obj(**{_FIXTURE: conf})
-    except BaseException as err:  # stored, re-raised by the item's call
-        outcome.error = err
+    with in_flight.running():
+        try:
+            item.obj(**{_FIXTURE: conf})
+        except BaseException as err:  # stored, re-raised by the item's call
+            outcome.error = err
+            amend(err, in_flight.count - 1, concurrency)
     try:
         conf.close()
     except BaseException as err:  # stored, re-raised at the item's teardown
@@ -103,6 +117,7 @@ class ConcurrentRunner:
         self._attach = attach
         self._outcomes: dict[str, Outcome] = {}
         self._lock = threading.Lock()
+        self._in_flight = InFlight()
 
     # ------------------------------------------------------------------ hooks
     @pytest.hookimpl(tryfirst=True)
@@ -141,7 +156,8 @@ class ConcurrentRunner:
             (plan.alone if info.exclusive else plan.concurrent).append(item)
 
         def one(item: pytest.Function) -> None:
-            outcome = run_check(item, self._make_context(item, target))
+            conf = self._make_context(item, target)
+            outcome = run_check(item, conf, self._in_flight, self.workers)
             with self._lock:
                 self._outcomes[item.nodeid] = outcome
 

@@ -43,6 +43,7 @@ from pytest_osfoundry.conformance._baseline import (
     write_baseline,
 )
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
+from pytest_osfoundry.conformance._crowding import summary_line
 from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._layout import check_module_name, checks_dir, rulebook_dir
@@ -631,6 +632,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         baseline=baseline,
     )
     document["protocol"] = _protocol(config)
+    document["concurrency_hint"] = _crowding_line(results, settings.osf_concurrency)
     written = config.stash[_WRITTEN]
     if settings.osf_report:
         write_json_report(settings.osf_report, document)
@@ -658,6 +660,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _crowding_line(results: Results, concurrency: int) -> str | None:
+    """The summary's line on checks that failed at the connection level under load."""
+    failed = [r for r in results.ordered() if r.outcome in ("failed", "xfailed")]
+    return summary_line(((r.check_id, r.message) for r in failed), concurrency)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """Print the checks by area and the closing line ``N passed, M failed (...)``."""
     summary = config.stash.get(_SUMMARY, None)
@@ -675,5 +683,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     width = int(getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 0) or 0)
     for text, markup in terminal_lines(results, summary, header, quiet, width):
         terminalreporter.write_line(text, **markup)
+    crowded = _crowding_line(results, settings.osf_concurrency)
+    if crowded is not None:
+        terminalreporter.write_line(crowded, yellow=True, bold=True)
     for line in config.stash.get(_WRITTEN, []):
         terminalreporter.write_line(f"wrote {line}")

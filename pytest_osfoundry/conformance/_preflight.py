@@ -13,7 +13,8 @@ blamed on the server. :func:`preflight` asks the target, once, what each role ca
   command that does not exist must be answered "not found", not 401/403 (nothing is
   synced, started or stored).
 
-The first problem found is raised as :class:`PreflightError`, whose message names
+The roles are checked concurrently (after the target itself); the first problem in
+role order is raised as :class:`PreflightError`, whose message names
 the option to fix and what the server said. Anything the preflight cannot classify
 as a configuration error (an odd but well-formed answer) is left to the checks:
 judging the server is their job, not this one's.
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from pytest_osfoundry.client._errors import (
@@ -104,11 +107,21 @@ def preflight(target: Target) -> None:
     roles = roles_of(target)
     first_agent = next((r for r in roles if r.kind == "agent"), None)
     _check_mcp(target, transport, first_agent, mask)
-    for role in roles:
-        if role.kind == "agent":
-            _check_agent(target, transport, role, mask)
-        else:
-            _check_desktop(target, transport, role, mask)
+    checks = [
+        partial(_check_agent if r.kind == "agent" else _check_desktop, target, transport, r, mask)
+        for r in roles
+    ]
+    if len(checks) < 2:
+        for one in checks:
+            one()
+        return
+    # The roles' requests are independent: sent at once, so a far-away target costs one
+    # role's round trips, not all of them in a row (issue 23). The first problem is
+    # still the first role's, in the order above (the message does not depend on timing).
+    with ThreadPoolExecutor(len(checks), thread_name_prefix="osf-preflight") as pool:
+        futures = [pool.submit(one) for one in checks]
+    for future in futures:
+        future.result()
 
 
 def _check_mcp(

@@ -256,21 +256,27 @@ class FakeRelay:
             self._timer.cancel()
             self._timer = None
 
-    def go_offline(self) -> None:
-        """The desktop sleeps: no passes until :meth:`go_online`."""
+    def go_offline(self, *, keep_phase: bool = False) -> None:
+        """The desktop sleeps: no passes until :meth:`go_online`.
+
+        ``keep_phase``: its pass timer keeps running through the outage (the ticks that
+        fall in it do nothing), so after waking it passes at the next tick of its old
+        grid instead of at once (the seed's reading of the offline scenario).
+        """
         self.online = False
-        if self._timer is not None:
+        if self._timer is not None and not keep_phase:
             self._timer.cancel()
             self._timer = None
         self._event("offline")
 
     def go_online(self) -> None:
-        """The desktop wakes: a pass at once, then every interval."""
+        """The desktop wakes: a pass at once, then every interval (unless its timer kept
+        its phase through the outage: then at its next tick)."""
         if self.online:
             return
         self.online = True
         self._event("online")
-        if self.running:
+        if self.running and self._timer is None:
             self._restart("online")
 
     def pass_now(self) -> None:

@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"MCP revision the simulated agents speak: {', '.join(PROTOCOL_CHOICES)} "
         f"(default {SIM_PROTOCOL}; no figure depends on it, and it is the cheapest to run)",
     )
+    parser.add_argument(
+        "--full-stack",
+        action="store_true",
+        help="send every simulated call of the many-run experiments through JSON-RPC, "
+        "HTTP framing and the wire checks (slower; the same figures)",
+    )
     model = parser.add_argument_group("model parameters")
     model.add_argument(
         "--poll-interval",
@@ -261,6 +267,7 @@ def _params(args: argparse.Namespace) -> SimParams:
         offline_seconds=args.offline_seconds,
         scenario_duration=args.scenario_duration,
         protocol=args.protocol,
+        full_stack=args.full_stack,
     )
 
 

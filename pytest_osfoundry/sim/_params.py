@@ -90,6 +90,12 @@ class SimParams:
             instructions a call than ``2026-07-28``'s per-request ``_meta`` and
             header checks
             (benchmarks/bench_sim.py ``--protocol``).
+        full_stack: the many-run experiments (pickup, polling, fan-out, cancel) send
+            every simulated call through the JSON-RPC envelope, the HTTP framing and
+            the wire checks of the in-process transport, as the scenarios always do.
+            Off by default: their agents and relay then call the server's state
+            directly (``WorldConfig(direct=True)``), which no figure depends on
+            (tests/sim prove the figures identical both ways).
     """
 
     seed: int = 0
@@ -109,6 +115,7 @@ class SimParams:
     scenario_duration: float = 25.6
     outbox_watch: float = 3600.0
     protocol: str = SIM_PROTOCOL
+    full_stack: bool = False
     _parsed: tuple[Strategy, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -129,6 +136,8 @@ class SimParams:
         if check_fraction(self.drop_replies, "drop_replies") >= 1:
             raise ValueError(f"drop_replies must be below 1, got {self.drop_replies!r}")
         check_positive_int(self.idempotency_reps, "idempotency_reps")
+        if not isinstance(self.full_stack, bool):
+            raise ValueError(f"full_stack must be True or False, got {self.full_stack!r}")
         if self.protocol not in PROTOCOL_CHOICES:
             raise ValueError(
                 f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {self.protocol!r}"

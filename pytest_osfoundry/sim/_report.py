@@ -190,7 +190,7 @@ def _pairs(title: str, sim: dict[str, Any], seed: dict[str, Any], keys: Sequence
 
 
 def _offline(sim: dict[str, Any]) -> list[str]:
-    return _pairs(
+    lines = _pairs(
         f"Desktop offline {sim['offline_seconds']:g} s with {sim['queued']} runs queued "
         "(times after it comes back online)",
         sim,
@@ -204,6 +204,14 @@ def _offline(sim: dict[str, Any]) -> list[str]:
             "executed_after",
         ],
     )
+    what_if = sim.get("what_if_wake_at_once")
+    if isinstance(what_if, dict):
+        first, done = what_if["first_start_after_online"], what_if["all_completed_after_online"]
+        lines.append(
+            "  (the seed's reading: the relay's timer keeps its phase through the outage; "
+            f"what if it woke at once: first start +{first:.1f} s, all completed +{done:.1f} s)"
+        )
+    return lines
 
 
 def _outbox(sim: dict[str, Any]) -> list[str]:

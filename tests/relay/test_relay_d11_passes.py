@@ -150,6 +150,33 @@ def test_no_passes_while_offline_and_one_at_once_when_back() -> None:
     assert ran(w.relay)[-1] == (125, "interval")
 
 
+def test_a_timer_that_keeps_its_phase_passes_at_its_next_tick_when_back() -> None:
+    # The seed's reading of the offline scenario (issue 23): no pass at once.
+    w = world()
+    w.clock.advance(5)
+    w.relay.go_offline(keep_phase=True)
+    w.clock.advance(100)
+    assert ran(w.relay) == [(0, "start")]
+    w.relay.go_online()
+    assert ran(w.relay) == [(0, "start")]
+    w.clock.advance(15)
+    assert ran(w.relay)[-1] == (120, "interval")
+    w.clock.advance(20)
+    assert ran(w.relay)[-1] == (140, "interval")
+
+
+def test_schedule_offline_keeps_the_phase_when_told() -> None:
+    from pytest_osfoundry.faults import schedule_offline
+
+    for keep, first in ((False, 50), (True, 60)):
+        w = world()
+        schedule_offline(w.clock, w.relay, T0 + 5, 45, keep_phase=keep)
+        w.clock.advance(61)
+        assert [at for at, _ in ran(w.relay)][:2] == [0, first]
+    with pytest.raises(TypeError, match="keep_phase must be True or False"):
+        schedule_offline(w.clock, w.relay, T0, 1, keep_phase="yes")  # type: ignore[arg-type]
+
+
 def test_stop_ends_the_passes() -> None:
     w = world()
     w.clock.advance(30)

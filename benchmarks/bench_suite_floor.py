@@ -1,0 +1,125 @@
+"""The conformance suite against its floors, side by side (issue 23, item 1).
+
+Two paired measurements, each A B A B ... in this one invocation:
+
+* **latency hidden**: the whole suite (a fresh ``python -m pytest`` process, default
+  ``--osf-concurrency``) against ``osfoundry-fake serve --latency 0.03`` (every answer
+  30 ms late) minus the same suite against ``osfoundry-fake serve`` without the
+  delay; the median of the pairs' differences, whole process and pytest's session.
+  The floor is the longest chain of requests of one check times the delay (the
+  JSON report's maximum ``requests`` times 0.03 s), printed beside it (aim: at most
+  0.5 s);
+* **the suite's own cost**: the suite against ``--osf-target=embedded`` against a
+  pytest run of one trivial test in the same environment; the median of the pairs'
+  ratios (aim: at most 1.8).
+
+Usage::
+
+    python benchmarks/bench_suite_floor.py [--pairs 5] [--latency 0.03] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_latency import _CREDS, far_server, run_suite
+
+_TEST = "def test_one():\n    assert 1 + 1 == 2\n"
+
+
+def trivial_run(env: dict[str, str]) -> float:
+    """One whole pytest process running one trivial test: its wall seconds."""
+    with tempfile.TemporaryDirectory(prefix="osf-bench-trivial-") as name:
+        folder = Path(name)
+        (folder / "test_one.py").write_text(_TEST, encoding="utf-8")
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        start = time.perf_counter()
+        done = subprocess.run(args, cwd=folder, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit("the trivial pytest run failed")
+    return wall
+
+
+def _env(base: dict[str, str], info: dict[str, Any]) -> dict[str, str]:
+    return {**base, **{f"OSF_{k.upper()}": str(info[k]) for k in _CREDS}}
+
+
+def measure(pairs: int, latency: float) -> dict[str, Any]:
+    """Both paired measurements; medians of the pairs."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}
+    far_runs: list[dict[str, Any]] = []
+    near_runs: list[dict[str, Any]] = []
+    with far_server(latency) as far, far_server(0.0) as near:
+        far_env, near_env = _env(base, far), _env(base, near)
+        run_suite(near["mcp_url"], 16, near_env)  # warm caches
+        for _ in range(pairs):
+            far_runs.append(run_suite(far["mcp_url"], 16, far_env))
+            near_runs.append(run_suite(near["mcp_url"], 16, near_env))
+    embedded: list[float] = []
+    trivial: list[float] = []
+    for _ in range(pairs):
+        embedded.append(run_suite("embedded", 16, base)["wall_s"])
+        trivial.append(trivial_run(base))
+    both = list(zip(far_runs, near_runs, strict=True))
+    chain = max(r["requests_max"] for r in far_runs)
+    return {
+        "pairs": pairs,
+        "latency_s": latency,
+        "delayed_minus_undelayed_wall_s": round(
+            statistics.median(a["wall_s"] - b["wall_s"] for a, b in both), 3
+        ),
+        "delayed_minus_undelayed_session_s": round(
+            statistics.median(a["session_s"] - b["session_s"] for a, b in both), 3
+        ),
+        "longest_chain_requests": chain,
+        "floor_s": round(chain * latency, 3),
+        "embedded_wall_median_s": round(statistics.median(embedded), 3),
+        "trivial_wall_median_s": round(statistics.median(trivial), 3),
+        "embedded_over_trivial": round(
+            statistics.median(e / t for e, t in zip(embedded, trivial, strict=True)), 2
+        ),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and print the figures."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=5, help="pairs of each kind (at least 3)")
+    parser.add_argument("--latency", type=float, default=0.03, help="seconds added per answer")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    args = parser.parse_args(argv)
+    if not 0 < args.latency <= 1:
+        parser.error(f"--latency must be in (0, 1] seconds, got {args.latency}")
+    f = measure(max(3, args.pairs), args.latency)
+    if args.json:
+        print(json.dumps(f))
+        return 0
+    ms = f["latency_s"] * 1000
+    print(f"suite, {f['pairs']} pairs (medians of the pairs)")
+    print(
+        f"  {ms:g} ms per answer minus none: {f['delayed_minus_undelayed_wall_s']:+.3f} s whole "
+        f"process, {f['delayed_minus_undelayed_session_s']:+.3f} s session (aim: at most +0.5 s; "
+        f"floor {f['floor_s']:.2f} s = {f['longest_chain_requests']} requests in a row)"
+    )
+    print(
+        f"  embedded against one trivial test: {f['embedded_over_trivial']:.2f}x "
+        f"({f['embedded_wall_median_s']:.2f} s against {f['trivial_wall_median_s']:.2f} s; "
+        "aim: at most 1.8x)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""The preflight checks the roles' credentials at once (issue 23: a far-away target pays
+one role's round trips, not all in a row), and still names the first problem in role
+order, whatever answers first."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from pytest_osfoundry.http import HandlerWrapper, Request, Response
+from pytest_osfoundry.server import LoopbackServer, ReferenceServer
+from pytest_osfoundry.server._app import Provisioned
+from tests.conformance.osf_conformance_kit import SuiteRun
+
+
+class _Overlap(HandlerWrapper[ReferenceServer]):
+    """The reference server, every answer 50 ms late, counting requests in flight."""
+
+    def __init__(self) -> None:
+        super().__init__(ReferenceServer())
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most = 0
+        self.slow_paths: tuple[str, ...] = ()
+
+    def __call__(self, request: Request, /) -> Response:
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            delay = 0.3 if request.path.endswith(self.slow_paths) and self.slow_paths else 0.05
+            time.sleep(delay)  # holds the request open so that concurrent ones overlap
+            return self.inner(request)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+@pytest.fixture
+def overlap() -> Iterator[tuple[_Overlap, str, Provisioned]]:
+    handler = _Overlap()
+    made = handler.inner.provision()
+    loop = LoopbackServer(handler)
+    try:
+        yield handler, loop.origin + "/mcp", made
+    finally:
+        loop.close()
+
+
+def _creds(made: Provisioned, **override: str) -> list[str]:
+    values = {
+        "agent-token": made.agent_token,
+        "other-agent-token": made.other_agent_token,
+        "read-token": made.read_token,
+        "desktop-token": made.desktop_token,
+        "project-id": made.project_id,
+        **override,
+    }
+    return [f"--osf-{name}={value}" for name, value in values.items()]
+
+
+def test_the_roles_are_checked_at_once(
+    run_suite: Callable[..., SuiteRun], overlap: tuple[_Overlap, str, Provisioned]
+) -> None:
+    handler, url, made = overlap
+    run = run_suite(f"--osf-target={url}", *_creds(made), "-k", "no-check-has-this-name")
+    assert run.result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, run.text[-2000:]
+    assert handler.most >= 2, "the preflight sent its roles' requests one after another"
+
+
+def test_the_first_problem_in_role_order_is_named(
+    run_suite: Callable[..., SuiteRun], overlap: tuple[_Overlap, str, Provisioned]
+) -> None:
+    handler, url, made = overlap
+    handler.slow_paths = ("/mcp",)  # the other agent's refusal comes back last
+    bad = _creds(made, **{"other-agent-token": "wrong-other", "desktop-token": "wrong-desk"})
+    run = run_suite(f"--osf-target={url}", *bad)
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR, run.text[-2000:]
+    errors = [ln for ln in run.text.splitlines() if ln.startswith("ERROR:")]
+    assert len(errors) == 1 and "--osf-other-agent-token: the server refused it" in errors[0]
