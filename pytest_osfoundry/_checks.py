@@ -22,6 +22,7 @@ from typing import TypeGuard
 __all__ = [
     "ArgumentTypeError",
     "check_count",
+    "check_flag",
     "check_fraction",
     "check_http_error",
     "check_implements",
@@ -40,6 +41,13 @@ class ArgumentTypeError(TypeError, ValueError):
 def is_number(value: object) -> TypeGuard[float]:
     """True for an ``int`` or ``float`` that is not a ``bool``."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_flag(value: object, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not ``1``, ``"yes"`` or ``None``)."""
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def check_number(

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_osfoundry._checks import (
     check_count,
+    check_flag,
     check_fraction,
     check_http_error,
     check_number,
@@ -275,8 +276,7 @@ def schedule_offline(
     """
     start = check_number(at, "at")
     length = check_seconds(duration, "duration")
-    if not isinstance(keep_phase, bool):
-        raise TypeError(f"keep_phase must be True or False, got {keep_phase!r}")
+    check_flag(keep_phase, "keep_phase")
     clock.call_at(start, lambda: relay.go_offline(keep_phase=keep_phase))
     clock.call_at(start + length, relay.go_online)
 

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pytest_osfoundry._checks import is_number
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response, json_response
 from pytest_osfoundry.server._request_body import BadJson, parse_body
@@ -164,7 +165,7 @@ def _fields(body: bytes, *, allowed: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _seconds(value: Any, name: str, *, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise _BadBody(f"{name}: must be a number of seconds, got {value!r}")
     seconds = float(value)
     if not math.isfinite(seconds) or seconds < 0:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from pytest_osfoundry._checks import (
+    check_flag,
     check_fraction,
     check_int,
     check_number,
@@ -136,8 +137,7 @@ class SimParams:
         if check_fraction(self.drop_replies, "drop_replies") >= 1:
             raise ValueError(f"drop_replies must be below 1, got {self.drop_replies!r}")
         check_positive_int(self.idempotency_reps, "idempotency_reps")
-        if not isinstance(self.full_stack, bool):
-            raise ValueError(f"full_stack must be True or False, got {self.full_stack!r}")
+        check_flag(self.full_stack, "full_stack")
         if self.protocol not in PROTOCOL_CHOICES:
             raise ValueError(
                 f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {self.protocol!r}"
