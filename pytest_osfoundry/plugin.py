@@ -24,19 +24,35 @@ import pytest
 
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
+from pytest_osfoundry.conformance import _extra
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
-__all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
+__all__ = [
+    *fixtures.__all__,
+    "SUITE_PLUGIN",
+    "pytest_addhooks",
+    "pytest_addoption",
+    "pytest_configure",
+]
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
 
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register the kit's hook, ``pytest_osf_extra_checks`` (where a project's own
+    checks are; :mod:`pytest_osfoundry.conformance._extra`), in every run: a
+    ``conftest.py`` implementing it loads whether or not the suite runs."""
+    pluginmanager.add_hookspecs(_extra)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``--osf-...`` options (pytest's ``osfoundry`` group)."""
+    """Register the ``--osf-...`` options (pytest's ``osfoundry`` group) and the
+    ``osf_extra_checks`` ini option."""
     add_options(parser)
+    _extra.add_ini_option(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
