@@ -66,7 +66,8 @@ __all__ = [
     "osf_world",
 ]
 
-_FIXTURE_ONLY = ("patch_sleep",)
+FIXTURE_ONLY = ("patch_sleep",)
+"""The ``osf`` marker's options that are the fixtures', not ``WorldConfig`` fields."""
 
 
 def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -85,12 +86,12 @@ def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
     """The world's configuration, from the ``osf`` marker (override to set your own)."""
     from pytest_osfoundry.world import WorldConfig
 
-    options = {k: v for k, v in _marker_options(request).items() if k not in _FIXTURE_ONLY}
+    options = {k: v for k, v in _marker_options(request).items() if k not in FIXTURE_ONLY}
     try:
         return WorldConfig.from_kwargs(**options)
     except TypeError as err:
         raise pytest.UsageError(
-            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(_FIXTURE_ONLY)}"
+            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(FIXTURE_ONLY)}"
         ) from None
 
 

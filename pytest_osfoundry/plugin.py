@@ -24,6 +24,7 @@ import pytest
 
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
+from pytest_osfoundry._marker import osf_marker_help
 from pytest_osfoundry.conformance import _extra
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
@@ -38,7 +39,6 @@ __all__ = [
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
-
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -61,13 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
     The suite's level markers are registered in every run: importing a check module
     (``all_checks()``, a rule book generator) applies them whether or not the suite runs.
     """
-    config.addinivalue_line(
-        "markers",
-        "osf(**options): configure the osf_ fixtures (any WorldConfig field: seed, interval, "
-        "control_poll, stop_latency, sessions, graph, outbox, lose_completions, "
-        "drop_replies, offline, "
-        "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep)",
-    )
+    config.addinivalue_line("markers", osf_marker_help(fixtures.FIXTURE_ONLY))
     config.addinivalue_line(
         "markers", "documented: an osfoundry conformance check of documented behaviour"
     )

@@ -52,7 +52,8 @@ class Roles:
 
     # ------------------------------------------------------------------ credentials
     def need(self, name: str) -> str:
-        """The credential ``name`` (a :class:`Credentials` field); skip the check without it."""
+        """The credential ``name`` (a field of
+        :class:`~pytest_osfoundry.conformance._target.Credentials`); skip the check without it."""
         value = getattr(self._target.creds, name)
         if not value:
             flag = _OPTION_OF[name]
