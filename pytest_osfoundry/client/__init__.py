@@ -6,13 +6,16 @@
 * :class:`Transport` and its implementations: :class:`DirectTransport` (in-process),
   :class:`HttpxTransport` (a socket or a respx mount), :class:`RecordingTransport`
   (keeps every :class:`Exchange`, tokens masked).
+  :class:`BoundedClient` is the httpx client with one deadline per exchange.
 * The errors, all under :class:`OsfClientError`.
+* What the conformance suite shares with the kit (no value it asserts): the
+  decoder of answers, :class:`ToolReply` and :func:`decode_answer`; the SSE parser
+  :func:`parse_sse`; the masking functions :func:`mask_token` and :func:`mask_url`.
 
-Tokens never appear in any ``repr``, error message or rendered exchange. Helpers
-such as the masking functions and the SSE parser live in the private modules
-(``_exchange``, ``_mcp_client``, ``_transport``) for the kit's own use.
+Tokens never appear in any ``repr``, error message or rendered exchange.
 """
 
+from pytest_osfoundry.client._bounded_http import BoundedClient
 from pytest_osfoundry.client._errors import (
     HttpStatusError,
     JsonRpcError,
@@ -21,9 +24,10 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import Exchange
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
+from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
+from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
 from pytest_osfoundry.client._transport import (
     DeadlineExceeded,
     DirectTransport,
@@ -34,6 +38,7 @@ from pytest_osfoundry.client._transport import (
 )
 
 __all__ = [
+    "BoundedClient",
     "DeadlineExceeded",
     "DirectTransport",
     "Exchange",
@@ -49,5 +54,10 @@ __all__ = [
     "ReplyLost",
     "ResponseTooLarge",
     "ToolError",
+    "ToolReply",
     "Transport",
+    "decode_answer",
+    "mask_token",
+    "mask_url",
+    "parse_sse",
 ]

@@ -29,7 +29,21 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_osfoundry import __version__
-from pytest_osfoundry._vocabulary import LEGACY_VERSIONS, MODERN_VERSIONS
+from pytest_osfoundry._mcp_vocabulary import (
+    INVALID_PARAMS,
+    LEGACY_VERSIONS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    METHOD_NOT_FOUND,
+    MODERN_ONLY_CODES,
+    MODERN_VERSION,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_ID_HEADER,
+    UNSUPPORTED_VERSION,
+)
 from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import (
@@ -62,16 +76,10 @@ CLIENT_NAME = "pytest-osfoundry"
 SUPPORTED_PROTOCOL_VERSIONS = frozenset(LEGACY_VERSIONS)
 """Legacy revisions the client accepts from the server at ``initialize`` (SPEC R1)."""
 LEGACY_PROTOCOL_VERSIONS = LEGACY_VERSIONS
-MODERN_PROTOCOL_VERSION = MODERN_VERSIONS[0]
+MODERN_PROTOCOL_VERSION = MODERN_VERSION
 PROTOCOL_CHOICES = ("auto", MODERN_PROTOCOL_VERSION, *LEGACY_PROTOCOL_VERSIONS)
 """What ``protocol=`` accepts: ``auto`` or one pinned revision."""
 
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-_META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-#: JSON-RPC codes only a modern server sends (HeaderMismatch, MissingRequiredClient
-#: Capability, UnsupportedProtocolVersion).
-_MODERN_CODES = frozenset({-32020, -32021, -32022})
 
 _eras: dict[str, str] = {}  # origin -> "modern" | "legacy"
 _eras_lock = threading.Lock()
@@ -119,9 +127,9 @@ def is_modern_error(status: int, body: bytes) -> bool:
     if not isinstance(code, int):
         return False
     return (
-        code in _MODERN_CODES
-        or (status == 400 and code == -32602)
-        or (status == 404 and code == -32601)
+        code in MODERN_ONLY_CODES
+        or (status == 400 and code == INVALID_PARAMS)
+        or (status == 404 and code == METHOD_NOT_FOUND)
     )
 
 
@@ -228,7 +236,7 @@ class McpClient:
         token: str | None = None,
         *,
         protocol: str = "auto",
-        protocol_version: str = "2025-11-25",
+        protocol_version: str = LEGACY_VERSIONS[0],
         auto_initialize: bool = True,
         era_cache: dict[str, str] | None = None,
     ) -> None:
@@ -262,9 +270,9 @@ class McpClient:
         self._headers = FixedHeaders({})
         self._modern_headers: dict[tuple[str, str | None], FixedHeaders] = {}
         self._meta: dict[str, Any] = {
-            _META_VERSION: MODERN_PROTOCOL_VERSION,
-            _META_CAPABILITIES: {},
-            _META_CLIENT_INFO: {"name": CLIENT_NAME, "version": __version__},
+            META_VERSION: MODERN_PROTOCOL_VERSION,
+            META_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": CLIENT_NAME, "version": __version__},
         }
         if self.era == "modern":
             self.negotiated_version = MODERN_PROTOCOL_VERSION
@@ -292,11 +300,11 @@ class McpClient:
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
         self._modern_headers = {}
-        self._modern_base = dict(headers, **{"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION})
+        self._modern_base = dict(headers, **{PROTOCOL_VERSION_HEADER: MODERN_PROTOCOL_VERSION})
         if self.negotiated_version is not None and self.era != "modern":
-            headers["MCP-Protocol-Version"] = self.negotiated_version
+            headers[PROTOCOL_VERSION_HEADER] = self.negotiated_version
         if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
+            headers[SESSION_ID_HEADER] = self.session_id
         self._headers = FixedHeaders(headers)
 
     def request_headers(self, method: str | None = None, name: str | None = None) -> dict[str, str]:
@@ -313,9 +321,9 @@ class McpClient:
         key = (method, name)
         headers = self._modern_headers.get(key)
         if headers is None:  # kept per (method, name): the same headers every call
-            written = dict(self._modern_base, **{"Mcp-Method": method})
+            written = dict(self._modern_base, **{MCP_METHOD_HEADER: method})
             if name is not None:
-                written["Mcp-Name"] = mcp_header_value(name)
+                written[MCP_NAME_HEADER] = mcp_header_value(name)
             if len(self._modern_headers) >= 64:
                 self._modern_headers.clear()
             headers = self._modern_headers[key] = FixedHeaders(written)
@@ -474,7 +482,7 @@ class McpClient:
             if not is_modern_error(reply.status, reply.body):
                 return self._settle_legacy()
             error = json.loads(reply.body)["error"]
-            if error["code"] != -32022:
+            if error["code"] != UNSUPPORTED_VERSION:
                 return "modern"
             data = error.get("data")
             supported = data.get("supported") if isinstance(data, dict) else None
@@ -635,7 +643,7 @@ class McpClient:
                 f"server chose protocol version {version!r}; "
                 f"supported: {', '.join(sorted(SUPPORTED_PROTOCOL_VERSIONS))}"
             )
-        session = _header(reply.headers, "mcp-session-id")
+        session = _header(reply.headers, SESSION_ID_HEADER.lower())
         if session is not None and (
             not session or not all("\x21" <= ch <= "\x7e" for ch in session)
         ):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_osfoundry import SPEC_REVISION, __version__
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.client._tool_result import ToolReply
+    from pytest_osfoundry.client import ToolReply
     from pytest_osfoundry.conformance._expect import CheckFailure
     from pytest_osfoundry.conformance._extra import ExtraRule, Level
     from pytest_osfoundry.conformance._harness import Conformance
@@ -44,7 +44,7 @@ _LAZY: dict[str, str] = {
     "Conformance": "pytest_osfoundry.conformance._harness",
     "ExtraRule": "pytest_osfoundry.conformance._extra",
     "Level": "pytest_osfoundry.conformance._extra",
-    "ToolReply": "pytest_osfoundry.client._tool_result",
+    "ToolReply": "pytest_osfoundry.client",
     "check": "pytest_osfoundry.conformance._registry",
 }
 

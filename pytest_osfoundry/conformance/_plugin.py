@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._baseline import (
     Baseline,
     BaselineError,

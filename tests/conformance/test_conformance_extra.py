@@ -119,7 +119,7 @@ def test_the_example_uses_only_the_public_api() -> None:
 
 
 def test_the_public_names_are_the_private_ones() -> None:
-    from pytest_osfoundry.client._tool_result import ToolReply
+    from pytest_osfoundry.client import ToolReply
     from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 
     assert public.check is check and public.ExtraRule is ExtraRule
