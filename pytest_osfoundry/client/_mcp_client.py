@@ -94,8 +94,9 @@ class McpClient(EraNegotiation, ToolCalls):
       sends bare legacy requests.
 
     JSON-RPC ids are consecutive integers starting at 1. Results and errors:
-    :meth:`rpc` returns ``result``; a non-2xx reply raises :class:`HttpStatusError`,
-    an error object :class:`JsonRpcError`, anything malformed
+    :meth:`rpc` returns ``result``; a non-2xx reply raises
+    :class:`~pytest_osfoundry.client._errors.HttpStatusError`, an error object
+    :class:`~pytest_osfoundry.client._errors.JsonRpcError`, anything malformed
     :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
     """
 

@@ -5,7 +5,8 @@ turns tool calls into JSON-RPC requests and reads their results strictly: a resu
 with ``isError: true`` raises :class:`~pytest_osfoundry.client._errors.ToolError`
 (its message is ``content[0].text``, SPEC R3), anything malformed
 :class:`~pytest_osfoundry.client._errors.ProtocolViolation`. It sends through the
-client's :meth:`rpc` / :meth:`rpc_raw` (:class:`_Rpc`).
+client's :meth:`~pytest_osfoundry.client.McpClient.rpc` and
+:meth:`~pytest_osfoundry.client.McpClient.rpc_raw` (:class:`_Rpc`).
 """
 
 from __future__ import annotations
