@@ -1,6 +1,7 @@
 """What talks to a server: transports, the MCP client and the relay client.
 
-* :class:`McpClient` — an agent's MCP connection (Streamable HTTP).
+* :class:`McpClient` — an agent's MCP connection (Streamable HTTP); clients given
+  one :class:`EraCache` share the MCP era they found per origin.
 * :class:`RelayClient` — the desktop's side of the relay API; :class:`RelayApiClient`
   is what the fake relay needs of one.
 * :class:`Transport` and its implementations: :class:`DirectTransport` (in-process),
@@ -25,7 +26,7 @@ from pytest_osfoundry.client._errors import (
     ToolError,
 )
 from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
-from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
+from pytest_osfoundry.client._mcp_client import EraCache, McpClient, parse_sse
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
 from pytest_osfoundry.client._transport import (
@@ -41,6 +42,7 @@ __all__ = [
     "BoundedClient",
     "DeadlineExceeded",
     "DirectTransport",
+    "EraCache",
     "Exchange",
     "HttpStatusError",
     "HttpxTransport",
