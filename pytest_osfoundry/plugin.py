@@ -17,6 +17,7 @@ Otherwise the suite is neither imported nor consulted.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -39,6 +40,8 @@ __all__ = [
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
+#: The module of the suite's hooks.
+SUITE_MODULE = "pytest_osfoundry.conformance._plugin"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -71,10 +74,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     # Settings validates every --osf- option (a malformed one is a usage error either way).
     if Settings.from_config(config).active or _names_the_suite(config, config.args):
-        from pytest_osfoundry.conformance import _plugin
+        # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
+        # _plugin`` would take the package's attribute, which outlives a pytester
+        # in-process run's sys.modules and would pair a stale plugin with fresh checks.
+        suite = importlib.import_module(SUITE_MODULE)
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
-        config.pluginmanager.register(_plugin, SUITE_PLUGIN)
+        config.pluginmanager.register(suite, SUITE_PLUGIN)
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:
