@@ -22,6 +22,7 @@ import builtins
 import importlib
 import inspect
 import itertools
+import os
 import re
 import tokenize
 from collections.abc import Iterator
@@ -207,9 +208,10 @@ def _lookup(obj: object, rest: list[str]) -> bool:
 
 def _repository_file_names() -> set[str]:
     names: set[str] = set()
-    for path in ROOT.rglob("*"):
-        if not _SKIPPED_DIRS.intersection(path.relative_to(ROOT).parts):
-            names.add(path.name)
+    for _folder, folders, files in os.walk(ROOT):
+        folders[:] = [f for f in folders if f not in _SKIPPED_DIRS]
+        names.update(folders)
+        names.update(files)
     return names
 
 
