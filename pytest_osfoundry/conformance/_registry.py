@@ -40,6 +40,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "AREAS",
+    "OPT_INS",
     "RULES",
     "RULES_FILE",
     "SPEC_FILE",
@@ -205,6 +206,9 @@ class CheckInfo:
         }
 
 
+OPT_INS: tuple[str, ...] = ("--osf-timing",)
+"""The options a check may be opt-in to (the suite's plugin deselects it without them)."""
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 _counter = [0]
 
@@ -247,6 +251,11 @@ def check(
         )
     if not asserts.strip():
         raise ValueError(f"check {check_id}: say in one sentence what it asserts")
+    if opt_in is not None and opt_in not in OPT_INS:
+        raise ValueError(
+            f"check {check_id}: opt_in {opt_in!r} is not an option the suite honours "
+            f"({', '.join(OPT_INS)})"
+        )
     if is_extra_rule_id(match["rule"]):
         if rule is None:
             raise ValueError(f"check {check_id}: an X- check needs rule=ExtraRule(...) prose")

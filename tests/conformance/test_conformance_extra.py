@@ -180,6 +180,17 @@ def test_extra_rule_refuses_bad_prose(rule_id: str, changes: dict[str, str], mes
         _rule(rule_id, **changes)
 
 
+def test_an_opt_in_must_be_an_option_the_suite_honours() -> None:
+    with pytest.raises(ValueError, match="opt_in '--team-slow' is not an option"):
+        check("X-TEAM4-slow", "It asserts.", rule=_rule("X-TEAM4"), opt_in="--team-slow")
+
+    @check("X-TEAM4-timed", "It asserts.", rule=_rule("X-TEAM4"), opt_in="--osf-timing")
+    def fn(osf_conf: object) -> None: ...
+
+    info = check_info(fn)
+    assert info is not None and info.opt_in == "--osf-timing"
+
+
 def test_one_extra_rule_id_has_one_prose() -> None:
     check("X-TEAM3-one", "It asserts.", rule=_rule("X-TEAM3"))
     check("X-TEAM3-two", "It asserts.", rule=_rule("X-TEAM3"))  # equal prose: the same rule
