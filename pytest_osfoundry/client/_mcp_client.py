@@ -275,7 +275,7 @@ class McpClient(EraNegotiation, ToolCalls):
         once and the request re-sent.
         """
         reply = self.rpc_raw(method, params)
-        if self._contradicted(reply):
+        if self._era_from_cache and self._contradicted(reply):
             reply = self.rpc_raw(method, params)
         return self._read_result(reply, self._next_id)
 
