@@ -27,11 +27,17 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
+from pytest_osfoundry._cli_types import (
+    bounded_seconds,
+    mcp_path,
+    port,
+    positive_seconds,
+    session_count,
+)
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
-from pytest_osfoundry.relay._cli import positive_seconds, session_count
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._latency import check_latency
+from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 
 __all__ = ["build_parser", "main"]
@@ -211,33 +217,6 @@ def _virtual_clock(
     return admin_door(handler, server, clock, token, desktop), extra
 
 
-def _mcp_path(text: str) -> str:
-    if not text.startswith("/"):
-        raise argparse.ArgumentTypeError(f"must start with '/', like /mcp: {text!r}")
-    return text
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {port}")
-    return port
-
-
-def _latency(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    try:
-        return check_latency(seconds)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``osfoundry-fake`` argument parser (``serve`` and ``relay``)."""
     parser = argparse.ArgumentParser(
@@ -255,14 +234,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--relay also sessions) and serve until SIGINT/SIGTERM.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=_port, default=0, help="port (default 0: a free one)")
+    serve.add_argument("--port", type=port, default=0, help="port (default 0: a free one)")
     serve.add_argument(
-        "--mcp-path", type=_mcp_path, default="/mcp", help="path of the MCP endpoint (default /mcp)"
+        "--mcp-path", type=mcp_path, default="/mcp", help="path of the MCP endpoint (default /mcp)"
     )
     serve.add_argument("--project-id", help="fix the project id (default: random)")
     serve.add_argument(
         "--latency",
-        type=_latency,
+        type=bounded_seconds(MAX_LATENCY),
         default=0.0,
         metavar="SECONDS",
         help="delay every answer by SECONDS (default 0), like a server a round trip away",

@@ -22,8 +22,9 @@ or override the ``osf_config`` fixture. Fixtures:
 * ``osf_make_agent`` / ``osf_make_relay`` — factories for more of them.
 * ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
   strict: other hosts raise), so your own httpx code reaches it.
-* ``osf_httpx2`` — the server as an httpx2 transport (:class:`Httpx2Mount`): what the
-  official MCP Python SDK sends through (``streamable_http_client(url,
+* ``osf_httpx2`` — the server as an httpx2 transport
+  (:class:`~pytest_osfoundry.server.Httpx2Mount`): what the official MCP Python SDK
+  sends through (``streamable_http_client(url,
   http_client=osf_httpx2.async_client(...))``); sync clients too.
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
 
@@ -80,7 +81,8 @@ __all__ = [
     "osf_world",
 ]
 
-_FIXTURE_ONLY = ("patch_sleep", "virtual_loop")
+FIXTURE_ONLY = ("patch_sleep", "virtual_loop")
+"""The ``osf`` marker's options that are the fixtures', not ``WorldConfig`` fields."""
 
 
 def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -99,12 +101,12 @@ def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
     """The world's configuration, from the ``osf`` marker (override to set your own)."""
     from pytest_osfoundry.world import WorldConfig
 
-    options = {k: v for k, v in _marker_options(request).items() if k not in _FIXTURE_ONLY}
+    options = {k: v for k, v in _marker_options(request).items() if k not in FIXTURE_ONLY}
     try:
         return WorldConfig.from_kwargs(**options)
     except TypeError as err:
         raise pytest.UsageError(
-            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(_FIXTURE_ONLY)}"
+            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(FIXTURE_ONLY)}"
         ) from None
 
 

@@ -9,7 +9,8 @@ wrong constant here cannot make the suite agree with a wrong server.
 * the package version and the spec revision it implements;
 * run statuses, and which of them are terminal (SPEC D5, R6);
 * the error messages the spec fixes word for word (D5, D6, D7, D13);
-* the tool names and scopes (D3, R2), and the MCP protocol revisions;
+* the tool names and scopes (D3, R2), and the MCP protocol revisions (R1; defined
+  with the rest of MCP's words in :mod:`pytest_osfoundry._mcp_vocabulary`);
 * the relay API's paths (D10, R9-R11);
 * the bounds of D18 and the one way to cut an error to its bound;
 * the id shapes: command ids are UUIDs (D9, D15), graph session ids ``gs_`` + 32
@@ -26,6 +27,7 @@ from urllib.parse import quote
 
 from pytest_osfoundry._checks import check_count
 from pytest_osfoundry._jslength import js_length
+from pytest_osfoundry._mcp_vocabulary import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
     "ALL_VERSIONS",
@@ -106,12 +108,6 @@ GET_GRAPH_RUN: Final = "get_graph_run"
 CANCEL_GRAPH_RUN: Final = "cancel_graph_run"
 READ_SCOPE: Final = "osfoundry:read"
 RUN_SCOPE: Final = "osfoundry:run"
-#: R1: the modern MCP revision (stateless, no ``initialize``).
-MODERN_VERSIONS: Final = ("2026-07-28",)
-#: R1: the legacy MCP revisions (an ``initialize`` handshake), newest first.
-LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18")
-#: Every MCP revision the kit speaks, newest first.
-ALL_VERSIONS: Final = MODERN_VERSIONS + LEGACY_VERSIONS
 #: R4: what a ticket's ``poll_after_seconds`` says.
 POLL_AFTER_SECONDS: Final = 20
 #: D4/R8: ``list_graph_sessions`` shows at most this many sessions (its default ``limit``).

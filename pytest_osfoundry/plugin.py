@@ -17,6 +17,7 @@ Otherwise the suite is neither imported nor consulted.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,12 +25,15 @@ import pytest
 
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
+from pytest_osfoundry._marker import osf_marker_help
+from pytest_osfoundry.conformance import _extra
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
 __all__ = [
     *fixtures.__all__,
     "SUITE_PLUGIN",
+    "pytest_addhooks",
     "pytest_addoption",
     "pytest_configure",
     "pytest_pyfunc_call",
@@ -37,11 +41,22 @@ __all__ = [
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
+#: The module of the suite's hooks.
+SUITE_MODULE = "pytest_osfoundry.conformance._plugin"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register the kit's hook, ``pytest_osf_extra_checks`` (where a project's own
+    checks are; :mod:`pytest_osfoundry.conformance._extra`), in every run: a
+    ``conftest.py`` implementing it loads whether or not the suite runs."""
+    pluginmanager.add_hookspecs(_extra)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``--osf-...`` options (pytest's ``osfoundry`` group)."""
+    """Register the ``--osf-...`` options (pytest's ``osfoundry`` group) and the
+    ``osf_extra_checks`` ini option."""
     add_options(parser)
+    _extra.add_ini_option(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,14 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     The suite's level markers are registered in every run: importing a check module
     (``all_checks()``, a rule book generator) applies them whether or not the suite runs.
     """
-    config.addinivalue_line(
-        "markers",
-        "osf(**options): configure the osf_ fixtures (any WorldConfig field: seed, interval, "
-        "control_poll, stop_latency, sessions, graph, outbox, lose_completions, "
-        "drop_replies, offline, "
-        "server_errors, start_relay, relay_phase, base_url, strategy, retry; and patch_sleep, "
-        "virtual_loop: run an async def test on the virtual clock)",
-    )
+    config.addinivalue_line("markers", osf_marker_help(fixtures.FIXTURE_ONLY))
     config.addinivalue_line(
         "markers", "documented: an osfoundry conformance check of documented behaviour"
     )
@@ -67,10 +75,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     # Settings validates every --osf- option (a malformed one is a usage error either way).
     if Settings.from_config(config).active or _names_the_suite(config, config.args):
-        from pytest_osfoundry.conformance import _plugin
+        # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
+        # _plugin`` would take the package's attribute, which outlives a pytester
+        # in-process run's sys.modules and would pair a stale plugin with fresh checks.
+        suite = importlib.import_module(SUITE_MODULE)
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
-        config.pluginmanager.register(_plugin, SUITE_PLUGIN)
+        config.pluginmanager.register(suite, SUITE_PLUGIN)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client import McpClient
 from pytest_osfoundry.conformance._expected import (
     PROJECT_NOT_FOUND,
     QUEUED,

@@ -11,8 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
-from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.client import HttpStatusError, OsfClientError, ToolReply
 from pytest_osfoundry.conformance._expected import (
     COMPLETED,
     KEY_CONFLICT,

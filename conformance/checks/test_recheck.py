@@ -18,7 +18,7 @@ from pytest_osfoundry.conformance._expected import CANCELLED, NO_LONGER_SHARED
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._sessions import RENAMED
-from pytest_osfoundry.relay._bounded import bounded_completion
+from pytest_osfoundry.relay import bounded_completion
 
 
 def _delivered(

@@ -15,19 +15,22 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client import OsfClientError
 from pytest_osfoundry.conformance._eras import need_legacy
 from pytest_osfoundry.conformance._expected import (
     INVALID_PARAMS,
     KEY_MAX,
     KEY_MIN,
+    LEGACY_REVISIONS,
     LIST_MAX_LIMIT,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    PROTOCOL_VERSION_HEADER,
     READ_SCOPE,
     RUN_DESCRIPTION,
     RUN_NOT_FOUND,
     RUN_SCOPE,
+    SESSION_ID_HEADER,
     STARTED_BY_THIS_AGENT,
     TOOLS,
 )
@@ -342,7 +345,7 @@ def check_notification_202(osf_conf: Conformance) -> None:
         "id": 1,
         "method": "initialize",
         "params": {
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": LEGACY_REVISIONS[0],
             "capabilities": {},
             "clientInfo": {"name": "pytest-osfoundry-conformance", "version": "1"},
         },
@@ -351,10 +354,10 @@ def check_notification_202(osf_conf: Conformance) -> None:
     c.expect(200 <= reply.status < 300, f"initialize answered HTTP {reply.status}")
     out = decode_reply(reply)
     version = (out.result or {}).get("protocolVersion") if out.kind == "result" else None
-    headers = {"MCP-Protocol-Version": str(version or "2025-11-25")}
-    session = {k.lower(): v for k, v in reply.headers.items()}.get("mcp-session-id")
+    headers = {PROTOCOL_VERSION_HEADER: str(version or LEGACY_REVISIONS[0])}
+    session = {k.lower(): v for k, v in reply.headers.items()}.get(SESSION_ID_HEADER.lower())
     if session:
-        headers["Mcp-Session-Id"] = session
+        headers[SESSION_ID_HEADER] = session
     ack = _post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
     c.wire.decisive()
     c.expect.equal(ack.status, 202, "HTTP status of notifications/initialized")
@@ -412,7 +415,7 @@ def check_bad_protocol_version(osf_conf: Conformance) -> None:
     legacy = need_legacy(osf_conf.target).legacy[0]  # a legacy-era check
     c = osf_conf
     client = c.wire.initialized(c.roles.mcp(None, protocol=legacy))
-    headers = {**client.request_headers(), "MCP-Protocol-Version": "1999-01-01"}
+    headers = {**client.request_headers(), PROTOCOL_VERSION_HEADER: "1999-01-01"}
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}
     ).encode()

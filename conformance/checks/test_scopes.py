@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.client import ToolReply
 from pytest_osfoundry.conformance._challenge import challenge_params
 from pytest_osfoundry.conformance._expect import short
 from pytest_osfoundry.conformance._expected import (

@@ -19,6 +19,18 @@ from pytest_osfoundry.conformance._eras import (
     need_revision,
     served_revisions,
 )
+from pytest_osfoundry.conformance._expected import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    LEGACY_REVISIONS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    META_CAPABILITIES,
+    META_SERVER_INFO,
+    META_VERSION,
+    PROTOCOL_VERSION_HEADER,
+    UNSUPPORTED_VERSION,
+)
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._wire import decode_reply
@@ -119,10 +131,10 @@ def check_modern_discover(osf_conf: Conformance) -> None:
         isinstance(caps, dict) and isinstance(caps.get("tools"), dict),
         f"capabilities should declare tools, got {caps!r}",
     )
-    info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+    info = (result.get("_meta") or {}).get(META_SERVER_INFO)
     c.expect(
         isinstance(info, dict) and isinstance(info.get("name"), str),
-        f"_meta should carry io.modelcontextprotocol/serverInfo with a name, got {info!r}",
+        f"_meta should carry {META_SERVER_INFO} with a name, got {info!r}",
     )
     c.expect.note(f"supportedVersions {versions}")
 
@@ -136,11 +148,11 @@ def check_modern_discover(osf_conf: Conformance) -> None:
 def check_modern_meta_required(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
-    caps: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {}}
-    version: dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": MODERN}
+    caps: dict[str, Any] = {META_CAPABILITIES: {}}
+    version: dict[str, Any] = {META_VERSION: MODERN}
     for meta, what in ((None, "no _meta"), (caps, "no protocol version"), (version, "no caps")):
         reply, message, rid = _modern(c, "tools/list", meta=meta)
-        _expect_refusal(c, reply, message, rid, -32602, f"tools/list with {what}")
+        _expect_refusal(c, reply, message, rid, INVALID_PARAMS, f"tools/list with {what}")
     reply, message, _ = _modern(c, "tools/list", meta={**caps, **version})
     c.expect(
         reply.status == 200 and _result(message) is not None,
@@ -157,13 +169,13 @@ def check_modern_unsupported_version(osf_conf: Conformance) -> None:
     c = osf_conf
     found = need_revision(c.target, MODERN)
     meta = {
-        "io.modelcontextprotocol/protocolVersion": UNKNOWN_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        META_VERSION: UNKNOWN_VERSION,
+        META_CAPABILITIES: {},
     }
     reply, message, rid = _modern(
-        c, "tools/list", meta=meta, headers={"MCP-Protocol-Version": UNKNOWN_VERSION}
+        c, "tools/list", meta=meta, headers={PROTOCOL_VERSION_HEADER: UNKNOWN_VERSION}
     )
-    _expect_refusal(c, reply, message, rid, -32022, f"version {UNKNOWN_VERSION}")
+    _expect_refusal(c, reply, message, rid, UNSUPPORTED_VERSION, f"version {UNKNOWN_VERSION}")
     data = _error(message).get("data")
     supported = data.get("supported") if isinstance(data, dict) else None
     c.expect(
@@ -187,8 +199,8 @@ def check_modern_method_header(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
     for value, what in ((None, "no Mcp-Method"), ("prompts/list", "Mcp-Method prompts/list")):
-        reply, message, rid = _modern(c, "tools/list", headers={"Mcp-Method": value})
-        _expect_refusal(c, reply, message, rid, -32020, f"tools/list with {what}")
+        reply, message, rid = _modern(c, "tools/list", headers={MCP_METHOD_HEADER: value})
+        _expect_refusal(c, reply, message, rid, HEADER_MISMATCH, f"tools/list with {what}")
 
 
 @check(
@@ -203,9 +215,11 @@ def check_modern_name_header(osf_conf: Conformance) -> None:
     params = {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
     for value, what in ((None, "no Mcp-Name"), ("cancel_graph_run", "Mcp-Name cancel_graph_run")):
         reply, message, rid = _modern(
-            c, "tools/call", params, headers={"Mcp-Name": value}, token=token
+            c, "tools/call", params, headers={MCP_NAME_HEADER: value}, token=token
         )
-        _expect_refusal(c, reply, message, rid, -32020, f"tools/call get_graph_run with {what}")
+        _expect_refusal(
+            c, reply, message, rid, HEADER_MISMATCH, f"tools/call get_graph_run with {what}"
+        )
 
 
 @check(
@@ -303,8 +317,8 @@ def _legacy_initialize(revision: str) -> Any:
     )(check_legacy_initialize)
 
 
-check_initialize_2025_11_25 = _legacy_initialize("2025-11-25")
-check_initialize_2025_06_18 = _legacy_initialize("2025-06-18")
+check_initialize_2025_11_25 = _legacy_initialize(LEGACY_REVISIONS[0])
+check_initialize_2025_06_18 = _legacy_initialize(LEGACY_REVISIONS[1])
 
 
 # ---------------------------------------------------------------------- every revision

@@ -160,7 +160,7 @@ class _DeadlineTransport(httpx.HTTPTransport):
         super().__init__(**kwargs)
         self.deadline = deadline
         # httpx builds its pool without a backend parameter; httpcore reads this
-        # attribute for every new connection. tests/client/test_hostile.py fails
+        # attribute for every new connection. tests/hostile/test_hostile_client.py fails
         # (a drip of headers hangs) if a later httpx stops honouring it.
         pool = self._pool
         if isinstance(pool, httpcore.ConnectionPool):

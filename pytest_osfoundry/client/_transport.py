@@ -143,7 +143,7 @@ class HttpxTransport:
 
     * in time: ``timeout`` seconds for the whole exchange (connect, headers and
       body; default: the client's ``deadline`` when it is a
-      :class:`~pytest_osfoundry.client.BoundedClient`, else 10 s). Over real
+      :class:`~pytest_osfoundry.client._bounded_http.BoundedClient`, else 10 s). Over real
       sockets each read is cut off at the deadline only when the client is a
       ``BoundedClient`` (the one made here is); with any other client the deadline is
       checked between reads.

@@ -12,8 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.client import McpClient, ToolReply
 from pytest_osfoundry.conformance._desktop import Desktop
 from pytest_osfoundry.conformance._expect import Expect, short
 from pytest_osfoundry.conformance._expected import SESSION_NOT_FOUND

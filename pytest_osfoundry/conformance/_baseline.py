@@ -16,14 +16,13 @@ writes the checks failing now in this format.
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Baseline", "BaselineError", "decode_baseline", "read_baseline", "write_baseline"]
+from pytest_osfoundry.conformance._checkids import is_check_id
 
-_ID = re.compile(r"[DR]\d{1,2}-[a-z0-9]+(?:-[a-z0-9]+)*")
+__all__ = ["Baseline", "BaselineError", "decode_baseline", "read_baseline", "write_baseline"]
 
 
 class BaselineError(ValueError):
@@ -52,9 +51,10 @@ def parse_baseline(text: str, path: str = "<baseline>") -> Baseline:
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
-        if _ID.fullmatch(entry) is None:
+        if not is_check_id(entry):
             raise BaselineError(
-                f"{path}:{number}: {entry!r} is not a check id (like D6-get-other-agent); "
+                f"{path}:{number}: {entry!r} is not a check id "
+                "(like D6-get-other-agent or X-ACME-rate-limit); "
                 "put comments after '#'"
             )
         if entry not in ids:

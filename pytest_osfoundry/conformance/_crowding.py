@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from pytest_osfoundry.client._transport import ConnectionLost
+from pytest_osfoundry.client import ConnectionLost
 
 __all__ = ["MARK", "InFlight", "amend", "connection_failure", "hint", "summary_line"]
 

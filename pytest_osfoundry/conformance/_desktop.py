@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance._expect import Expect, short
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX, RUNNING
 from pytest_osfoundry.conformance._roles import Roles

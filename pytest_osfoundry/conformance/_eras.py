@@ -22,14 +22,17 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._mcp_client import (
-    CLIENT_NAME,
-    LEGACY_PROTOCOL_VERSIONS,
-    MODERN_PROTOCOL_VERSION,
-    McpClient,
+from pytest_osfoundry.client import HttpxTransport, McpClient, OsfClientError
+from pytest_osfoundry.conformance._expected import (
+    LEGACY_REVISIONS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    MODERN_REVISION,
+    PROTOCOL_VERSION_HEADER,
 )
-from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.conformance._target import Target
 
 __all__ = [
@@ -46,7 +49,9 @@ __all__ = [
     "settled_revision",
 ]
 
-MODERN = MODERN_PROTOCOL_VERSION
+MODERN = MODERN_REVISION
+CLIENT_NAME = "pytest-osfoundry"
+"""The ``clientInfo.name`` of the suite's own modern requests."""
 NOT_SERVED = "not applicable: "
 """How the skip reason of a check about a revision the target does not serve begins:
 such a check does not apply, so even ``--osf-strict`` does not count it as a failure."""
@@ -85,7 +90,7 @@ class Revisions:
 
     @property
     def legacy(self) -> tuple[str, ...]:
-        return tuple(v for v in self.served if v in LEGACY_PROTOCOL_VERSIONS)
+        return tuple(v for v in self.served if v in LEGACY_REVISIONS)
 
 
 def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
@@ -93,11 +98,11 @@ def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[s
     headers = {
         "Content-Type": "application/json",
         "Accept": _ACCEPT,
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
+        PROTOCOL_VERSION_HEADER: MODERN,
+        MCP_METHOD_HEADER: method,
     }
     if name is not None:
-        headers["Mcp-Name"] = name
+        headers[MCP_NAME_HEADER] = name
     headers.update(extra)
     return headers
 
@@ -110,9 +115,9 @@ def modern_body(
     body = dict(params or {})
     if meta is ...:
         meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": CLIENT_NAME, "version": "1"},
+            META_VERSION: MODERN,
+            META_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": CLIENT_NAME, "version": "1"},
         }
     if meta is not None:
         body["_meta"] = meta
@@ -147,7 +152,7 @@ def _find(target: Target) -> Revisions:
         discover = result
     modern = discover is not None or _modern_list_works(target)
     answers: dict[str, str | None] = {}
-    for offered in LEGACY_PROTOCOL_VERSIONS:
+    for offered in LEGACY_REVISIONS:
         init = {
             "jsonrpc": "2.0",
             "id": target.next_rpc_id(),
@@ -169,7 +174,7 @@ def _find(target: Target) -> Revisions:
     if discover is not None:
         listed = discover.get("supportedVersions")
         names = listed if isinstance(listed, list) else []
-        served = [MODERN] + [v for v in LEGACY_PROTOCOL_VERSIONS if v in names]
+        served = [MODERN] + [v for v in LEGACY_REVISIONS if v in names]
     else:
         served = [MODERN] if modern else []
         served += [v for v, answered in answers.items() if answered == v]
@@ -209,7 +214,8 @@ def domain_protocol(target: Target, choice: str) -> str:
             era = client.connect()
         except OsfClientError:
             era = "modern"  # neither era answered: the checks will say what went wrong
-        settled = MODERN if era == "modern" else str(client.negotiated_version or "2025-11-25")
+        newest_legacy = LEGACY_REVISIONS[0]
+        settled = MODERN if era == "modern" else str(client.negotiated_version or newest_legacy)
         _remember(_settled, target, settled)
     return settled
 

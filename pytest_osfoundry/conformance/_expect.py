@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from pytest_osfoundry._ids import parse_rfc3339
-from pytest_osfoundry.client._exchange import mask_token
-from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.client import ToolReply, mask_token
 from pytest_osfoundry.conformance._expected import INVALID_PARAMS
 
 __all__ = ["CheckFailure", "Expect", "is_utc_timestamp", "short"]

@@ -104,6 +104,22 @@ READ_SCOPE: Final = "osfoundry:read"
 PARSE_ERROR: Final = -32700
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
+HEADER_MISMATCH: Final = -32020
+"""R1, MCP 2026-07-28 HeaderMismatch: a header disagrees with the body."""
+UNSUPPORTED_VERSION: Final = -32022
+"""R1, MCP 2026-07-28 UnsupportedProtocolVersion (``data.supported``, ``data.requested``)."""
+MODERN_REVISION: Final = "2026-07-28"
+"""R1: the stateless MCP revision (no ``initialize``; the envelope in ``_meta`` and headers)."""
+LEGACY_REVISIONS: Final = ("2025-11-25", "2025-06-18")
+"""R1: the MCP revisions with an ``initialize`` handshake, newest first."""
+PROTOCOL_VERSION_HEADER: Final = "MCP-Protocol-Version"
+SESSION_ID_HEADER: Final = "Mcp-Session-Id"
+MCP_METHOD_HEADER: Final = "Mcp-Method"
+MCP_NAME_HEADER: Final = "Mcp-Name"
+META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 """R2: the protected-resource metadata path (RFC 9728)."""
 INSUFFICIENT_SCOPE: Final = "insufficient_scope"

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_osfoundry.client._exchange import Exchange
+from pytest_osfoundry.client import Exchange
 from pytest_osfoundry.conformance._agent import Agent
 from pytest_osfoundry.conformance._desktop import Desktop
 from pytest_osfoundry.conformance._expect import CheckFailure, Expect

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pytest_osfoundry.client._transport import DeadlineExceeded, Transport
+from pytest_osfoundry.client import DeadlineExceeded, Transport
 from pytest_osfoundry.http import Response
 
 __all__ = ["STREAK", "Liveness", "liveness_of", "stop_if_gone", "watch"]

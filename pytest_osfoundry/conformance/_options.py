@@ -16,10 +16,12 @@ from typing import Any, Literal
 
 import pytest
 
+from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
+
 __all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
 
 Kind = Literal["text", "flag", "int", "level", "protocol"]
-PROTOCOLS = ("auto", "2026-07-28", "2025-11-25", "2025-06-18")
+PROTOCOLS = ("auto", MODERN_REVISION, *LEGACY_REVISIONS)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._baseline import (
     Baseline,
     BaselineError,
@@ -45,6 +45,7 @@ from pytest_osfoundry.conformance._baseline import (
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._crowding import summary_line
 from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
+from pytest_osfoundry.conformance._extra import extra_check_paths
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._layout import check_module_name, checks_dir, rulebook_dir
 from pytest_osfoundry.conformance._liveness import stop_if_gone
@@ -97,6 +98,8 @@ _SUMMARY = pytest.StashKey[Summary]()
 _WRITTEN = pytest.StashKey[list[str]]()
 _CONF = pytest.StashKey[Conformance]()
 _PREFLIGHT_FAILED = pytest.StashKey[bool]()
+_COLLECTED = pytest.StashKey[set[str]]()
+"""The ids of the checks collected in this process (extra checks included)."""
 _SETTLED = pytest.StashKey[set[str]]()
 """The revisions ``--osf-protocol auto`` settled on in the run (this process's target,
 noted when its fixture ends, and every xdist worker's)."""
@@ -147,7 +150,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(mask_token(str(err), settings.secrets())) from None
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
-        config.args[:] = [str(CHECKS_DIR)]
+        # No test paths: the rule book, then the project's own checks (_extra).
+        config.args[:] = [str(CHECKS_DIR), *map(str, extra_check_paths(config))]
     if settings.osf_concurrency > 1:
         runner = ConcurrentRunner(settings.osf_concurrency, _new_context, _attach_context)
         config.pluginmanager.register(runner, "osfoundry-conformance-concurrent")
@@ -352,6 +356,7 @@ def pytest_collection_modifyitems(
         if info is None:
             keep.append(item)
             continue
+        config.stash.setdefault(_COLLECTED, set()).add(info.check_id)
         if settings.osf_level == "documented" and info.level != "documented":
             dropped.append(item)
             continue
@@ -581,11 +586,14 @@ class _ResultsGatherer:
         self.results.add(report)
 
 
-def _known_ids() -> list[str]:
+def _known_ids(config: pytest.Config) -> list[str]:
+    """The rule book's check ids and every check collected here (extra ones too)."""
+    seen: set[str] = config.stash.get(_COLLECTED, set())
+    collected = sorted(seen)
     try:
-        return [c.check_id for c in all_checks()]
+        return [c.check_id for c in all_checks()] + collected
     except Exception:  # pragma: no cover - a broken install; the run shows it anyway
-        return []
+        return collected
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -620,7 +628,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     baseline = config.stash.get(_BASELINE, None)
     if not results.checks and not settings.active:
         return
-    summary = results.summary(baseline, _known_ids() if baseline is not None else ())
+    summary = results.summary(baseline, _known_ids(config) if baseline is not None else ())
     config.stash[_SUMMARY] = summary
     document = report_document(
         results,

@@ -29,17 +29,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from pytest_osfoundry.client._errors import (
+from pytest_osfoundry.client import (
     HttpStatusError,
+    HttpxTransport,
     JsonRpcError,
+    McpClient,
     OsfClientError,
     ProtocolViolation,
     ReplyLost,
+    mask_token,
 )
-from pytest_osfoundry.client._exchange import mask_token
-from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.client._relay_client import RELAY_PREFIX
-from pytest_osfoundry.client._transport import HttpxTransport
+from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._target import Target
 
 __all__ = ["PreflightError", "Role", "preflight", "roles_of"]

@@ -16,15 +16,21 @@ prose lives in the data file ``rules.toml`` beside this module, not in Python.
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
+from pytest_osfoundry.conformance._checkids import (
+    BOOK_RULE_ID,
+    CHECK_ID,
+    is_extra_rule_id,
+    rule_of,
+)
+from pytest_osfoundry.conformance._extra import ExtraRule, Level, register_rule
 from pytest_osfoundry.conformance._layout import check_modules, read_rulebook_file
 
 if sys.version_info >= (3, 11):
@@ -34,6 +40,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "AREAS",
+    "OPT_INS",
     "RULES",
     "RULES_FILE",
     "SPEC_FILE",
@@ -50,8 +57,6 @@ __all__ = [
     "rule_of",
 ]
 
-Level = Literal["documented", "reconstructed"]
-
 #: Report areas, in the order the terminal summary and the Markdown table use.
 AREAS: tuple[str, ...] = (
     "schema",
@@ -64,8 +69,6 @@ AREAS: tuple[str, ...] = (
     "truncation",
     "relay API",
 )
-
-_CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,6 @@ SPEC_REFERENCE = "pytest_osfoundry/conformance/rulebook/" + SPEC_FILE
 ``conformance/spec.md``. A check's :attr:`CheckInfo.spec` is this path and the rule's
 anchor, ``...spec.md#d6``."""
 
-_RULE_ID = re.compile(r"[DR]\d{1,2}")
 _REQUIRED = ("title", "spec", "area", "why")
 _OPTIONAL = ("source", "how")
 
@@ -128,7 +130,7 @@ def parse_rules(text: str, where: str = RULES_FILE) -> dict[str, Rule]:
         raise RulesFileError(f"{where}: no [rules.<ID>] tables")
     rules: dict[str, Rule] = {}
     for rule_id, table in tables.items():
-        if not _RULE_ID.fullmatch(rule_id) or not isinstance(table, dict):
+        if not BOOK_RULE_ID.fullmatch(rule_id) or not isinstance(table, dict):
             raise RulesFileError(f"{where}: [rules.{rule_id}] is not a rule id like D6 or R11")
         unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
         if unknown:
@@ -204,10 +206,8 @@ class CheckInfo:
         }
 
 
-def rule_of(check_id: str) -> str:
-    """The rule a check id belongs to: the part before the first ``-``."""
-    return check_id.split("-", 1)[0]
-
+OPT_INS: tuple[str, ...] = ("--osf-timing",)
+"""The options a check may be opt-in to (the suite's plugin deselects it without them)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _counter = [0]
@@ -222,6 +222,7 @@ def check(
     opt_in: str | None = None,
     exclusive: bool = False,
     shared_evidence: bool = False,
+    rule: ExtraRule | None = None,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
 
@@ -232,26 +233,62 @@ def check(
     (see :class:`CheckInfo`). ``shared_evidence`` marks a check that judges what the
     suite found once per process and may send no request itself (see :class:`CheckInfo`).
 
+    A project's own check (``X-ACME-<slug>``, see
+    :mod:`~pytest_osfoundry.conformance._extra`) passes its rule's prose as ``rule``
+    (an :class:`~pytest_osfoundry.conformance._extra.ExtraRule` of the same rule id);
+    its ``spec`` is the rule's, and its level and area default to the rule's.
+
     Raises:
-        ValueError: the id is not ``<RULE>-<slug>`` of a known rule, the sentence is
-            empty, or the area is unknown.
+        ValueError: the id is not ``<RULE>-<slug>`` of a known rule (or of ``rule``),
+            the sentence is empty, the area is unknown, or ``rule`` is given for a
+            rule book id or missing for an ``X-`` one.
     """
-    match = _CHECK_ID.fullmatch(check_id)
-    if match is None or match["rule"] not in RULES:
-        raise ValueError(f"check id {check_id!r} must be '<RULE>-<slug>' of a known rule")
+    match = CHECK_ID.fullmatch(check_id)
+    if match is None:
+        raise ValueError(
+            f"check id {check_id!r} must be '<RULE>-<slug>' of a known rule (D6-..., R11-..., "
+            "or X-NAME-... for a project's own rule)"
+        )
     if not asserts.strip():
         raise ValueError(f"check {check_id}: say in one sentence what it asserts")
-    rule = RULES[match["rule"]]
-    chosen_area = area or rule.area
-    if chosen_area not in AREAS:
-        raise ValueError(f"check {check_id}: unknown area {chosen_area!r}")
+    if opt_in is not None and opt_in not in OPT_INS:
+        raise ValueError(
+            f"check {check_id}: opt_in {opt_in!r} is not an option the suite honours "
+            f"({', '.join(OPT_INS)})"
+        )
+    if is_extra_rule_id(match["rule"]):
+        if rule is None:
+            raise ValueError(f"check {check_id}: an X- check needs rule=ExtraRule(...) prose")
+        if rule.rule_id != match["rule"]:
+            raise ValueError(
+                f"check {check_id}: its rule is {match['rule']}, but rule= is {rule.rule_id}"
+            )
+        rule = register_rule(rule)
+        rule_id, default_level, default_area = rule.rule_id, rule.level, rule.area
+        spec = rule.spec
+        chosen_area = area or default_area
+        if not chosen_area.strip():
+            raise ValueError(f"check {check_id}: the area must be a non-empty text")
+    else:
+        if rule is not None:
+            raise ValueError(
+                f"check {check_id}: rule= is for X- rules; the rule book's prose is in rules.toml"
+            )
+        if match["rule"] not in RULES:
+            raise ValueError(f"check id {check_id!r} must be '<RULE>-<slug>' of a known rule")
+        known = RULES[match["rule"]]
+        rule_id, default_level, default_area = known.rule_id, known.level, known.area
+        spec = f"{SPEC_REFERENCE}#{known.spec.partition('#')[2]}"
+        chosen_area = area or default_area
+        if chosen_area not in AREAS:
+            raise ValueError(f"check {check_id}: unknown area {chosen_area!r}")
     _counter[0] += 1
     info = CheckInfo(
         check_id=check_id,
-        rule=rule.rule_id,
-        level=level or rule.level,
+        rule=rule_id,
+        level=level or default_level,
         area=chosen_area,
-        spec=f"{SPEC_REFERENCE}#{rule.spec.partition('#')[2]}",
+        spec=spec,
         asserts=" ".join(asserts.split()),
         order=_counter[0],
         opt_in=opt_in,
@@ -311,6 +348,9 @@ def find_check(check_id: str) -> Callable[..., None]:
     raise KeyError(f"no check is named {check_id!r}")
 
 
-def sort_key(info: CheckInfo) -> tuple[int, int]:
-    """Report order: by area (:data:`AREAS`), then by definition order."""
-    return (AREAS.index(info.area), info.order)
+def sort_key(info: CheckInfo) -> tuple[int, str, int]:
+    """Report order: by area (:data:`AREAS`, then extra checks' areas by name), then by
+    definition order."""
+    if info.area in AREAS:
+        return (AREAS.index(info.area), "", info.order)
+    return (len(AREAS), info.area, info.order)

@@ -180,11 +180,13 @@ class Results:
             result.exchange = exchange if isinstance(exchange, dict) else None
 
     def ordered(self) -> list[CheckResult]:
-        """Results in report order: by area, then definition order."""
+        """Results in report order: by area (the rule book's, then extra ones by name),
+        then definition order."""
 
-        def key(r: CheckResult) -> tuple[int, int, str]:
-            area = AREAS.index(r.area) if r.area in AREAS else len(AREAS)
-            return (area, r.order, r.check_id)
+        def key(r: CheckResult) -> tuple[int, str, int, str]:
+            if r.area in AREAS:
+                return (AREAS.index(r.area), "", r.order, r.check_id)
+            return (len(AREAS), r.area, r.order, r.check_id)  # extra checks' areas, by name
 
         return sorted(self.checks.values(), key=key)
 

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client import McpClient, RelayClient
 from pytest_osfoundry.conformance._eras import domain_protocol
 from pytest_osfoundry.conformance._sessions import fixed_sessions
 from pytest_osfoundry.conformance._target import Target
@@ -52,7 +51,8 @@ class Roles:
 
     # ------------------------------------------------------------------ credentials
     def need(self, name: str) -> str:
-        """The credential ``name`` (a :class:`Credentials` field); skip the check without it."""
+        """The credential ``name`` (a field of
+        :class:`~pytest_osfoundry.conformance._target.Credentials`); skip the check without it."""
         value = getattr(self._target.creds, name)
         if not value:
             flag = _OPTION_OF[name]

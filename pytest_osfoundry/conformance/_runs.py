@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client import McpClient, OsfClientError
 from pytest_osfoundry.conformance._expected import CANCELLED, TERMINAL
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._wire import Wire

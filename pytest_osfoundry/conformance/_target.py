@@ -28,11 +28,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from pytest_osfoundry.client._bounded_http import BoundedClient
-from pytest_osfoundry.client._exchange import mask_url
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client import BoundedClient, McpClient, mask_url
 from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.server._loopback import LoopbackServer
+from pytest_osfoundry.server import LoopbackServer
 
 __all__ = [
     "Credentials",

@@ -12,11 +12,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._exchange import Exchange
-from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
-from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
-from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport, Transport
+from pytest_osfoundry.client import (
+    Exchange,
+    HttpxTransport,
+    McpClient,
+    OsfClientError,
+    RecordingTransport,
+    ToolReply,
+    Transport,
+    decode_answer,
+    parse_sse,
+)
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target

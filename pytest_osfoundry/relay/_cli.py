@@ -17,6 +17,7 @@ import sys
 from types import FrameType
 from typing import Any
 
+from pytest_osfoundry._cli_types import positive_seconds, session_count
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._exchange import (
     mask_token,
@@ -36,32 +37,8 @@ from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 __all__ = [
     "add_relay_parser",
     "first_sync_problem",
-    "positive_seconds",
     "run_relay",
-    "session_count",
 ]
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
-
-
-def session_count(text: str) -> int:
-    """argparse type: how many sessions a desktop shares (0-100, one sync's cap)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be 0-100 (a sync carries at most 100): {text!r}")
-    return value
 
 
 def add_relay_parser(sub: Any) -> None:

@@ -9,7 +9,7 @@ drives the in-process fake, a loopback server or a foreign URL.
 What it does, rule by rule:
 
 * **D11** A pass every ``interval`` seconds (20) and at once when sharing changes; a
-  tick that comes while a pass is busy is skipped (recorded in :attr:`passes`). A
+  tick that comes while a pass is busy is skipped (recorded in :attr:`FakeRelay.passes`). A
   sharing change restarts the interval, as re-running the hook's effect does.
 * **D12** A pass first re-sends the outbox, then for each enabled project syncs its
   ticked sessions (at most 100) and takes the queued commands from the answer. A

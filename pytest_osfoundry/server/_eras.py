@@ -18,7 +18,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_osfoundry._vocabulary import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
+from pytest_osfoundry._mcp_vocabulary import (
+    ALL_VERSIONS,
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    LEGACY_VERSIONS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_SERVER_INFO,
+    META_VERSION,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_HEADER,
+    UNSUPPORTED_VERSION,
+)
 
 __all__ = [
     "ALL_VERSIONS",
@@ -38,14 +52,10 @@ __all__ = [
 ]
 
 
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-
-INVALID_PARAMS = -32602
-HEADER_MISMATCH = -32020
-UNSUPPORTED_VERSION = -32022
+# Request headers arrive with lower-case names (pytest_osfoundry.http.Request).
+_METHOD_KEY = MCP_METHOD_HEADER.lower()
+_NAME_KEY = MCP_NAME_HEADER.lower()
+_VERSION_KEY = PROTOCOL_VERSION_HEADER.lower()
 
 _SENTINEL_START = "=?base64?"
 _SENTINEL_END = "?="
@@ -129,7 +139,7 @@ def _mismatch(message: str) -> EnvelopeError:
 
 
 def _check_headers(headers: Mapping[str, str], method: str, params: Any) -> EnvelopeError | None:
-    raw_method = headers.get("mcp-method")
+    raw_method = headers.get(_METHOD_KEY)
     if raw_method is None:
         return _mismatch("the Mcp-Method header is required")
     sent = decode_header_value(raw_method)
@@ -138,7 +148,7 @@ def _check_headers(headers: Mapping[str, str], method: str, params: Any) -> Enve
     if sent != method:
         return _mismatch(f"Mcp-Method header value {sent!r} does not match body method {method!r}")
     if method == "tools/call":
-        raw_name = headers.get("mcp-name")
+        raw_name = headers.get(_NAME_KEY)
         if raw_name is None:
             return _mismatch("the Mcp-Name header is required for tools/call")
         name = decode_header_value(raw_name)
@@ -178,7 +188,7 @@ def check_modern(
         return EnvelopeError(
             400, INVALID_PARAMS, f"Invalid params: _meta lacks {META_CAPABILITIES}"
         )
-    raw_version = headers.get("mcp-protocol-version")
+    raw_version = headers.get(_VERSION_KEY)
     if raw_version is None:
         return _mismatch("the MCP-Protocol-Version header is required")
     header_version = decode_header_value(raw_version)

@@ -20,7 +20,7 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
 * **Quiet.** No request is logged (no headers, so no tokens, ever reach a log). A
   client that resets or drops its connection costs at most one ``DEBUG`` line of
   the ``pytest_osfoundry.server`` logger, never a traceback on stderr.
-* **Prompt stop.** :meth:`close` returns within a fraction of a second whatever is
+* **Prompt stop.** :meth:`LoopbackServer.close` returns within a fraction of a second whatever is
   connected: it shuts every connection down, including those a worker is reading.
 """
 

@@ -36,6 +36,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pytest_osfoundry._mcp_vocabulary import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_ID_HEADER,
+    UNAUTHORIZED,
+)
 from pytest_osfoundry._vocabulary import VERSION
 from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.http import Request, Response, json_response
@@ -71,10 +80,9 @@ INSTRUCTIONS = (
 TTL_MS = 3_600_000
 CACHE_SCOPE = "public"
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
+# Request headers arrive with lower-case names (pytest_osfoundry.http.Request).
+_VERSION_KEY = PROTOCOL_VERSION_HEADER.lower()
+_SESSION_KEY = SESSION_ID_HEADER.lower()
 
 _JSON_HEADERS = {"content-type": "application/json"}
 
@@ -184,7 +192,7 @@ class McpEndpoint:
         params = message.get("params", {})
         if params is None:
             params = {}
-        header_version = request.headers.get("mcp-protocol-version")
+        header_version = request.headers.get(_VERSION_KEY)
         if self.modern and (not self.legacy or is_modern_request(method, params, header_version)):
             return self._modern(request, method, has_id, msg_id, params, origin)
         return self._legacy(request, method, has_id, msg_id, params, origin)
@@ -293,7 +301,7 @@ class McpEndpoint:
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
     def _check_legacy_headers(self, request: Request, msg_id: Any) -> Response | None:
-        version = request.headers.get("mcp-protocol-version")
+        version = request.headers.get(_VERSION_KEY)
         if version is not None and version not in self.legacy:
             return _rpc_error(
                 400,
@@ -302,13 +310,13 @@ class McpEndpoint:
                 f"Unsupported MCP-Protocol-Version {version!r}; supported: "
                 + ", ".join(self.legacy),
             )
-        session = request.headers.get("mcp-session-id")
+        session = request.headers.get(_SESSION_KEY)
         if session is not None and session not in self._sessions:
             return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
         return None
 
     def _delete(self, request: Request) -> Response:
-        session = request.headers.get("mcp-session-id")
+        session = request.headers.get(_SESSION_KEY)
         if session is not None and self.legacy:
             with self._lock:
                 if self._sessions.pop(session, None) is not None:
@@ -337,7 +345,7 @@ class McpEndpoint:
             "serverInfo": dict(SERVER_INFO),
             "instructions": INSTRUCTIONS,
         }
-        return result, {"mcp-session-id": session_id}
+        return result, {_SESSION_KEY: session_id}
 
     def _call_tool(
         self, request: Request, params: dict[str, Any], origin: Callable[[Request], str]
@@ -391,7 +399,7 @@ def _refused(refusal: _Refusal, msg_id: Any) -> Response:
     return _rpc_error(
         refusal.status,
         msg_id,
-        -32001,
+        UNAUTHORIZED,
         refusal.message,
         {"www-authenticate": refusal.www_authenticate},
     )

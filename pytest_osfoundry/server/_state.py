@@ -12,7 +12,9 @@ Every behavioural rule of conformance/spec.md that is not about the wire lives h
 * R13    relay paths never reveal another owner's commands (404, like unknown ids)
 
 Methods take already-authenticated principals (:class:`Agent`, :class:`Account`)
-and plain values, and either return plain dicts or raise a :class:`DomainError`.
+and plain values, and either return plain dicts or raise a :class:`DomainError`
+(the records and refusals are :mod:`~pytest_osfoundry.server._records`; what a relay
+sends is validated by :mod:`~pytest_osfoundry.server._relay_input`).
 Time comes from the clock the state is given. All public methods are thread-safe.
 """
 
@@ -24,16 +26,13 @@ import random
 import secrets
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_osfoundry._checks import is_number
 from pytest_osfoundry._ids import new_command_id, rfc3339
 from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry._vocabulary import (
     CANCELLED,
     COMPLETED,
-    ERROR_LIMIT,
     FAILED,
     KEY_CONFLICT,
     MAX_LIST_LIMIT,
@@ -47,9 +46,22 @@ from pytest_osfoundry._vocabulary import (
     RUNNING,
     SESSION_NOT_FOUND,
     TERMINAL_STATUSES,
-    cut_error,
 )
 from pytest_osfoundry.clock import Clock, RealClock
+from pytest_osfoundry.server._records import (
+    RELAY_REPORTED,
+    Account,
+    Agent,
+    BadRequest,
+    Conflict,
+    DomainError,
+    KeyEntry,
+    NotFound,
+    Project,
+    Run,
+    TooLarge,
+)
+from pytest_osfoundry.server._relay_input import copied, session_record, validate_completion
 
 __all__ = [
     "Account",
@@ -63,105 +75,6 @@ __all__ = [
     "ServerState",
     "TooLarge",
 ]
-
-SESSION_FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
-
-RELAY_REPORTED = (
-    "execution_id",
-    "result",
-    "result_truncated",
-    "error",
-    "total_tokens",
-    "reported_cost",
-)
-
-
-class DomainError(Exception):
-    """A refusal the wire layers turn into a tool error or an HTTP status."""
-
-    http_status = 400
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class NotFound(DomainError):
-    """Unknown, or not visible to this caller: the two are never distinguished."""
-
-    http_status = 404
-
-
-class BadRequest(DomainError):
-    """The request's content is wrong (a relay body, a project id of the wrong type)."""
-
-    http_status = 400
-
-
-class Conflict(DomainError):
-    """The request contradicts what is already stored (HTTP 409 on the relay API)."""
-
-    http_status = 409
-
-
-class TooLarge(DomainError):
-    """A completion over the 100,000-character bound (HTTP 413)."""
-
-    http_status = 413
-
-
-@dataclass
-class Account:
-    """An osFoundry account: it owns projects and the desktop that runs their Graphs."""
-
-    account_id: str
-    desktop_tokens: set[str] = field(default_factory=set)
-
-
-@dataclass
-class Project:
-    """A project of one account, with the sessions the desktop last shared for it."""
-
-    project_id: str
-    account_id: str
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class Agent:
-    """One Connected agent (one MCP connection): its scopes and connected projects."""
-
-    agent_id: str
-    account_id: str
-    scopes: frozenset[str]
-    project_ids: frozenset[str]
-
-
-@dataclass
-class Run:
-    """One queued Graph run and everything known about it."""
-
-    command_id: str
-    agent_id: str
-    project_id: str
-    graph_session_id: str
-    slug: str
-    arguments: dict[str, Any]
-    queued_at: float
-    status: str = QUEUED
-    started_at: float | None = None
-    finished_at: float | None = None
-    cancel_requested: bool = False
-    cancelled_while_queued: bool = False
-    execution_id: str | None = None
-    completion: dict[str, Any] | None = None
-
-
-@dataclass
-class _KeyEntry:
-    fingerprint: str
-    command_id: str
-
 
 #: Canonical JSON (keys sorted, compact): made once, not per call as json.dumps would.
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
@@ -183,7 +96,7 @@ class ServerState:
         self.agents: dict[str, Agent] = {}
         self.runs: dict[str, Run] = {}
         self._queued: dict[str, dict[str, Run]] = {}
-        self._keys: dict[tuple[str, str], _KeyEntry] = {}
+        self._keys: dict[tuple[str, str], KeyEntry] = {}
 
     # ------------------------------------------------------------------ provisioning
     def add_account(self, account_id: str | None = None) -> Account:
@@ -236,7 +149,7 @@ class ServerState:
         """Set a project's shared sessions directly, as a sync would (for fixtures)."""
         with self._lock:
             self._project(project_id).sessions = [
-                _session_record(s, i) for i, s in enumerate(sessions)
+                session_record(s, i) for i, s in enumerate(sessions)
             ]
 
     # ------------------------------------------------------------------ MCP tools
@@ -280,7 +193,7 @@ class ServerState:
             )
             self.runs[run.command_id] = run
             self._queued[project.project_id][run.command_id] = run
-            self._keys[(agent.agent_id, idempotency_key)] = _KeyEntry(fingerprint, run.command_id)
+            self._keys[(agent.agent_id, idempotency_key)] = KeyEntry(fingerprint, run.command_id)
             return self._ticket(run)
 
     def get_graph_run(self, agent: Agent, command_id: str) -> dict[str, Any]:
@@ -315,7 +228,7 @@ class ServerState:
                 raise BadRequest(
                     f"at most {MAX_SYNC_SESSIONS} sessions per sync, got {len(sessions)}"
                 )
-            project.sessions = [_session_record(s, i) for i, s in enumerate(sessions)]
+            project.sessions = [session_record(s, i) for i, s in enumerate(sessions)]
             queued = sorted(self._queued[project.project_id].values(), key=lambda r: r.queued_at)
             return {
                 "project_id": project.project_id,
@@ -324,7 +237,7 @@ class ServerState:
                         "command_id": r.command_id,
                         "graph_session_id": r.graph_session_id,
                         "slug": r.slug,
-                        "arguments": _copied(r.arguments),
+                        "arguments": copied(r.arguments),
                         "queued_at": rfc3339(r.queued_at),
                     }
                     for r in queued
@@ -362,7 +275,7 @@ class ServerState:
                 raise TooLarge(
                     f"completion is over {RESULT_LIMIT} characters as JSON.stringify counts"
                 )
-            completion = _validate_completion(body)
+            completion = validate_completion(body)
             if run.status in TERMINAL_STATUSES:
                 if run.completion is not None and run.completion == completion:
                     return {"status": run.status}
@@ -411,7 +324,7 @@ class ServerState:
         if run.completion is not None:
             for key in RELAY_REPORTED:
                 if key in run.completion and key != "execution_id":
-                    view[key] = _copied(run.completion[key])
+                    view[key] = copied(run.completion[key])
         return view
 
     # ------------------------------------------------------------------ lookups
@@ -479,73 +392,3 @@ class ServerState:
             for run in self.runs.values():
                 out[run.status] += 1
             return out
-
-
-def _session_record(raw: Any, index: int) -> dict[str, Any]:
-    """A shared session as a sync uploads it: the six documented fields (D10)."""
-    if not isinstance(raw, (dict, Mapping)):  # dict first: no ABC check
-        raise BadRequest(f"sessions[{index}] must be an object")
-    gsid = raw.get("graph_session_id")
-    if not isinstance(gsid, str) or not gsid:
-        raise BadRequest(f"sessions[{index}].graph_session_id must be a non-empty string")
-    slug = raw.get("slug")
-    if not isinstance(slug, str):
-        raise BadRequest(f"sessions[{index}].slug must be a string")
-    for name in ("name", "description", "status"):
-        value = raw.get(name)
-        if value is not None and not isinstance(value, str):
-            raise BadRequest(f"sessions[{index}].{name} must be a string")
-    version = raw.get("version")
-    if version is not None and not (isinstance(version, str) or is_number(version)):
-        raise BadRequest(f"sessions[{index}].version must be a number or a string")
-    return {name: raw.get(name) for name in SESSION_FIELDS}  # checked: immutable scalars
-
-
-def _validate_completion(body: Mapping[str, Any]) -> dict[str, Any]:
-    """R11/D18: the completion's fields and their types; the error is cut to 2,000."""
-    status = body.get("status")
-    if not isinstance(status, str) or status not in TERMINAL_STATUSES:
-        raise BadRequest(f"status must be one of {', '.join(TERMINAL_STATUSES)}")
-    unknown = set(body) - {"status", *RELAY_REPORTED}
-    if unknown:
-        raise BadRequest(f"unknown completion fields: {', '.join(sorted(unknown))}")
-    out: dict[str, Any] = {"status": status}
-    execution_id = body.get("execution_id")
-    if execution_id is not None:
-        if not isinstance(execution_id, str):
-            raise BadRequest("execution_id must be a string")
-        out["execution_id"] = execution_id
-    truncated = body.get("result_truncated")
-    if truncated is not None and truncated is not False:
-        if truncated is not True:
-            raise BadRequest("result_truncated must be true when present")
-        if "result" in body:
-            raise BadRequest("result and result_truncated: true are exclusive (D18)")
-        out["result_truncated"] = True
-    elif "result" in body:
-        out["result"] = _copied(body["result"])
-    error = body.get("error")
-    if error is not None:
-        if not isinstance(error, str):
-            raise BadRequest("error must be a string")
-        out["error"] = cut_error(error, ERROR_LIMIT)
-    for name in ("total_tokens", "reported_cost"):
-        value = body.get(name)
-        if value is None:
-            continue
-        if not is_number(value) or value < 0:
-            raise BadRequest(f"{name} must be a non-negative number")
-        out[name] = value
-    return out
-
-
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def _copied(value: Any) -> Any:
-    """A deep copy of a JSON value (an immutable scalar is its own copy)."""
-    if type(value) in _ATOMS:
-        return value
-    if not value and type(value) is dict:  # the usual arguments: none
-        return {}
-    return copy.deepcopy(value)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_osfoundry._cli_types import number, positive_int
 from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
 from pytest_osfoundry.sim._experiments import NAMES, SimulationError
 from pytest_osfoundry.sim._params import DEFAULT_RUNS, DEFAULT_STRATEGIES, SIM_PROTOCOL, SimParams
@@ -54,23 +55,6 @@ PLOT_FORMATS = (
 FIT_SECONDS = 76
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(
@@ -90,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--runs",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="runs per statistical experiment (default: the seed's: "
         + ", ".join(f"{k} {v}" for k, v in DEFAULT_RUNS.items())
@@ -100,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         help="worker processes (default 1; results do not depend on it)",
     )
@@ -121,28 +105,28 @@ def build_parser() -> argparse.ArgumentParser:
     model = parser.add_argument_group("model parameters")
     model.add_argument(
         "--poll-interval",
-        type=_number,
+        type=number,
         default=20.0,
         metavar="S",
         help="seconds between relay passes (default 20)",
     )
     model.add_argument(
         "--control-poll",
-        type=_number,
+        type=number,
         default=3.0,
         metavar="S",
         help="seconds between the relay's control polls (default 3)",
     )
     model.add_argument(
         "--duration-median",
-        type=_number,
+        type=number,
         default=60.0,
         metavar="S",
         help="median Graph duration (default 60)",
     )
     model.add_argument(
         "--duration-sigma",
-        type=_number,
+        type=number,
         default=SEED_SIGMA,
         metavar="X",
         help=f"lognormal spread of Graph durations (default {SEED_SIGMA}, "
@@ -150,14 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument(
         "--duration-min",
-        type=_number,
+        type=number,
         default=5.0,
         metavar="S",
         help="shortest Graph duration (default 5)",
     )
     model.add_argument(
         "--stop-latency",
-        type=_number,
+        type=number,
         default=0.5,
         metavar="S",
         help="seconds from the engine's cancel to the run stopping (default 0.5)",
@@ -173,28 +157,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument(
         "--cancel-window",
-        type=_number,
+        type=number,
         default=40.0,
         metavar="S",
         help="cancel at a uniform 0..S s after queueing (default 40)",
     )
     model.add_argument(
         "--drop-replies",
-        type=_number,
+        type=number,
         default=0.3,
         metavar="F",
         help="fraction of replies dropped in the idempotency runs (default 0.3)",
     )
     model.add_argument(
         "--offline-seconds",
-        type=_number,
+        type=number,
         default=600.0,
         metavar="S",
         help="how long the desktop is offline (default 600)",
     )
     model.add_argument(
         "--scenario-duration",
-        type=_number,
+        type=number,
         default=25.6,
         metavar="S",
         help="fixed Graph duration of the offline, outbox and truncation scenarios (default 25.6)",

@@ -26,6 +26,7 @@ from pytest_osfoundry._checks import (
     check_seconds,
     is_number,
 )
+from pytest_osfoundry._mcp_vocabulary import LEGACY_VERSIONS
 from pytest_osfoundry.agent._strategies import (
     SEED_STRATEGIES,
     Strategy,
@@ -49,8 +50,9 @@ DEFAULT_RUNS: Final[dict[str, int]] = {
     "idempotency": 200,
 }
 
-#: The MCP revision the simulated agents speak unless told otherwise (see ``protocol``).
-SIM_PROTOCOL: Final[str] = "2025-11-25"
+#: The MCP revision the simulated agents speak unless told otherwise (see ``protocol``):
+#: the newest legacy one, as the seed's agents did.
+SIM_PROTOCOL: Final[str] = LEGACY_VERSIONS[0]
 
 #: The seed's six strategies, by the names the seed's polling table gives them.
 DEFAULT_STRATEGIES: Final[tuple[str, ...]] = tuple(strategy_name(s) for s in SEED_STRATEGIES)

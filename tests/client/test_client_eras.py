@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from pytest_osfoundry.client import (
     McpClient,
     ProtocolViolation,
 )
-from pytest_osfoundry.client._mcp_client import forget_eras, is_modern_error, mcp_header_value
+from pytest_osfoundry.client._mcp_client import EraCache, is_modern_error, mcp_header_value
 from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.client.conftest import FakeMcp
@@ -39,13 +38,6 @@ class Recording:
     @property
     def methods(self) -> list[str]:
         return [json.loads(r.body).get("method") for r in self.requests]
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache() -> Iterator[None]:
-    forget_eras()
-    yield
-    forget_eras()
 
 
 def server(protocols: list[str] | None = None) -> tuple[Recording, str]:
@@ -90,31 +82,54 @@ def test_auto_falls_back_when_discover_is_an_unknown_method_in_a_200() -> None:
     assert fake.methods[:2] == ["server/discover", "initialize"]
 
 
-def test_the_era_is_cached_per_origin() -> None:
+def test_the_era_is_cached_per_origin_for_clients_sharing_a_cache() -> None:
     app, token = server()
-    McpClient(DirectTransport(app), URL, token).list_tools()
-    second = McpClient(DirectTransport(app), URL, token)
+    cache = EraCache()
+    McpClient(DirectTransport(app), URL, token, era_cache=cache).list_tools()
+    second = McpClient(DirectTransport(app), URL, token, era_cache=cache)
     second.list_tools()
     assert app.methods == ["server/discover", "tools/list", "tools/list"]
+    assert cache.get(URL) == "modern" and cache.get("HTTP://OSF.TEST/other") == "modern"
+
+
+def test_clients_share_nothing_unless_given_one_cache() -> None:
+    app, token = server()
+    first = McpClient(DirectTransport(app), URL, token)
+    first.list_tools()
+    McpClient(DirectTransport(app), URL, token).list_tools()
+    assert app.methods == ["server/discover", "tools/list", "server/discover", "tools/list"]
+    assert first.era_cache.get(URL) == "modern"
+
+
+def test_a_dict_given_as_the_cache_holds_the_eras() -> None:
+    app, token = server()
+    seen: dict[str, str] = {}
+    McpClient(DirectTransport(app), URL, token, era_cache=seen).list_tools()
+    assert seen == {"http://osf.test": "modern"}
+    with pytest.raises(ValueError, match="an era is 'modern' or 'legacy'"):
+        EraCache(seen).remember(URL, "ancient")
 
 
 def test_a_stale_cached_era_is_probed_again() -> None:
     modern, token = server()
-    McpClient(DirectTransport(modern), URL, token).list_tools()  # caches "modern"
+    cache = EraCache()
+    McpClient(DirectTransport(modern), URL, token, era_cache=cache).list_tools()  # "modern"
     legacy, _ = server(["2025-11-25"])
-    client = McpClient(DirectTransport(legacy), URL)
+    client = McpClient(DirectTransport(legacy), URL, era_cache=cache)
     assert len(client.list_tools()) == 4
     assert client.era == "legacy"
     assert legacy.methods[:3] == ["tools/list", "server/discover", "initialize"]
-    cached_legacy = McpClient(DirectTransport(modern), URL)  # cached "legacy", a dual-era server
+    assert cache.get(URL) == "legacy"
+    cached_legacy = McpClient(DirectTransport(modern), URL, era_cache=cache)  # a dual-era server
     assert len(cached_legacy.list_tools()) == 4  # the dual-era server answers initialize
 
 
 def test_a_stale_legacy_cache_against_a_modern_only_server() -> None:
     legacy, _ = server(["2025-11-25"])
-    McpClient(DirectTransport(legacy), URL).list_tools()  # caches "legacy"
+    cache = EraCache()
+    McpClient(DirectTransport(legacy), URL, era_cache=cache).list_tools()  # caches "legacy"
     modern, _ = server(["2026-07-28"])
-    client = McpClient(DirectTransport(modern), URL)
+    client = McpClient(DirectTransport(modern), URL, era_cache=cache)
     assert len(client.list_tools()) == 4 and client.era == "modern"
 
 

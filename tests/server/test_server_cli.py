@@ -211,7 +211,7 @@ def test_serve_bad_mcp_path_is_one_line_exit_2() -> None:
     proc = spawn("--mcp-path", "foo")
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 2 and out == b""
-    assert b"--mcp-path" in err and b"must start with '/'" in err
+    assert b"--mcp-path" in err and b"expected a path starting with '/'" in err
     assert b"Traceback" not in err and b"ValueError" not in err
 
 

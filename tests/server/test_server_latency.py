@@ -67,7 +67,11 @@ def test_loopback_delay_does_not_block_other_connections() -> None:
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("abc", "not a number of seconds: 'abc'"), ("-1", "between 0 and 60"), ("nan", "between")],
+    [
+        ("abc", "expected a number of seconds from 0 to 60, got 'abc'"),
+        ("-1", "from 0 to 60, got '-1'"),
+        ("nan", "from 0 to 60, got 'nan'"),
+    ],
 )
 def test_serve_refuses_a_bad_latency(value: str, message: str) -> None:
     done = subprocess.run(

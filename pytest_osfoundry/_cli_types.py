@@ -1,0 +1,101 @@
+"""argparse types for every command line of the kit, with one style of refusal.
+
+``osfoundry-fake serve``, ``osfoundry-fake relay`` and ``osfoundry-sim`` take their
+argument types from here. Each is a function from the text typed to the value, and
+refuses with :class:`argparse.ArgumentTypeError` saying ``expected <what>, got
+<the text>`` (argparse prefixes the option's name), so every bad argument reads
+the same whichever command it was given to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
+from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
+
+__all__ = [
+    "bounded_seconds",
+    "mcp_path",
+    "number",
+    "port",
+    "positive_int",
+    "positive_seconds",
+    "session_count",
+]
+
+_T = TypeVar("_T")
+
+
+def _refuse(what: str, text: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+
+
+def _parsed(text: str, parse: Callable[[str], _T], what: str) -> _T:
+    try:
+        return parse(text)
+    except ValueError:
+        raise _refuse(what, text) from None
+
+
+def number(text: str) -> float:
+    """Any number (``1``, ``0.5``, ``1e3``)."""
+    return _parsed(text, float, "a number")
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1."""
+    value = _parsed(text, int, "a positive integer")
+    if value < 1:
+        raise _refuse("a positive integer", text)
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0."""
+    what = "a positive number of seconds"
+    value = _parsed(text, float, what)
+    if not (value > 0 and math.isfinite(value)):
+        raise _refuse(what, text)
+    return value
+
+
+def bounded_seconds(high: float) -> Callable[[str], float]:
+    """A type: a finite number of seconds from 0 to ``high``."""
+    what = f"a number of seconds from 0 to {high:g}"
+
+    def seconds(text: str) -> float:
+        value = _parsed(text, float, what)
+        if not (math.isfinite(value) and 0 <= value <= high):
+            raise _refuse(what, text)
+        return value
+
+    seconds.__name__ = "seconds"
+    return seconds
+
+
+def session_count(text: str) -> int:
+    """How many sessions a desktop shares: 0 to 100 (what one sync carries at most, D10)."""
+    what = f"a whole number from 0 to {MAX_SYNC_SESSIONS} (what one sync carries at most)"
+    value = _parsed(text, int, what)
+    if not 0 <= value <= MAX_SYNC_SESSIONS:
+        raise _refuse(what, text)
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    what = "a port number from 0 to 65535"
+    value = _parsed(text, int, what)
+    if not 0 <= value <= 65535:
+        raise _refuse(what, text)
+    return value
+
+
+def mcp_path(text: str) -> str:
+    """An absolute URL path (``/mcp``)."""
+    if not text.startswith("/"):
+        raise _refuse("a path starting with '/' (like /mcp)", text)
+    return text

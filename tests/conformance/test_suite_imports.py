@@ -1,0 +1,140 @@
+"""The suite and the kit evolve apart: what the suite may import from the kit.
+
+The suite (its machinery, ``pytest_osfoundry/conformance/``, and the rule book,
+``conformance/``) asserts what ``conformance/spec.md`` says with its own copy of
+every value (:mod:`pytest_osfoundry.conformance._expected`). If it took a revision
+name, an error code, a path or a message from the kit, a wrong value in the kit
+would make the suite agree with a wrong server. These tests read every import of
+the suite and hold it to :data:`KIT_MODULES`: the kit modules it may use, for what.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE_FILES = sorted(
+    [
+        *(ROOT / "pytest_osfoundry" / "conformance").rglob("*.py"),
+        *(ROOT / "conformance").rglob("*.py"),
+    ]
+)
+
+#: The kit modules the suite may import, and why. Public ones first; the private
+#: ones are helpers that hold no value the suite asserts.
+KIT_MODULES: dict[str, str] = {
+    "pytest_osfoundry": "the kit's version and spec revision, printed in the reports",
+    "pytest_osfoundry.client": "the clients, transports, errors, answer decoding, masking",
+    "pytest_osfoundry.http": "the Request / Response every transport speaks",
+    "pytest_osfoundry.server": "the reference server behind --osf-target=embedded",
+    "pytest_osfoundry.relay": "bounded_completion: the completion a desktop would send",
+    "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
+    "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
+    "pytest_osfoundry.relay._bounded": "the D18 envelope arithmetic a truncation check builds",
+}
+
+#: Kit modules that are the kit's own values: never imported by the suite.
+VALUE_MODULES = ("pytest_osfoundry._vocabulary", "pytest_osfoundry._mcp_vocabulary")
+
+#: Names of values the suite may take from the kit (not asserted: reported).
+ALLOWED_VALUES = {("pytest_osfoundry", "SPEC_REVISION"), ("pytest_osfoundry", "__version__")}
+
+_VALUE_TYPES = (str, bytes, int, float, tuple, frozenset, dict, list, re.Pattern)
+
+
+def _kit_imports(path: Path) -> Iterator[tuple[str, str | None, int]]:
+    """``(module, name, line)`` of every import of a kit module outside the suite."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            module = node.module
+            names: list[str | None] = [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pytest_osfoundry":
+                    yield alias.name, None, node.lineno
+            continue
+        else:
+            continue
+        if module.split(".")[0] != "pytest_osfoundry":
+            continue
+        if module == "pytest_osfoundry.conformance" or module.startswith(
+            "pytest_osfoundry.conformance."
+        ):
+            continue
+        for name in names:
+            yield module, name, node.lineno
+
+
+IMPORTS = [(p, *found) for p in SUITE_FILES for found in _kit_imports(p)]
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT).as_posix()}:{line}"
+
+
+def test_the_scan_sees_the_suites_imports() -> None:
+    modules = {module for _, module, _, _ in IMPORTS}
+    assert {"pytest_osfoundry.client", "pytest_osfoundry.http"} <= modules
+
+
+def test_the_suite_imports_only_the_listed_kit_modules() -> None:
+    wrong = [
+        f"{_where(p, line)}: {module}"
+        for p, module, _, line in IMPORTS
+        if module not in KIT_MODULES
+    ]
+    assert wrong == [], "the suite imports kit modules it may not (KIT_MODULES):\n" + "\n".join(
+        wrong
+    )
+
+
+def test_every_listed_module_is_used() -> None:
+    used = {module for _, module, _, _ in IMPORTS}
+    assert set(KIT_MODULES) - used == set(), "drop the unused entries of KIT_MODULES"
+
+
+def test_the_suite_never_imports_the_kits_vocabulary() -> None:
+    wrong = [
+        f"{_where(p, line)}: {module}" for p, module, _, line in IMPORTS if module in VALUE_MODULES
+    ]
+    assert wrong == []
+
+
+def test_the_suite_takes_no_value_from_the_kit() -> None:
+    wrong = []
+    for path, module, name, line in IMPORTS:
+        if name is None or (module, name) in ALLOWED_VALUES:
+            continue
+        value = getattr(importlib.import_module(module), name)
+        if isinstance(value, _VALUE_TYPES):
+            wrong.append(f"{_where(path, line)}: {module}.{name} = {value!r}"[:200])
+    assert wrong == [], "the suite's own copy is _expected.py:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (
+            "from pytest_osfoundry._vocabulary import RELAY_PREFIX\n",
+            ("pytest_osfoundry._vocabulary", "RELAY_PREFIX"),
+        ),
+        (
+            "import pytest_osfoundry.client._mcp_client\n",
+            ("pytest_osfoundry.client._mcp_client", None),
+        ),
+        ("from pytest_osfoundry.conformance._expected import QUEUED\n", None),
+        ("from . import sibling\n", None),
+    ],
+)
+def test_the_scan_reads_each_form_of_import(
+    tmp_path: Path, source: str, found: tuple[str, str | None] | None
+) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    assert [(m, n) for m, n, _ in _kit_imports(path)] == ([found] if found else [])
