@@ -27,10 +27,12 @@ from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures b
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
-__all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
+__all__ = [*fixtures.__all__, "RELAY_PLUGIN", "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
+#: The name the relay suite's hooks are registered under (with the suite's own).
+RELAY_PLUGIN = "osfoundry-relay-conformance"
 
 
 
@@ -60,11 +62,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "reconstructed: an osfoundry conformance check of behaviour the kit reconstructed",
     )
     # Settings validates every --osf- option (a malformed one is a usage error either way).
-    if Settings.from_config(config).active or _names_the_suite(config, config.args):
+    settings = Settings.from_config(config)
+    if settings.active or settings.relay_active or _names_the_suite(config, config.args):
         from pytest_osfoundry.conformance import _plugin
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
         config.pluginmanager.register(_plugin, SUITE_PLUGIN)
+        if not config.pluginmanager.has_plugin(RELAY_PLUGIN):
+            from pytest_osfoundry.conformance.relay import _plugin as relay_plugin
+
+            config.pluginmanager.register(relay_plugin, RELAY_PLUGIN)
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:

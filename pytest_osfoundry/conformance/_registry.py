@@ -25,7 +25,7 @@ from typing import Any, Literal, TypeVar
 
 import pytest
 
-from pytest_osfoundry.conformance._layout import check_modules, read_rulebook_file
+from pytest_osfoundry.conformance._layout import RELAY_CHECKS, check_modules, read_rulebook_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,6 +63,7 @@ AREAS: tuple[str, ...] = (
     "re-check",
     "truncation",
     "relay API",
+    "relay",
 )
 
 _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -275,7 +276,8 @@ def check_info(obj: object) -> CheckInfo | None:
 
 
 def _check_modules() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in check_modules()]
+    names = check_modules() + check_modules(RELAY_CHECKS)
+    return [importlib.import_module(name) for name in names]
 
 
 def all_checks() -> list[CheckInfo]:
