@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
+from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._exchange import mask_token
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
@@ -41,7 +42,7 @@ from pytest_osfoundry.relay._driver_seams import (
 )
 from pytest_osfoundry.relay._outbox import FileOutbox, Outbox
 
-__all__ = ["DrivenRelay", "EnvError", "main", "read_env", "shares_from"]
+__all__ = ["DrivenRelay", "EnvError", "StartRetrying", "main", "read_env", "shares_from"]
 
 REQUIRED = ("OSF_RELAY_URL", "OSF_DESKTOP_TOKEN", "OSF_RELAY_DRIVER", "OSF_RELAY_STATE_DIR")
 log = logging.getLogger("pytest_osfoundry.relay.driven")
@@ -93,6 +94,40 @@ def shares_from(sharing: Mapping[str, Any]) -> dict[str, _ProjectShare]:
     return shares
 
 
+class StartRetrying:
+    """A relay client whose start is retried, same execution id, when its reply is lost.
+
+    R9 from the relay's side: the server may have applied a start whose answer never
+    came back; asking again is safe (it answers ``running`` again) and is the only way
+    the run does not stay ``running`` for ever. Every other call is the inner client's.
+    """
+
+    def __init__(self, inner: RelayClient, attempts: int = 3) -> None:
+        self.inner = inner
+        self.attempts = attempts
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """As the inner client."""
+        return self.inner.sync(project_id, sessions)
+
+    def start(self, command_id: str, execution_id: str) -> str:
+        """The inner start, asked again (up to ``attempts`` in all) while its reply is lost."""
+        for _ in range(self.attempts - 1):
+            try:
+                return self.inner.start(command_id, execution_id)
+            except ReplyLost as err:
+                log.info("start-reply-lost %s %s: asking again", command_id, err)
+        return self.inner.start(command_id, execution_id)
+
+    def control(self, command_id: str) -> dict[str, Any]:
+        """As the inner client."""
+        return self.inner.control(command_id)
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """As the inner client."""
+        return self.inner.complete(command_id, body)
+
+
 class DrivenRelay(FakeRelay):
     """:class:`FakeRelay` whose sharing settings are the driver's, read when consulted.
 
@@ -134,8 +169,8 @@ def build(
     """The clock, relay, driver client and outbox the environment asks for."""
     clock = RealClock()
     driver = DriverClient(env["OSF_RELAY_DRIVER"])
-    client = RelayClient(
-        HttpxTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"]
+    client = StartRetrying(
+        RelayClient(HttpxTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"])
     )
     outbox = FileOutbox(Path(env["OSF_RELAY_STATE_DIR"]) / "outbox.json")
     relay = relay_class(

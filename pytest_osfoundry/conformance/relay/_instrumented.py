@@ -54,7 +54,8 @@ class Fault:
     ``kind``: ``status`` (answer ``status`` without serving), ``drop`` (close unanswered,
     unserved), ``drop-after`` (serve, then close unanswered), ``hold`` (serve, answer
     ``seconds`` later), ``hook`` (serve, call ``hook(answer)``, then answer),
-    ``inject`` (serve a sync, append ``commands`` to its answer).
+    ``inject`` (serve a sync, put ``commands`` first in its answer), ``hook-drop`` (call
+    ``hook(request body)`` unserved, then close unanswered: a relay killed mid-request).
     """
 
     action: str
@@ -180,6 +181,10 @@ class InstrumentedServer(HandlerWrapper[ReferenceServer]):
         response: Response | None = None
         try:
             if fault is not None and fault.kind == "drop":
+                raise DropConnection()
+            if fault is not None and fault.kind == "hook-drop":
+                if fault.hook is not None:
+                    fault.hook(body)
                 raise DropConnection()
             if fault is not None and fault.kind == "status":
                 response = Response(
