@@ -73,6 +73,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="flag",
     ),
     OptionSpec(
+        "--osf-relay-concurrency",
+        "how many relay checks run at once, each with its own relay process (default 8, "
+        "chosen by benchmarks/bench_relay_suite.py; 1 runs them one after another)",
+        kind="int",
+        metavar="N",
+    ),
+    OptionSpec(
         "--osf-relay-url",
         "base URL of the desktop relay API (default: the target's origin)",
         metavar="URL",
@@ -218,6 +225,7 @@ class Settings:
     osf_target: str | None = None
     osf_relay_command: str | None = None
     osf_relay_realtime: bool = False
+    osf_relay_concurrency: int = 8
     osf_relay_url: str | None = None
     osf_agent_token: str | None = None
     osf_other_agent_token: str | None = None

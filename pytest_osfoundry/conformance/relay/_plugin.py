@@ -25,6 +25,7 @@ from pytest_osfoundry.client._exchange import mask_token
 from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
 from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
 from pytest_osfoundry.conformance.relay._process import RelayCommandError, kill_all, split_command
@@ -42,6 +43,7 @@ __all__ = [
 
 REALTIME_OPT_IN = "--osf-relay-realtime"
 _SUITE = pytest.StashKey[RelaySuite]()
+_RUNNER = "osfoundry-relay-concurrent"
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -60,6 +62,11 @@ def pytest_configure(config: pytest.Config) -> None:
     source = getattr(config, "args_source", None)
     if not settings.active and source is not None and source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(checks_dir(RELAY_CHECKS))]
+    if settings.osf_relay_concurrency > 1:
+        runner = RelayConcurrentRunner(
+            settings.osf_relay_concurrency, lambda item: _context(item, _suite(config))
+        )
+        config.pluginmanager.register(runner, _RUNNER)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -68,6 +75,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if suite is not None:
         suite.close()
     kill_all()
+    runner = config.pluginmanager.get_plugin(_RUNNER)
+    if runner is not None:
+        config.pluginmanager.unregister(runner)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -127,17 +137,20 @@ def osf_relay(pytestconfig: pytest.Config) -> RelaySuite:
     return _suite(pytestconfig)
 
 
+def _context(item: pytest.Item, suite: RelaySuite) -> RelayConformance:
+    info = check_info(getattr(item, "obj", None))
+    if info is None:
+        raise pytest.UsageError("osf_relay_conf is only for conformance checks (@check functions)")
+    timing = Timing(None, None) if info.opt_in == REALTIME_OPT_IN else Timing()
+    return suite.context(info.check_id, timing=timing)
+
+
 @pytest.fixture
 def osf_relay_conf(
     request: pytest.FixtureRequest, osf_relay: RelaySuite
 ) -> Iterator[RelayConformance]:
     """A fresh context for the relay check being run; its relay stopped after."""
-    info = check_info(getattr(request.node, "obj", None))
-    if info is None:
-        raise pytest.UsageError("osf_relay_conf is only for conformance checks (@check functions)")
-    realtime = info.opt_in == REALTIME_OPT_IN
-    timing = Timing(None, None) if realtime else Timing()
-    conf = osf_relay.context(info.check_id, timing=timing)
+    conf = _context(request.node, osf_relay)
     try:
         yield conf
     finally:
