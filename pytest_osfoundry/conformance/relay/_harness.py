@@ -72,10 +72,19 @@ class RelaySuite:
         self.driver_door = LoopbackServer(self.driver, workers=64, request_deadline=60.0)
 
     def context(
-        self, check_id: str, *, timing: Timing | None = None, projects: int = 2
+        self,
+        check_id: str,
+        *,
+        timing: Timing | None = None,
+        projects: int = 2,
+        argv: Sequence[str] | None = None,
     ) -> RelayConformance:
-        """A fresh context for one check (its relay not yet started)."""
-        return RelayConformance(self, check_id, timing or Timing(), projects)
+        """A fresh context for one check (its relay not yet started; ``argv`` replaces
+        the run's relay command for this check alone)."""
+        conf = RelayConformance(self, check_id, timing or Timing(), projects)
+        if argv is not None:
+            conf.argv = list(argv)
+        return conf
 
     def close(self) -> None:
         """Stop both doors."""
@@ -103,6 +112,7 @@ class RelayConformance:
         self.lane: Lane = suite.server.lane(self.token)
         self.scenario: Scenario = suite.driver.new_scenario()
         self.state_dir = tempfile.mkdtemp(prefix="osf-relay-state-")
+        self.argv = list(suite.argv)
         self.process: RelayProcess | None = None
         self.processes: list[RelayProcess] = []
         self._keys = 0
@@ -167,7 +177,7 @@ class RelayConformance:
 
     def start(self, *, ready: bool = True) -> RelayProcess:
         """Start the relay command; with ``ready``, wait for its first answered sync."""
-        process = RelayProcess(self.suite.argv, self.env(), cwd=os.getcwd(), secrets=[self.token])
+        process = RelayProcess(self.argv, self.env(), cwd=os.getcwd(), secrets=[self.token])
         self.process = process
         self.processes.append(process)
         if ready:
