@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import sys
 import threading
@@ -324,6 +325,18 @@ class SlowFirstSync(DrivenRelay):
         super().start(phase=3.0)
 
 
+class Floods(DrivenRelay):
+    """Passes every 2 ms: hundreds of syncs a second."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "interval": 0.002})
+
+
+def _wrong_token() -> type[DrivenRelay]:
+    os.environ["OSF_DESKTOP_TOKEN"] = "a-token-of-its-own"  # not the one it was given
+    return DrivenRelay
+
+
 def _plain(cls: type[DrivenRelay]) -> Patch:
     return lambda: cls
 
@@ -351,6 +364,12 @@ BROKEN: dict[str, Patch] = {
     "dies-on-5xx": _plain(DiesOn5xx),
     "ignores-interval": _plain(IgnoresInterval),
     "wrong-channel": _plain(WrongChannel),
+}
+
+#: Relays that are unusable or hostile (preflight and fault tests, not a check's teeth).
+HOSTILE: dict[str, Patch] = {
+    "floods": _plain(Floods),
+    "wrong-token": _wrong_token,
 }
 
 LEGAL: dict[str, Patch] = {
@@ -405,9 +424,12 @@ CAUGHT_BY: dict[str, set[str]] = {
 
 def run(name: str) -> int:
     """Run the relay called ``name``; 2 for an unknown name."""
-    patch = BROKEN.get(name) or LEGAL.get(name)
+    patch = BROKEN.get(name) or LEGAL.get(name) or HOSTILE.get(name)
     if patch is None:
-        print(f"unknown relay {name!r}; one of {', '.join([*BROKEN, *LEGAL])}", file=sys.stderr)
+        print(
+            f"unknown relay {name!r}; one of {', '.join([*BROKEN, *LEGAL, *HOSTILE])}",
+            file=sys.stderr,
+        )
         return 2
     return main(relay_class=patch())
 

@@ -35,10 +35,32 @@ from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE
 
-__all__ = ["READY_SECONDS", "RelayConformance", "RelaySuite", "Timing"]
+__all__ = [
+    "FLOOD_REQUESTS",
+    "READY_SECONDS",
+    "RelayConformance",
+    "RelaySuite",
+    "Timing",
+    "flood_rate",
+]
 
 READY_SECONDS = 15.0
 """A relay that has not synced this long after its start fails (the contract's 15 s)."""
+
+
+FLOOD_REQUESTS = 30
+FLOOD_WINDOW = 0.3
+"""More than :data:`FLOOD_REQUESTS` relay requests within :data:`FLOOD_WINDOW` seconds
+(100 a second) is a flood: a correct relay at the suite's cadence sends a few a
+second (its control polls, about seven)."""
+
+
+def flood_rate(requests: Sequence[RelayRequest]) -> float | None:
+    """Requests a second over the last :data:`FLOOD_REQUESTS` + 1, if that is a flood."""
+    if len(requests) <= FLOOD_REQUESTS:
+        return None
+    span = requests[-1].at - requests[-1 - FLOOD_REQUESTS].at
+    return FLOOD_REQUESTS / max(span, 1e-3) if span < FLOOD_WINDOW else None
 
 
 class Timing:
@@ -273,10 +295,22 @@ class RelayConformance:
     def wait(
         self, predicate: Callable[[list[RelayRequest]], bool], timeout: float, what: str
     ) -> None:
-        """Wait until ``predicate(requests)`` holds, or fail naming ``what`` and the stderr tail."""
-        if self.lane.wait_for(predicate, timeout):
+        """Wait until ``predicate(requests)`` holds, or fail naming ``what`` and the stderr
+        tail; a relay flooding the server fails at once, naming its rate."""
+        if self.lane.wait_for(lambda rs: flood_rate(rs) is not None or predicate(rs), timeout):
+            self._no_flood()
             return
+        self._no_flood()
         self.fail(f"waited {timeout:g} s for {what}, in vain", tail=True)
+
+    def _no_flood(self) -> None:
+        rate = flood_rate(self.lane.snapshot())
+        if rate is not None:
+            self.fail(
+                f"the relay floods the server: {rate:.0f} relay requests a second "
+                f"(more than {FLOOD_REQUESTS} within {FLOOD_WINDOW:g} s)",
+                tail=True,
+            )
 
     def wait_request(
         self,
@@ -315,8 +349,10 @@ class RelayConformance:
         return self.delivered(command_id)[0]
 
     def settle(self, seconds: float) -> None:
-        """Let the relay run on for ``seconds`` (to see that something does NOT happen)."""
-        time.sleep(seconds)
+        """Let the relay run on for ``seconds`` (to see that something does NOT happen);
+        a flood fails at once."""
+        self.lane.wait_for(lambda rs: flood_rate(rs) is not None, seconds)
+        self._no_flood()
 
     def fail(self, message: str, *, tail: bool = False) -> None:
         """Fail the check with ``message`` (and the relay's last stderr lines)."""
