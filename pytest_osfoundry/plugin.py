@@ -27,13 +27,18 @@ from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures b
 from pytest_osfoundry.conformance._layout import rulebook_dir
 from pytest_osfoundry.conformance._options import Settings, add_options
 
-__all__ = [*fixtures.__all__, "RELAY_PLUGIN", "SUITE_PLUGIN", "pytest_addoption", "pytest_configure"]
+__all__ = [
+    *fixtures.__all__,
+    "RELAY_PLUGIN",
+    "SUITE_PLUGIN",
+    "pytest_addoption",
+    "pytest_configure",
+]
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
 #: The name the relay suite's hooks are registered under (with the suite's own).
 RELAY_PLUGIN = "osfoundry-relay-conformance"
-
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -36,7 +36,7 @@ SERVER_CHECKS = "checks"
 """The rule book's folder of server checks (``conformance/checks/`` in a checkout)."""
 
 RELAY_CHECKS = "relay"
-"""The rule book's folder of relay checks (``conformance/relay/``), run by ``--osf-relay-command``."""
+"""The rule book's folder of relay checks (``conformance/relay/``): ``--osf-relay-command``."""
 
 
 @functools.cache

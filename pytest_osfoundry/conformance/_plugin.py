@@ -582,7 +582,7 @@ class _ResultsGatherer:
 
 def _known_ids() -> list[str]:
     try:
-        return [c.check_id for c in all_checks()]
+        return [c.check_id for c in all_checks(include_relay=True)]
     except Exception:  # pragma: no cover - a broken install; the run shows it anyway
         return []
 

@@ -275,19 +275,20 @@ def check_info(obj: object) -> CheckInfo | None:
     return info if isinstance(info, CheckInfo) else None
 
 
-def _check_modules() -> list[ModuleType]:
-    names = check_modules() + check_modules(RELAY_CHECKS)
+def _check_modules(include_relay: bool = False) -> list[ModuleType]:
+    names = check_modules() + (check_modules(RELAY_CHECKS) if include_relay else [])
     return [importlib.import_module(name) for name in names]
 
 
-def all_checks() -> list[CheckInfo]:
-    """Every check of the installed suite, in report order (area, then definition).
+def all_checks(*, include_relay: bool = False) -> list[CheckInfo]:
+    """Every server check of the installed suite, in report order (area, then definition);
+    with ``include_relay``, the relay checks (``--osf-relay-command``) as well.
 
     Raises:
         ValueError: two checks share an id.
     """
     seen: dict[str, CheckInfo] = {}
-    for module in _check_modules():
+    for module in _check_modules(include_relay):
         for value in vars(module).values():
             info = check_info(value)
             if info is None:
@@ -299,12 +300,13 @@ def all_checks() -> list[CheckInfo]:
 
 
 def find_check(check_id: str) -> Callable[..., None]:
-    """The function of the installed check named ``check_id`` (to call it outside pytest).
+    """The function of the installed check named ``check_id``, server or relay check
+    (to call it outside pytest).
 
     Raises:
         KeyError: no check has that id (the message names it).
     """
-    for module in _check_modules():
+    for module in _check_modules(include_relay=True):
         for value in vars(module).values():
             info = check_info(value)
             if info is not None and info.check_id == check_id:
