@@ -126,7 +126,7 @@ def test_every_input_reaches_the_script() -> None:
 def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path: Path) -> None:
     """A relay command runs from the caller's root: here the kit's own broken relay
     module, which only imports from there, fails its checks (and the summary says so)."""
-    code, text, out = run_action(
+    code, text, _ = run_action(
         tmp_path,
         cwd=ROOT,
         relay_command=f"{sys.executable} -m tests.relay_conformance.broken wrong-token",
