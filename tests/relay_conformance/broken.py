@@ -176,6 +176,11 @@ class SendsUnticked(DrivenRelay):
         return out
 
 
+class IgnoresControlPoll(DrivenRelay):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "control_poll": 3.0})
+
+
 class IgnoresInterval(DrivenRelay):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **{**kwargs, "interval": 20.0})
@@ -363,6 +368,7 @@ BROKEN: dict[str, Patch] = {
     "control-after-run": _plain(ControlAfterRun),
     "dies-on-5xx": _plain(DiesOn5xx),
     "ignores-interval": _plain(IgnoresInterval),
+    "ignores-control-poll": _plain(IgnoresControlPoll),
     "wrong-channel": _plain(WrongChannel),
 }
 
@@ -418,6 +424,7 @@ CAUGHT_BY: dict[str, set[str]] = {
         "D17-relay-survives-5xx",
     },
     "ignores-interval": {"D11-relay-cadence"},
+    "ignores-control-poll": {"D14-relay-control-cadence"},
     "wrong-channel": {"D14-relay-channel"},
 }
 

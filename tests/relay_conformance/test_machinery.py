@@ -4,6 +4,7 @@ process, the preflight, flood detection and the plugin wiring."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -304,3 +305,46 @@ def test_plugin_preflight_failure_is_one_error_line_and_exit_4(tmp_path):
     assert errors == [
         "ERROR: osfoundry relay preflight: the relay command was not found: no-such-relay-xyz"
     ]
+
+
+def _running_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and b"pytest_osfoundry.relay.driven" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_leaves_no_relay_process(tmp_path):
+    marker = f"osf-orphan-probe-{os.getpid()}-{time.monotonic_ns()}"
+    command = f"{PY} -m pytest_osfoundry.relay.driven {marker}"
+    run = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "pytest",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"--osf-relay-command={command}",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(_running_with(marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running_with(marker), "the relay suite started no relay"
+    run.send_signal(signal.SIGINT)
+    run.wait(60)
+    time.sleep(0.3)
+    alive = [pid for pid in _running_with(marker) if not _dead(pid)]
+    assert alive == [], f"relay processes left after Ctrl-C: {alive}"

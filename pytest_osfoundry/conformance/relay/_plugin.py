@@ -60,8 +60,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except RelayCommandError as err:
         raise pytest.UsageError(f"--osf-relay-command: {err}") from None
     source = getattr(config, "args_source", None)
-    if not settings.active and source is not None and source != pytest.Config.ArgsSource.ARGS:
-        config.args[:] = [str(checks_dir(RELAY_CHECKS))]
+    if source is not None and source != pytest.Config.ArgsSource.ARGS:
+        relay_checks = str(checks_dir(RELAY_CHECKS))
+        if settings.active:  # a target too: its server checks, then the relay checks
+            config.args.append(relay_checks)
+        else:
+            config.args[:] = [relay_checks]
     if settings.osf_relay_concurrency > 1:
         runner = RelayConcurrentRunner(
             settings.osf_relay_concurrency, lambda item: _context(item, _suite(config))
