@@ -348,3 +348,10 @@ def test_ctrl_c_leaves_no_relay_process(tmp_path):
     time.sleep(0.3)
     alive = [pid for pid in _running_with(marker) if not _dead(pid)]
     assert alive == [], f"relay processes left after Ctrl-C: {alive}"
+
+
+def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):
+    run = _pytest("--osf-relay-command=node 'unclosed", cwd=tmp_path)
+    assert run.returncode == 4
+    assert "--osf-relay-command: the relay command cannot be split" in run.stderr
+    assert "Traceback" not in run.stderr
