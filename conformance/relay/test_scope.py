@@ -44,6 +44,27 @@ def check_enabled_only(osf_relay_conf: RelayConformance) -> None:
 
 
 @check(
+    "D12-relay-every-enabled",
+    "Every enabled project is synced on every pass: two enabled projects, each synced "
+    "at least twice in 2.5 intervals.",
+    area="relay",
+)
+def check_every_enabled(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    conf.share(2, project=0)
+    conf.share(2, project=1)
+    conf.start()
+    conf.settle(2.5 * conf.timing.expected_interval)
+    synced = [r.body.get("project_id") for r in conf.requests("sync") if isinstance(r.body, dict)]
+    counts = {pid: synced.count(pid) for pid in conf.project_ids}
+    conf.expect(
+        all(n >= 2 for n in counts.values()),
+        f"in 2.5 intervals the two enabled projects were synced {sorted(counts.values())} "
+        "times: a pass syncs every enabled project",
+    )
+
+
+@check(
     "D12-relay-ticked-only",
     "A sync carries exactly the project's ticked sessions, in order, with their fields.",
     area="relay",

@@ -166,6 +166,15 @@ class SyncsDisabled(DrivenRelay):
         yield from super(DrivenRelay, self)._pass(record)
 
 
+class FirstProjectOnly(DrivenRelay):
+    def _pass(self, record: PassRecord) -> ProcessGen:
+        self.refresh()
+        first = next((pid for pid, share in self._shares.items() if share.enabled), None)
+        for pid, share in self._shares.items():
+            share.enabled = share.enabled and pid == first
+        yield from super(DrivenRelay, self)._pass(record)
+
+
 class SendsUnticked(DrivenRelay):
     def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
         out = super()._to_sync(share)
@@ -361,6 +370,7 @@ BROKEN: dict[str, Patch] = {
     "no-sharing-pass": _plain(NoSharingPass),
     "syncs-disabled": _plain(SyncsDisabled),
     "sends-unticked": _plain(SendsUnticked),
+    "first-project-only": _plain(FirstProjectOnly),
     "no-uuid-check": _plain(NoUuidCheck),
     "runs-cancelled-start": _plain(RunsCancelledStart),
     "cancels-twice": _plain(CancelsTwice),
@@ -413,6 +423,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "no-sharing-pass": {"D11-relay-sharing-pass"},
     "syncs-disabled": {"D12-relay-enabled-only"},
     "sends-unticked": {"D12-relay-ticked-only"},
+    "first-project-only": {"D12-relay-every-enabled"},
     "no-uuid-check": {"D15-relay-non-uuid"},
     "runs-cancelled-start": {"D16-relay-start-cancelled"},
     "cancels-twice": {"D16-relay-cancel-once"},

@@ -355,3 +355,17 @@ def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):
     assert run.returncode == 4
     assert "--osf-relay-command: the relay command cannot be split" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_passing_relay_check_listed_in_a_baseline_is_a_stale_entry(tmp_path):
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("D14-relay-channel\n", encoding="utf-8")
+    run = _pytest(
+        "--osf-relay-command=embedded",
+        "-k",
+        "D14-relay-channel",
+        f"--osf-baseline={baseline}",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "stale baseline entry" in run.stdout
