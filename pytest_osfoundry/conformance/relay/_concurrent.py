@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_osfoundry.conformance._concurrent import _upcoming
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
@@ -58,19 +59,17 @@ class RelayConcurrentRunner:
         self._make_context = make_context
         self._outcomes: dict[str, RelayOutcome] = {}
         self._lock = threading.Lock()
-        self._prerun_done = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """Replay the stored outcome of a relay check (pre-running them all first)."""
         if not _runnable(pyfuncitem):
             return None
-        if not self._prerun_done:
-            self._prerun_done = True
-            self._prerun(pyfuncitem)
+        if pyfuncitem.nodeid not in self._outcomes:
+            self._prerun(pyfuncitem)  # this item and every one still to come here
         outcome = self._outcomes.get(pyfuncitem.nodeid)
-        if outcome is None:
-            return None  # not pre-run (collected after the batch): pytest runs it
+        if outcome is None:  # pragma: no cover - _prerun always includes the item
+            return None
         if outcome.error is not None:
             raise outcome.error
         return True
@@ -82,9 +81,12 @@ class RelayConcurrentRunner:
             raise outcome.close_error
 
     def _prerun(self, first: pytest.Function) -> None:
-        items = first.session.items
-        start = items.index(first) if first in items else 0
-        batch = [i for i in items[start:] if _runnable(i)]
+        # The items this process runs from here on (under xdist: those its worker was given).
+        batch = [
+            i
+            for i in [first, *_upcoming(first)]
+            if _runnable(i) and i.nodeid not in self._outcomes
+        ]
         alone = [i for i in batch if _exclusive(i)]
         together = [i for i in batch if not _exclusive(i)]
 

@@ -101,6 +101,11 @@ class Lane:
                     return fault
         return None
 
+    def refund(self, fault: Fault) -> None:
+        """Give ``fault`` its use back (it met a request it does not apply to)."""
+        with self._lock:
+            fault.used -= 1
+
     def record(self, entry: RelayRequest) -> None:
         """Keep ``entry``; wake whoever waits for requests."""
         with self._lock:
@@ -194,7 +199,7 @@ class InstrumentedServer(HandlerWrapper[ReferenceServer]):
                 )
             else:
                 response = self.inner(request)
-                response = self._after(fault, action, response)
+                response = self._after(lane, fault, action, response)
             status = response.status
             return response
         finally:
@@ -212,7 +217,7 @@ class InstrumentedServer(HandlerWrapper[ReferenceServer]):
             )
 
     @staticmethod
-    def _after(fault: Fault | None, action: str, response: Response) -> Response:
+    def _after(lane: Lane, fault: Fault | None, action: str, response: Response) -> Response:
         if fault is None:
             return response
         if fault.kind == "drop-after":
@@ -224,7 +229,7 @@ class InstrumentedServer(HandlerWrapper[ReferenceServer]):
             if fault.only_with_commands and not (
                 isinstance(answer, dict) and answer.get("commands")
             ):
-                fault.used -= 1  # not the answer it waits for: the rule stays armed
+                lane.refund(fault)  # not the answer it waits for: the rule stays armed
             else:
                 fault.hook(answer)
         elif fault.kind == "inject" and action == "sync" and response.status == 200:
