@@ -134,16 +134,3 @@ def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path:
     assert code == 4, text[-3000:]
     assert "token that is not OSF_DESKTOP_TOKEN" in text
     assert "not run (exit status 4)" in (tmp_path / "summary.md").read_text(encoding="utf-8")
-
-
-def test_the_action_runs_the_relay_suite_green_against_embedded(tmp_path: Path) -> None:
-    code, text, out = run_action(tmp_path, relay_command="embedded")
-    assert code == 0, text[-3000:]
-    report = json.loads((out / "osf-report.json").read_text(encoding="utf-8"))
-    assert report["summary"]["ok"] is True and report["summary"]["not_run"] == 0
-    ids = {c["id"] for c in report["checks"]}
-    assert {"D13-relay-untick", "D18-relay-bound-emoji"} <= ids
-    assert "D11-relay-realtime-cadence" not in ids  # opt-in
-    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "`D13-relay-untick`" in summary
-
