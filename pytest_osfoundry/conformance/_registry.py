@@ -34,6 +34,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "AREAS",
+    "RELAY_AREA",
     "RULES",
     "RULES_FILE",
     "SPEC_FILE",
@@ -65,6 +66,9 @@ AREAS: tuple[str, ...] = (
     "relay API",
     "relay",
 )
+
+RELAY_AREA = "relay"
+"""The report area of the relay checks (``--osf-relay-command``), the last of :data:`AREAS`."""
 
 _CHECK_ID = re.compile(r"(?P<rule>[DR]\d{1,2})-[a-z0-9]+(?:-[a-z0-9]+)*")
 
