@@ -204,6 +204,37 @@ def check_survives_slow(osf_relay_conf: RelayConformance) -> None:
 
 
 @check(
+    "D17-relay-survives-refused",
+    "Connections refused for two intervals while a command runs lose nothing: it is "
+    "delivered once the server is back, the Graph ran once, and the passes go on.",
+    area="relay",
+)
+def check_survives_refused(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(2)
+    conf.start()
+    interval = conf.timing.expected_interval
+    conf.plan(lambda record: RunPlan(duration=0.5 * interval))
+    command_id = conf.queue(sessions[0]["graph_session_id"])
+    conf.wait_request(
+        "start", "the command's start", timeout=10 * interval + 5, command_id=command_id
+    )
+    conf.refuse_connections(2.0 * interval)
+    delivered = conf.wait_delivered(command_id, timeout=6 * interval + 5)
+    conf.expect(
+        len(conf.runs_of(command_id)) == 1,
+        f"the Graph ran {len(conf.runs_of(command_id))} times, not once",
+    )
+    conf.settle(2.6 * interval)
+    later = [r for r in conf.requests("sync") if r.at > delivered.at]
+    conf.expect(
+        len(later) >= 2,
+        f"{len(later)} pass(es) in the 2.6 intervals after the refusals: the relay must keep "
+        "its cadence",
+    )
+
+
+@check(
     "D17-relay-survives-driver-5xx",
     "A driver answering 503 to a few requests loses nothing: a command queued then runs "
     "once and is delivered.",

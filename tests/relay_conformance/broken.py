@@ -415,6 +415,7 @@ CAUGHT_BY: dict[str, set[str]] = {
         "D17-relay-sigterm",
         "D17-relay-survives-5xx",
         "D17-relay-survives-drops",
+        "D17-relay-survives-refused",
     },
     "outbox-after-post": {"D17-relay-kill-restart"},
     "resend-delivered": {"D17-relay-no-resend"},

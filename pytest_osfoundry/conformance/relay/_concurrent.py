@@ -83,9 +83,7 @@ class RelayConcurrentRunner:
     def _prerun(self, first: pytest.Function) -> None:
         # The items this process runs from here on (under xdist: those its worker was given).
         batch = [
-            i
-            for i in [first, *_upcoming(first)]
-            if _runnable(i) and i.nodeid not in self._outcomes
+            i for i in [first, *_upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
         ]
         alone = [i for i in batch if _exclusive(i)]
         together = [i for i in batch if not _exclusive(i)]

@@ -1,10 +1,11 @@
 """The context one relay check works in: its own account, token, project(s) and relay.
 
 :class:`RelaySuite` is the run's shared part (one per pytest process): the
-instrumented reference server and the driver API, each on its own loopback port.
+instrumented reference server and the driver API (on a loopback port).
 :meth:`RelaySuite.context` gives a check a :class:`RelayConformance`: a fresh
 account with its desktop token and projects, an agent to queue runs with, a driver
-scenario, a lane of the server's record, a state directory, and the relay command
+scenario, a lane of the server's record, its own loopback port into the shared
+server (closed to refuse connections), a state directory, and the relay command
 started with the contract's environment (and stopped, with its process group, at the
 end). A check judges only ``requests()`` (the server's record) and ``runs`` /
 ``cancels`` (the driver's).
@@ -89,7 +90,6 @@ class RelaySuite:
         self.argv = split_command(command)
         self.reference = ReferenceServer(RealClock())
         self.server = InstrumentedServer(self.reference)
-        self.server_door = LoopbackServer(self.server, workers=64, request_deadline=60.0)
         self.driver = DriverApi()
         self.driver_door = LoopbackServer(self.driver, workers=64, request_deadline=60.0)
 
@@ -109,8 +109,7 @@ class RelaySuite:
         return conf
 
     def close(self) -> None:
-        """Stop both doors."""
-        self.server_door.close()
+        """Stop the driver's door (each check closes its own door into the server)."""
         self.driver_door.close()
 
 
@@ -134,6 +133,8 @@ class RelayConformance:
         self.lane: Lane = suite.server.lane(self.token)
         self.scenario: Scenario = suite.driver.new_scenario()
         self.state_dir = tempfile.mkdtemp(prefix="osf-relay-state-")
+        # The check's own door into the shared server: closing it refuses connections.
+        self.door = LoopbackServer(suite.server, workers=6, request_deadline=60.0)
         self.argv = list(suite.argv)
         self.process: RelayProcess | None = None
         self.processes: list[RelayProcess] = []
@@ -185,7 +186,7 @@ class RelayConformance:
     def env(self) -> dict[str, str]:
         """The contract's environment for this check's relay."""
         env = {
-            "OSF_RELAY_URL": self.suite.server_door.origin,
+            "OSF_RELAY_URL": self.door.origin,
             "OSF_DESKTOP_TOKEN": self.token,
             "OSF_RELAY_DRIVER": f"{self.suite.driver_door.origin}/s/{self.scenario.key}",
             "OSF_RELAY_STATE_DIR": self.state_dir,
@@ -227,9 +228,28 @@ class RelayConformance:
         """Stop every relay this check started; forget its lane, scenario and state."""
         for process in self.processes:
             process.close()
+        self.door.close()
         self.suite.server.forget(self.lane)
         self.suite.driver.forget(self.scenario)
         shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def refuse_connections(self, seconds: float) -> None:
+        """Close this check's door for ``seconds`` (connections refused), then reopen it
+        on the same port (the relay's ``OSF_RELAY_URL`` is unchanged)."""
+        port = self.door.port
+        self.door.close()
+        time.sleep(seconds)
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                self.door = LoopbackServer(
+                    self.suite.server, port=port, workers=6, request_deadline=60.0
+                )
+                return
+            except OSError as err:
+                if time.monotonic() > deadline:
+                    self.fail(f"the suite could not reopen port {port} after refusing: {err}")
+                time.sleep(0.05)
 
     def stderr_tail(self) -> str:
         """The relay's last stderr lines (token masked)."""
