@@ -173,6 +173,10 @@ def _dead(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+_PROC = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+
+
+@_PROC
 def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
     script = (
         "import signal, subprocess, sys, time\n"
@@ -320,6 +324,7 @@ def _running_with(marker: str) -> list[int]:
     return found
 
 
+@_PROC
 def test_ctrl_c_leaves_no_relay_process(tmp_path):
     marker = f"osf-orphan-probe-{os.getpid()}-{time.monotonic_ns()}"
     command = f"{PY} -m pytest_osfoundry.relay.driven {marker}"
