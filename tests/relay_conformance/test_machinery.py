@@ -328,31 +328,36 @@ def _running_with(marker: str) -> list[int]:
 def test_ctrl_c_leaves_no_relay_process(tmp_path):
     marker = f"osf-orphan-probe-{os.getpid()}-{time.monotonic_ns()}"
     command = f"{PY} -m pytest_osfoundry.relay.driven {marker}"
-    run = subprocess.Popen(
-        [
-            PY,
-            "-m",
-            "pytest",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            f"--osf-relay-command={command}",
-        ],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while len(_running_with(marker)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _running_with(marker), "the relay suite started no relay"
-    run.send_signal(signal.SIGINT)
-    run.wait(60)
-    time.sleep(0.3)
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [
+                PY,
+                "-m",
+                "pytest",
+                "-p",
+                "no:randomly",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                f"--osf-relay-command={command}",
+            ],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while len(_running_with(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running_with(marker), "the relay suite started no relay"
+        run.send_signal(signal.SIGINT)
+        run.wait(90)
+    deadline = time.monotonic() + 5  # a relay killed a moment ago may still be exiting
     alive = [pid for pid in _running_with(marker) if not _dead(pid)]
-    assert alive == [], f"relay processes left after Ctrl-C: {alive}"
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in _running_with(marker) if not _dead(pid)]
+    assert alive == [], f"relay processes left after Ctrl-C: {alive}\n{log.read_text()[-3000:]}"
 
 
 def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):
