@@ -27,8 +27,8 @@ def _cancel_while_running(conf: RelayConformance, duration: float, stop_after: f
     conf.wait_request(
         "start", "the command's start", timeout=10 * interval + 5, command_id=command_id
     )
+    conf.wait_run(command_id, timeout=5.0)
     conf.settle(2 * conf.timing.expected_control_poll)
-    conf.expect(bool(conf.runs_of(command_id)), "the command was started but never run")
     conf.cancel(command_id)
     return command_id
 
@@ -71,8 +71,9 @@ def check_cancel_once(osf_relay_conf: RelayConformance) -> None:
 def check_cancel_finished(osf_relay_conf: RelayConformance) -> None:
     conf = osf_relay_conf
     period = conf.timing.expected_control_poll
-    # The run ends by itself ~4 polls after the cancel; stopping would take far longer.
-    command_id = _cancel_while_running(conf, duration=6 * period, stop_after=60.0)
+    # The run ends by itself ~12 control periods after the cancel (room for a poll on a
+    # loaded machine); stopping would take far longer, so the Graph finishes mid-stop.
+    command_id = _cancel_while_running(conf, duration=14 * period, stop_after=60.0)
     body = _body(conf, command_id)
     conf.expect(
         len(conf.cancels_of(command_id)) >= 1,

@@ -304,6 +304,16 @@ class RelayConformance:
         """The engine's run requests for one command."""
         return [r for r in self.scenario.runs if r.command_id == command_id]
 
+    def wait_run(self, command_id: str, timeout: float) -> RunRecord:
+        """Wait for the engine's run of ``command_id`` (the driver's record); fail after
+        ``timeout`` seconds naming it."""
+        deadline = time.monotonic() + timeout
+        while not self.runs_of(command_id):
+            if time.monotonic() > deadline:
+                self.fail(f"waited {timeout:g} s for the engine to run {command_id}", tail=True)
+            time.sleep(0.02)
+        return self.runs_of(command_id)[0]
+
     def cancels_of(self, command_id: str) -> list[Any]:
         """The engine's cancels of one command."""
         return [c for c in self.scenario.cancels if c.command_id == command_id]
