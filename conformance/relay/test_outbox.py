@@ -219,6 +219,7 @@ def check_survives_refused(osf_relay_conf: RelayConformance) -> None:
     conf.wait_request(
         "start", "the command's start", timeout=10 * interval + 5, command_id=command_id
     )
+    conf.wait_run(command_id, timeout=5.0)  # the start's answer is in: the command runs
     conf.refuse_connections(2.0 * interval)
     delivered = conf.wait_delivered(command_id, timeout=6 * interval + 5)
     conf.expect(
