@@ -8,7 +8,8 @@
 # error (one message naming the option). The kit's own tests run this script against
 # `embedded` with a fake GITHUB_STEP_SUMMARY, so it can run outside GitHub too.
 #
-# Inputs (environment): OSF_ACTION_TARGET (required), OSF_ACTION_AGENT_TOKEN,
+# Inputs (environment): OSF_ACTION_TARGET or OSF_ACTION_RELAY_COMMAND (one is required:
+# the relay command is run from the calling repository's root), OSF_ACTION_AGENT_TOKEN,
 # OSF_ACTION_OTHER_AGENT_TOKEN, OSF_ACTION_READ_TOKEN, OSF_ACTION_DESKTOP_TOKEN,
 # OSF_ACTION_PROJECT_ID, OSF_ACTION_STRANGER_TOKEN, OSF_ACTION_STRANGER_DESKTOP_TOKEN,
 # OSF_ACTION_STRANGER_PROJECT_ID, OSF_ACTION_RELAY_URL, OSF_ACTION_BASELINE,
@@ -22,7 +23,8 @@ fail() { echo "osf-action: $*" >&2; exit 4; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kit="${OSF_ACTION_PATH:-$here}"
 python="${OSF_ACTION_PYTHON:-python3}"
-[ -n "${OSF_ACTION_TARGET:-}" ] || fail "the 'target' input is empty: give the MCP URL of the server to check (or 'embedded')"
+[ -n "${OSF_ACTION_TARGET:-}" ] || [ -n "${OSF_ACTION_RELAY_COMMAND:-}" ] \
+    || fail "the 'target' input is empty: give the MCP URL of the server to check (or 'embedded'), or a 'relay-command'"
 
 start="$(pwd)"
 absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$start" "$1" ;; esac; }
@@ -42,6 +44,19 @@ for name in TARGET RELAY_URL AGENT_TOKEN OTHER_AGENT_TOKEN READ_TOKEN DESKTOP_TO
     value="$(printenv "OSF_ACTION_$name" || true)"
     if [ -n "$value" ]; then export "OSF_$name=$value"; else unset "OSF_$name"; fi
 done
+# The relay suite runs pytest from an empty folder too, so the relay command is wrapped
+# to start from the calling repository's root (where its relative paths point).
+relay_command="${OSF_ACTION_RELAY_COMMAND:-}"
+if [ -z "$relay_command" ]; then
+    unset OSF_RELAY_COMMAND
+elif [ "$relay_command" = "embedded" ]; then
+    export OSF_RELAY_COMMAND=embedded
+else
+    OSF_RELAY_COMMAND="$("$python" -c 'import shlex, sys
+print(shlex.join(["bash", "-c", "cd " + shlex.quote(sys.argv[1]) + " && exec " + sys.argv[2]]))' \
+        "$start" "$relay_command")" || fail "could not quote the relay command"
+    export OSF_RELAY_COMMAND
+fi
 if [ -n "${OSF_ACTION_BASELINE:-}" ]; then
     export OSF_BASELINE="$(absolute "$OSF_ACTION_BASELINE")"
 else

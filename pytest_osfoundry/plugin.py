@@ -32,6 +32,7 @@ from pytest_osfoundry.conformance._options import Settings, add_options
 
 __all__ = [
     *fixtures.__all__,
+    "RELAY_PLUGIN",
     "SUITE_PLUGIN",
     "pytest_addhooks",
     "pytest_addoption",
@@ -43,6 +44,12 @@ __all__ = [
 SUITE_PLUGIN = "osfoundry-conformance"
 #: The module of the suite's hooks.
 SUITE_MODULE = "pytest_osfoundry.conformance._plugin"
+
+#: The name the relay suite's hooks are registered under (with the suite's own).
+RELAY_PLUGIN = "osfoundry-relay-conformance"
+
+#: The module of the relay suite's hooks.
+RELAY_MODULE = "pytest_osfoundry.conformance.relay._plugin"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -74,7 +81,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "reconstructed: an osfoundry conformance check of behaviour the kit reconstructed",
     )
     # Settings validates every --osf- option (a malformed one is a usage error either way).
-    if Settings.from_config(config).active or _names_the_suite(config, config.args):
+    settings = Settings.from_config(config)
+    if settings.active or settings.relay_active or _names_the_suite(config, config.args):
         # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
         # _plugin`` would take the package's attribute, which outlives a pytester
         # in-process run's sys.modules and would pair a stale plugin with fresh checks.
@@ -82,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
         config.pluginmanager.register(suite, SUITE_PLUGIN)
+        if not config.pluginmanager.has_plugin(RELAY_PLUGIN):
+            config.pluginmanager.register(importlib.import_module(RELAY_MODULE), RELAY_PLUGIN)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -121,3 +121,16 @@ def test_every_input_reaches_the_script() -> None:
         assert env in script or f" {short} " in script or f" {short}\n" in script, name
     assert '"$GITHUB_ACTION_PATH/.github/osf-action.sh"' in ACTION
     assert "using: composite" in ACTION
+
+
+def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path: Path) -> None:
+    """A relay command runs from the caller's root: here the kit's own broken relay
+    module, which only imports from there, fails its checks (and the summary says so)."""
+    code, text, _ = run_action(
+        tmp_path,
+        cwd=ROOT,
+        relay_command=f"{sys.executable} -m tests.relay_conformance.broken wrong-token",
+    )
+    assert code == 4, text[-3000:]
+    assert "token that is not OSF_DESKTOP_TOKEN" in text
+    assert "not run (exit status 4)" in (tmp_path / "summary.md").read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
+    "RELAY_CHECKS",
     "RULEBOOK_PACKAGE",
     "SERVER_CHECKS",
     "check_module_name",
@@ -33,6 +34,9 @@ RULEBOOK_PACKAGE = "pytest_osfoundry.conformance.rulebook"
 
 SERVER_CHECKS = "checks"
 """The rule book's folder of server checks (``conformance/checks/`` in a checkout)."""
+
+RELAY_CHECKS = "relay"
+"""The rule book's folder of relay checks (``conformance/relay/``): ``--osf-relay-command``."""
 
 
 @functools.cache

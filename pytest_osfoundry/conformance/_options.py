@@ -61,6 +61,27 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="URL|embedded",
     ),
     OptionSpec(
+        "--osf-relay-command",
+        "check a desktop relay instead of a server: the command that starts your relay's "
+        "adapter (split as a shell would, no shell; see docs/relay-conformance.md), or "
+        "'embedded' (the kit's own fake relay); runs the installed relay suite when no "
+        "test paths are given",
+        metavar="CMD|embedded",
+    ),
+    OptionSpec(
+        "--osf-relay-realtime",
+        "also run the opt-in real-time relay checks: the relay started without the timing "
+        "variables, its production 20 s passes and 3 s control polls measured (slow)",
+        kind="flag",
+    ),
+    OptionSpec(
+        "--osf-relay-concurrency",
+        "how many relay checks run at once, each with its own relay process (default 8, "
+        "chosen by benchmarks/bench_relay_suite.py; 1 runs them one after another)",
+        kind="int",
+        metavar="N",
+    ),
+    OptionSpec(
         "--osf-relay-url",
         "base URL of the desktop relay API (default: the target's origin)",
         metavar="URL",
@@ -204,6 +225,9 @@ class Settings:
     """The suite's options as given (command line first, then environment), validated."""
 
     osf_target: str | None = None
+    osf_relay_command: str | None = None
+    osf_relay_realtime: bool = False
+    osf_relay_concurrency: int = 8
     osf_relay_url: str | None = None
     osf_agent_token: str | None = None
     osf_other_agent_token: str | None = None
@@ -239,6 +263,11 @@ class Settings:
     def active(self) -> bool:
         """Whether a target was given (the suite's hooks do nothing otherwise)."""
         return bool(self.osf_target)
+
+    @property
+    def relay_active(self) -> bool:
+        """Whether a relay command was given (the relay suite runs)."""
+        return bool(self.osf_relay_command)
 
     def secrets(self) -> list[str]:
         """Every credential given, for masking."""

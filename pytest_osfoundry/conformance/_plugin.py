@@ -591,7 +591,7 @@ def _known_ids(config: pytest.Config) -> list[str]:
     seen: set[str] = config.stash.get(_COLLECTED, set())
     collected = sorted(seen)
     try:
-        return [c.check_id for c in all_checks()] + collected
+        return [c.check_id for c in all_checks(include_relay=True)] + collected
     except Exception:  # pragma: no cover - a broken install; the run shows it anyway
         return collected
 

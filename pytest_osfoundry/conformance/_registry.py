@@ -31,7 +31,7 @@ from pytest_osfoundry.conformance._checkids import (
     rule_of,
 )
 from pytest_osfoundry.conformance._extra import ExtraRule, Level, register_rule
-from pytest_osfoundry.conformance._layout import check_modules, read_rulebook_file
+from pytest_osfoundry.conformance._layout import RELAY_CHECKS, check_modules, read_rulebook_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +41,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "AREAS",
     "OPT_INS",
+    "RELAY_AREA",
     "RULES",
     "RULES_FILE",
     "SPEC_FILE",
@@ -68,7 +69,11 @@ AREAS: tuple[str, ...] = (
     "re-check",
     "truncation",
     "relay API",
+    "relay",
 )
+
+RELAY_AREA = "relay"
+"""The report area of the relay checks (``--osf-relay-command``), the last of :data:`AREAS`."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +211,7 @@ class CheckInfo:
         }
 
 
-OPT_INS: tuple[str, ...] = ("--osf-timing",)
+OPT_INS: tuple[str, ...] = ("--osf-timing", "--osf-relay-realtime")
 """The options a check may be opt-in to (the suite's plugin deselects it without them)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -311,18 +316,20 @@ def check_info(obj: object) -> CheckInfo | None:
     return info if isinstance(info, CheckInfo) else None
 
 
-def _check_modules() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in check_modules()]
+def _check_modules(include_relay: bool = False) -> list[ModuleType]:
+    names = check_modules() + (check_modules(RELAY_CHECKS) if include_relay else [])
+    return [importlib.import_module(name) for name in names]
 
 
-def all_checks() -> list[CheckInfo]:
-    """Every check of the installed suite, in report order (area, then definition).
+def all_checks(*, include_relay: bool = False) -> list[CheckInfo]:
+    """Every server check of the installed suite, in report order (area, then definition);
+    with ``include_relay``, the relay checks (``--osf-relay-command``) as well.
 
     Raises:
         ValueError: two checks share an id.
     """
     seen: dict[str, CheckInfo] = {}
-    for module in _check_modules():
+    for module in _check_modules(include_relay):
         for value in vars(module).values():
             info = check_info(value)
             if info is None:
@@ -334,12 +341,13 @@ def all_checks() -> list[CheckInfo]:
 
 
 def find_check(check_id: str) -> Callable[..., None]:
-    """The function of the installed check named ``check_id`` (to call it outside pytest).
+    """The function of the installed check named ``check_id``, server or relay check
+    (to call it outside pytest).
 
     Raises:
         KeyError: no check has that id (the message names it).
     """
-    for module in _check_modules():
+    for module in _check_modules(include_relay=True):
         for value in vars(module).values():
             info = check_info(value)
             if info is not None and info.check_id == check_id:

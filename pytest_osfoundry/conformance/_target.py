@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from pytest_osfoundry.client import BoundedClient, McpClient, mask_url
+from pytest_osfoundry.client import BoundedClient, McpClient, mask_token, mask_url
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
@@ -156,6 +156,8 @@ def parse_target(spec: str) -> tuple[str, str | None]:
 def describe_target(settings: Settings) -> str:
     """A printable name of the target (tokens in a URL masked), without starting it."""
     if not settings.osf_target:
+        if settings.osf_relay_command:
+            return f"relay command {mask_token(settings.osf_relay_command, settings.secrets())}"
         return "(none)"
     try:
         kind, value = parse_target(settings.osf_target)

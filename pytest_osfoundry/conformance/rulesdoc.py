@@ -82,7 +82,7 @@ def _check_lines(check: CheckInfo) -> list[str]:
 
 def render_rules_doc(checks: Sequence[CheckInfo] | None = None) -> str:
     """The whole ``docs/rules.md`` text for ``checks`` (the installed suite by default)."""
-    checks = list(all_checks() if checks is None else checks)
+    checks = list(all_checks(include_relay=True) if checks is None else checks)
     out = [_INTRO]
     for area in AREAS:
         ids = [c.check_id for c in checks if c.area == area]

@@ -1,0 +1,204 @@
+"""D18 from the relay's side: the 100,000-character bound, as ``JSON.stringify`` counts.
+
+The driver learns the execution id at the command's start (the server's record)
+and shapes the Graph's result so that the completion the relay builds is exactly
+100,000 or 100,001 UTF-16 code units long: ASCII, Japanese (one unit, three UTF-8
+bytes a character) and emoji (two units, one code point). A first, small run
+measures the relay's envelope (every member but the result and the execution id).
+At 100,000 the whole result must arrive; at 100,001 none of it (all or nothing) —
+and the server must have accepted the completion. Errors are cut to 2,000 units; a
+failed Graph is posted ``failed`` with its error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_osfoundry._jslength import js_stringify_length
+from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance.relay import RelayConformance
+from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
+
+LIMIT = 100_000
+ERROR_LIMIT = 2_000
+_EMPTY = {"text": ""}
+
+
+def _fill(kind: str, units: int) -> str:
+    if kind == "ascii":
+        return "a" * units
+    if kind == "japanese":
+        return "日" * units
+    return "😀" * (units // 2) + "a" * (units % 2)
+
+
+class _Shaper:
+    """The driver's planner: results shaped to land the completion on a target length."""
+
+    def __init__(self, conf: RelayConformance, kind: str) -> None:
+        self.conf = conf
+        self.kind = kind
+        self.targets: dict[str, int] = {}
+        self.results: dict[str, Any] = {}
+        self.overhead: int | None = None
+        self.next_target: int | None = None
+
+    def __call__(self, record: RunRecord) -> RunPlan:
+        if record.command_id not in self.targets and self.next_target is not None:
+            self.targets[record.command_id], self.next_target = self.next_target, None
+        target = self.targets.get(record.command_id)
+        if target is None or self.overhead is None:
+            result: Any = {"text": "calibration"}
+        else:
+            starts = self.conf.requests("start", record.command_id)
+            body = starts[-1].body if starts and isinstance(starts[-1].body, dict) else {}
+            eid = str(body.get("execution_id", ""))
+            units = target - self.overhead - (js_stringify_length(eid) - 2)
+            units -= js_stringify_length(_EMPTY)
+            result = {"text": _fill(self.kind, max(units, 0))}
+        self.results[record.command_id] = result
+        return RunPlan(duration=0.05, result=result, total_tokens=12, reported_cost=0.5)
+
+    def calibrate(self, body: dict[str, Any]) -> None:
+        eid = str(body.get("execution_id", ""))
+        result = body.get("result")
+        self.overhead = (
+            js_stringify_length(body) - js_stringify_length(result) - (js_stringify_length(eid) - 2)
+        )
+
+
+def _bound(conf: RelayConformance, kind: str) -> None:
+    sessions = conf.share(1)
+    conf.start()
+    shaper = _Shaper(conf, kind)
+    conf.plan(shaper)
+    gsid = sessions[0]["graph_session_id"]
+    wait = 10 * conf.timing.expected_interval + 10
+    first = conf.queue(gsid)
+    calibration = conf.wait_delivered(first, timeout=wait)
+    conf.expect(
+        isinstance(calibration.body, dict)
+        and calibration.body.get("result") == shaper.results.get(first),
+        f"a small completed result did not arrive whole: {str(calibration.body)[:300]}",
+    )
+    assert isinstance(calibration.body, dict)
+    shaper.calibrate(calibration.body)
+    for target in (LIMIT, LIMIT + 1):
+        shaper.next_target = target
+        command_id = conf.queue(gsid)
+        conf.wait_request(
+            "complete",
+            f"the completion of the {target:,}-character {kind} case",
+            timeout=wait,
+            command_id=command_id,
+            statuses=lambda status: 200 <= status < 300 or status == 413,
+        )
+        refused = [r for r in conf.requests("complete", command_id) if r.status == 413]
+        conf.expect(
+            not refused,
+            f"{kind}: the relay posted a {js_stringify_length(refused[0].body) if refused else 0:,}"
+            f"-character completion (over {LIMIT:,} as JSON.stringify counts) and the server "
+            "refused it with 413: the bound counts UTF-16 code units, not bytes or code points",
+        )
+        body: Any = conf.delivered(command_id)[0].body
+        sent = shaper.results.get(command_id)
+        if target == LIMIT:
+            length = js_stringify_length({**body, "result": sent})
+            conf.expect(
+                body.get("result") == sent,
+                f"{kind}: the completion would be exactly {length:,} characters as "
+                "JSON.stringify counts, within the bound, but the relay did not post the whole "
+                f"result (result_truncated={body.get('result_truncated')!r}, result "
+                f"{str(body.get('result'))[:80]!r}...)",
+            )
+        else:
+            text = str(sent.get("text", "")) if isinstance(sent, dict) else ""
+            posted = body.get("result")
+            conf.expect(
+                posted is None,
+                f"{kind}: the completion would be {LIMIT + 1:,} characters, one over the bound, "
+                f"but the relay posted a result ({js_stringify_length(posted):,} characters): "
+                "over the bound the result goes whole or not at all, and here not at all",
+            )
+            conf.expect(
+                text[:200] not in str(body),
+                f"{kind}: over the bound, part of the result was posted",
+            )
+        conf.expect(
+            body.get("status") == "completed",
+            f"{kind}: the completion's status is {body.get('status')!r}; the Graph completed",
+        )
+
+
+@check(
+    "D18-relay-bound-ascii",
+    "An ASCII result landing the completion on exactly 100,000 characters is posted "
+    "whole; at 100,001 none of it is posted, and the server accepts both.",
+    area="relay",
+)
+def check_bound_ascii(osf_relay_conf: RelayConformance) -> None:
+    _bound(osf_relay_conf, "ascii")
+
+
+@check(
+    "D18-relay-bound-japanese",
+    "A Japanese result (one UTF-16 unit, three UTF-8 bytes a character) at exactly "
+    "100,000 characters is posted whole; at 100,001 none of it.",
+    area="relay",
+)
+def check_bound_japanese(osf_relay_conf: RelayConformance) -> None:
+    _bound(osf_relay_conf, "japanese")
+
+
+@check(
+    "D18-relay-bound-emoji",
+    "An emoji result (two UTF-16 units, one code point each) at exactly 100,000 "
+    "characters is posted whole; at 100,001 none of it.",
+    area="relay",
+)
+def check_bound_emoji(osf_relay_conf: RelayConformance) -> None:
+    _bound(osf_relay_conf, "emoji")
+
+
+def _failed(conf: RelayConformance, error: str) -> dict[str, Any]:
+    sessions = conf.share(1)
+    conf.start()
+    conf.plan(lambda record: RunPlan(duration=0.05, status="failed", result=None, error=error))
+    command_id = conf.queue(sessions[0]["graph_session_id"])
+    delivered = conf.wait_delivered(command_id, timeout=10 * conf.timing.expected_interval + 5)
+    body: Any = delivered.body if isinstance(delivered.body, dict) else {}
+    conf.expect(
+        body.get("status") == "failed",
+        f"a failed Graph was posted with status {body.get('status')!r}, not 'failed'",
+    )
+    return dict(body)
+
+
+@check(
+    "D18-relay-failed",
+    "A failed Graph is posted with status failed and its error, word for word.",
+    area="relay",
+)
+def check_failed(osf_relay_conf: RelayConformance) -> None:
+    error = "the Graph failed: node 3 (summarise) timed out"
+    body = _failed(osf_relay_conf, error)
+    osf_relay_conf.expect(
+        body.get("error") == error,
+        f"the failed completion's error is {str(body.get('error'))[:200]!r}, not {error!r}",
+    )
+
+
+@check(
+    "D18-relay-error-cut",
+    "An error of 2,500 characters is posted cut to its first 2,000.",
+    area="relay",
+)
+def check_error_cut(osf_relay_conf: RelayConformance) -> None:
+    error = "".join(f"line {i:04d}; " for i in range(250))[:2_500]
+    body = _failed(osf_relay_conf, error)
+    posted = str(body.get("error"))
+    osf_relay_conf.expect(
+        posted == error[:ERROR_LIMIT],
+        f"the posted error is {len(posted):,} characters ({posted[:40]!r}...); an error of "
+        f"{len(error):,} must be cut to its first {ERROR_LIMIT:,}",
+    )

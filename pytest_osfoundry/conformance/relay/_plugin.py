@@ -1,0 +1,161 @@
+"""The relay suite's pytest hooks: ``--osf-relay-command`` points pytest at the relay checks.
+
+Registered beside the suite's own hooks (:mod:`pytest_osfoundry.conformance._plugin`,
+which collects, masks and reports every check, relay checks included: levels,
+baseline, strict, JSON / Markdown / JUnit). This module adds what is the relay
+suite's alone:
+
+* with ``--osf-relay-command`` and no test paths, the run is the installed rule
+  book's ``relay/`` folder;
+* the preflight (:mod:`~pytest_osfoundry.conformance.relay._preflight`): a problem
+  is one ``ERROR:`` line and exit status 4;
+* the real-time checks are deselected unless ``--osf-relay-realtime``;
+* the fixtures ``osf_relay`` (the run's :class:`RelaySuite`) and ``osf_relay_conf``
+  (one :class:`RelayConformance` per check, its relay stopped after);
+* at the end, no relay process is left (their process groups are killed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
+from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
+from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
+from pytest_osfoundry.conformance.relay._process import RelayCommandError, kill_all, split_command
+
+__all__ = [
+    "REALTIME_OPT_IN",
+    "osf_relay",
+    "osf_relay_conf",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_report_header",
+    "pytest_sessionstart",
+    "pytest_unconfigure",
+]
+
+REALTIME_OPT_IN = "--osf-relay-realtime"
+_SUITE = pytest.StashKey[RelaySuite]()
+_RUNNER = "osfoundry-relay-concurrent"
+
+
+def _settings(config: pytest.Config) -> Settings:
+    return Settings.from_config(config)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With a relay command (and no target), run the relay checks when no paths are given."""
+    settings = _settings(config)
+    if not settings.relay_active:
+        return
+    try:
+        split_command(settings.osf_relay_command or "")
+    except RelayCommandError as err:
+        raise pytest.UsageError(f"--osf-relay-command: {err}") from None
+    source = getattr(config, "args_source", None)
+    if source is not None and source != pytest.Config.ArgsSource.ARGS:
+        relay_checks = str(checks_dir(RELAY_CHECKS))
+        if settings.active:  # a target too: its server checks, then the relay checks
+            config.args.append(relay_checks)
+        else:
+            config.args[:] = [relay_checks]
+    if settings.osf_relay_concurrency > 1:
+        runner = RelayConcurrentRunner(
+            settings.osf_relay_concurrency, lambda item: _context(item, _suite(config))
+        )
+        config.pluginmanager.register(runner, _RUNNER)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the run's server and driver; kill any relay process still running."""
+    suite = config.stash.get(_SUITE, None)
+    if suite is not None:
+        suite.close()
+    kill_all()
+    runner = config.pluginmanager.get_plugin(_RUNNER)
+    if runner is not None:
+        config.pluginmanager.unregister(runner)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the relay command under test."""
+    settings = _settings(config)
+    if not settings.relay_active:
+        return []
+    command = mask_token(settings.osf_relay_command or "", settings.secrets())
+    realtime = ", real-time checks on" if settings.osf_relay_realtime else ""
+    return [f"osfoundry relay suite: relay command {command!r}{realtime}"]
+
+
+def _suite(config: pytest.Config) -> RelaySuite:
+    suite = config.stash.get(_SUITE, None)
+    if suite is None:
+        suite = RelaySuite(_settings(config).osf_relay_command or "")
+        config.stash[_SUITE] = suite
+    return suite
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Preflight the relay command before any check: exit 4 with one message on a problem."""
+    config = session.config
+    settings = _settings(config)
+    if not settings.relay_active or hasattr(config, "workerinput"):
+        return
+    if config.getoption("collectonly", False):
+        return
+    try:
+        relay_preflight(_suite(config))
+    except RelayPreflightError as err:
+        raise pytest.UsageError(f"osfoundry relay preflight: {err}") from None
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Deselect the real-time relay checks unless ``--osf-relay-realtime``."""
+    if _settings(config).osf_relay_realtime:
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        info = check_info(getattr(item, "obj", None))
+        (dropped if info is not None and info.opt_in == REALTIME_OPT_IN else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def osf_relay(pytestconfig: pytest.Config) -> RelaySuite:
+    """The run's instrumented server and driver API (skips without a relay command)."""
+    if not _settings(pytestconfig).relay_active:
+        pytest.skip("no relay: pass --osf-relay-command=CMD or --osf-relay-command=embedded")
+    return _suite(pytestconfig)
+
+
+def _context(item: pytest.Item, suite: RelaySuite) -> RelayConformance:
+    info = check_info(getattr(item, "obj", None))
+    if info is None:
+        raise pytest.UsageError("osf_relay_conf is only for conformance checks (@check functions)")
+    timing = Timing(None, None) if info.opt_in == REALTIME_OPT_IN else Timing()
+    return suite.context(info.check_id, timing=timing)
+
+
+@pytest.fixture
+def osf_relay_conf(
+    request: pytest.FixtureRequest, osf_relay: RelaySuite
+) -> Iterator[RelayConformance]:
+    """A fresh context for the relay check being run; its relay stopped after."""
+    conf = _context(request.node, osf_relay)
+    try:
+        yield conf
+    finally:
+        conf.close()

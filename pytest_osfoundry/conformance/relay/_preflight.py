@@ -1,0 +1,59 @@
+"""The relay suite's preflight: is the relay command usable at all, before any check.
+
+One relay is started against a scenario of its own and watched for up to 15 s.
+Each way it can be unusable is one message (the plugin prints it as one ``ERROR:``
+line and exits 4), followed by the relay's last stderr lines with the token masked:
+
+* the command is not found (or cannot be started);
+* it exits before its first sync;
+* it sends relay requests with a token other than ``OSF_DESKTOP_TOKEN``;
+* it never syncs within 15 s.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
+from pytest_osfoundry.conformance.relay._process import RelayCommandError
+
+__all__ = ["RelayPreflightError", "relay_preflight"]
+
+
+class RelayPreflightError(Exception):
+    """The relay command cannot be checked; the message names the problem."""
+
+
+def relay_preflight(suite: RelaySuite, *, ready_seconds: float = READY_SECONDS) -> None:
+    """Start the relay once and wait for its first answered sync; raise on a problem."""
+    conf = suite.context("preflight")
+    try:
+        conf.share(1)
+        try:
+            process = conf.start(ready=False)
+        except RelayCommandError as err:
+            raise RelayPreflightError(str(err)) from None
+        strangers_before = len(suite.server.strangers)
+        deadline = time.monotonic() + ready_seconds
+        problem = None
+        while problem is None:
+            if any(r.action == "sync" and r.status == 200 for r in conf.requests()):
+                return
+            status = process.exited()
+            if status is not None:
+                problem = f"the relay command exited (status {status}) before its first sync"
+            elif len(suite.server.strangers) > strangers_before:
+                problem = (
+                    "the relay sent relay requests with a token that is not OSF_DESKTOP_TOKEN "
+                    "(wrong token: read the token from the environment)"
+                )
+            elif time.monotonic() > deadline:
+                problem = f"the relay never synced within {ready_seconds:g} s of its start"
+            else:
+                time.sleep(0.05)
+        tail = process.stderr_tail()
+        if tail:
+            problem += "\nthe relay's last stderr lines:\n" + tail
+        raise RelayPreflightError(problem)
+    finally:
+        conf.close()

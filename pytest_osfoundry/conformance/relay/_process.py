@@ -1,0 +1,163 @@
+"""The relay under test as a child process: started, watched, stopped, never orphaned.
+
+:class:`RelayProcess` starts ``CMD`` split as a POSIX shell would (:func:`shlex.split`,
+no shell), in pytest's working directory, with the contract's environment, in a
+process group of its own. :meth:`RelayProcess.stop` sends SIGTERM to the group and
+SIGKILL 5 s later; :meth:`RelayProcess.kill` sends SIGKILL at once. stderr goes to a
+file whose last lines :meth:`RelayProcess.stderr_tail` gives with tokens masked.
+Every process still running when the interpreter exits (Ctrl-C included) is killed
+with its group (:func:`kill_all`, registered with :mod:`atexit`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+
+from pytest_osfoundry.client import mask_token
+
+__all__ = ["EMBEDDED_COMMAND", "RelayCommandError", "RelayProcess", "kill_all", "split_command"]
+
+EMBEDDED_COMMAND = "embedded"
+STOP_GRACE_SECONDS = 5.0
+
+_LIVE: set[RelayProcess] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+class RelayCommandError(Exception):
+    """The relay command cannot be split or started (the message says why)."""
+
+
+def split_command(command: str) -> list[str]:
+    """``CMD`` as argv: ``embedded`` is the kit's adapter under this interpreter."""
+    if command.strip() == EMBEDDED_COMMAND:
+        return [sys.executable, "-m", "pytest_osfoundry.relay.driven"]
+    try:
+        argv = shlex.split(command)
+    except ValueError as err:
+        raise RelayCommandError(
+            f"the relay command cannot be split as a shell would: {err}"
+        ) from None
+    if not argv:
+        raise RelayCommandError("the relay command is empty")
+    return argv
+
+
+class RelayProcess:
+    """One run of the relay command (see the module); ``secrets`` are masked in its stderr."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        cwd: str | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self.argv = list(argv)
+        self.secrets = [s for s in secrets if s]
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process life
+        full_env = {**os.environ, **env}
+        for name in ("OSF_RELAY_INTERVAL", "OSF_RELAY_CONTROL_POLL"):
+            if name not in env:
+                full_env.pop(name, None)  # the real-time checks: production cadence
+        try:
+            self.popen = subprocess.Popen(
+                self.argv,
+                env=full_env,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            self._stderr.close()
+            raise RelayCommandError(f"the relay command was not found: {self.argv[0]}") from None
+        except PermissionError:
+            self._stderr.close()
+            raise RelayCommandError(
+                f"the relay command is not executable: {self.argv[0]}"
+            ) from None
+        except OSError as err:
+            self._stderr.close()
+            raise RelayCommandError(f"the relay command cannot be started: {err}") from None
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its group id)."""
+        return self.popen.pid
+
+    def exited(self) -> int | None:
+        """The exit status if the process has ended, else ``None``."""
+        return self.popen.poll()
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, sig)
+
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> int:
+        """SIGTERM to the group, SIGKILL after ``grace`` seconds; the exit status.
+
+        Children left in the group are killed as well.
+        """
+        if self.popen.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self.popen.wait(grace)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                self.popen.wait()
+        self._signal_group(signal.SIGKILL)  # no child outlives its relay
+        self._forget()
+        return self.popen.returncode
+
+    def kill(self) -> int:
+        """SIGKILL to the group at once (a crash); the exit status."""
+        self._signal_group(signal.SIGKILL)
+        self.popen.wait()
+        self._forget()
+        return self.popen.returncode
+
+    def _forget(self) -> None:
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+
+    def stderr_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines the relay wrote to stderr, tokens masked."""
+        try:
+            self._stderr.flush()
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - 16_384))
+            data = self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        tail = "\n".join(data.splitlines()[-lines:])
+        return mask_token(tail, self.secrets) if self.secrets else tail
+
+    def close(self) -> None:
+        """Stop the process (if running) and drop its stderr file."""
+        self.stop()
+        self._stderr.close()
+
+
+def kill_all() -> None:
+    """SIGKILL every relay process group still running (interpreter exit, Ctrl-C)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        process.kill()
+
+
+atexit.register(kill_all)

@@ -1,0 +1,381 @@
+"""The relay suite's machinery: the driver API, the instrumented server, the relay
+process, the preflight, flood detection and the plugin wiring."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_osfoundry.conformance._expect import CheckFailure
+from pytest_osfoundry.conformance._registry import find_check
+from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.relay import _driver as driver_module
+from pytest_osfoundry.conformance.relay._driver import DriverApi
+from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
+from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
+from pytest_osfoundry.conformance.relay._process import (
+    RelayCommandError,
+    RelayProcess,
+    split_command,
+)
+from pytest_osfoundry.http import DropConnection, Request
+from pytest_osfoundry.server import ReferenceServer
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+
+
+# ---------------------------------------------------------------- the driver API
+@pytest.fixture
+def driver():
+    api = DriverApi()
+    return api, api.new_scenario()
+
+
+def _post(api, key, path, body: bytes):
+    return api(Request.build("POST", f"/s/{key}{path}", {}, body))
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (b"{not json", "the body must be JSON"),
+        (b"[1]", "a JSON object"),
+        (b'{"channel": "c", "graph_session_id": "g", "arguments": {}}', "command_id"),
+        (b'{"command_id": "x", "graph_session_id": "g", "arguments": {}}', "channel"),
+        (
+            b'{"command_id": "x", "channel": "c", "graph_session_id": 3, "arguments": {}}',
+            "graph_session_id",
+        ),
+        (b'{"command_id": "x", "channel": "c", "graph_session_id": "g"}', "arguments"),
+    ],
+)
+def test_driver_answers_400_naming_the_bad_field(driver, body, named):
+    api, scenario = driver
+    reply = _post(api, scenario.key, "/runs", body)
+    assert reply.status == 400
+    assert named in reply.json()["error"]
+    assert scenario.runs == []
+
+
+def test_driver_records_runs_and_cancels_and_answers_the_plan(driver):
+    api, scenario = driver
+    body = json.dumps(
+        {
+            "command_id": "c1",
+            "channel": "graph:external:c1",
+            "graph_session_id": "g",
+            "arguments": {"a": 1},
+        }
+    ).encode()
+    plan = _post(api, scenario.key, "/runs", body).json()
+    assert set(plan) == {"duration", "status", "result", "error", "total_tokens", "reported_cost"}
+    assert scenario.runs[0].command_id == "c1" and scenario.runs[0].arguments == {"a": 1}
+    assert _post(api, scenario.key, "/runs/c1/cancel", b"{}").json() == {"stop_after": 0.1}
+    assert [c.command_id for c in scenario.cancels] == ["c1"]
+
+
+def test_driver_refuses_bad_paths_methods_and_revisions(driver):
+    api, scenario = driver
+    assert api(Request.build("GET", "/s/nope/sharing")).status == 404
+    assert api(Request.build("GET", f"/s/{scenario.key}/elsewhere")).status == 404
+    assert api(Request.build("POST", f"/s/{scenario.key}/sharing")).status == 405
+    bad = api(Request.build("GET", f"/s/{scenario.key}/sharing", query="after=soon"))
+    assert bad.status == 400 and "after" in bad.json()["error"]
+
+
+def test_driver_long_poll_answers_on_a_change_and_after_its_wait(driver, monkeypatch):
+    api, scenario = driver
+    revision = scenario.snapshot()["revision"]
+    threading.Timer(0.2, lambda: scenario.set_projects([])).start()
+    began = time.monotonic()
+    reply = api(Request.build("GET", f"/s/{scenario.key}/sharing", query=f"after={revision}"))
+    assert reply.json()["revision"] == revision + 1
+    assert 0.1 < time.monotonic() - began < 5
+    monkeypatch.setattr(driver_module, "LONG_POLL_SECONDS", 0.2)
+    same = api(Request.build("GET", f"/s/{scenario.key}/sharing", query=f"after={revision + 1}"))
+    assert same.json()["revision"] == revision + 1
+
+
+def test_a_failing_driver_answers_503_then_recovers(driver):
+    api, scenario = driver
+    scenario.fail_next = 1
+    assert api(Request.build("GET", f"/s/{scenario.key}/sharing")).status == 503
+    assert api(Request.build("GET", f"/s/{scenario.key}/sharing")).status == 200
+
+
+# ---------------------------------------------------------------- the instrumented server
+def _instrumented():
+    reference = ReferenceServer()
+    server = InstrumentedServer(reference)
+    prov = reference.provision()
+    return server, server.lane(prov.desktop_token), prov
+
+
+def _sync(server, prov):
+    body = json.dumps({"project_id": prov.project_id, "sessions": []}).encode()
+    headers = {"authorization": f"Bearer {prov.desktop_token}"}
+    return server(Request.build("POST", "/external-assistants/graph-relays/sync", headers, body))
+
+
+def test_instrumented_server_records_per_token_and_applies_faults_once():
+    server, lane, prov = _instrumented()
+    lane.add_fault(Fault("sync", "status", status=503))
+    assert _sync(server, prov).status == 503
+    assert _sync(server, prov).status == 200
+    assert [(r.action, r.status) for r in lane.snapshot()] == [("sync", 503), ("sync", 200)]
+    lane.add_fault(Fault("sync", "drop"))
+    with pytest.raises(DropConnection):
+        _sync(server, prov)
+    assert lane.snapshot()[-1].status == 0
+    injected = {"command_id": "not-a-uuid"}
+    lane.add_fault(Fault("sync", "inject", commands=[injected]))
+    assert _sync(server, prov).json()["commands"] == [injected]
+
+
+def test_instrumented_server_keeps_requests_of_unknown_tokens_apart():
+    server, lane, _ = _instrumented()
+    headers = {"authorization": "Bearer not-a-token-of-anyone"}
+    reply = server(Request.build("POST", "/external-assistants/graph-relays/sync", headers, b"{}"))
+    assert reply.status == 401
+    assert lane.snapshot() == [] and len(server.strangers) == 1
+
+
+# ---------------------------------------------------------------- the relay process
+def test_split_command():
+    assert split_command("embedded") == [PY, "-m", "pytest_osfoundry.relay.driven"]
+    assert split_command("node relay.js --x 'a b'") == ["node", "relay.js", "--x", "a b"]
+    with pytest.raises(RelayCommandError, match="split"):
+        split_command("node 'unclosed")
+    with pytest.raises(RelayCommandError, match="empty"):
+        split_command("   ")
+
+
+def test_a_missing_command_is_named():
+    with pytest.raises(RelayCommandError, match="not found: no-such-relay-command-xyz"):
+        RelayProcess(["no-such-relay-command-xyz"], {})
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever adopted it to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+_PROC = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+
+
+@_PROC
+def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
+    script = (
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('ready', child.pid, file=sys.stderr, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    process = RelayProcess([PY, "-c", script], {})
+    deadline = time.monotonic() + 10
+    while "ready" not in process.stderr_tail() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    began = time.monotonic()
+    status = process.stop(grace=0.5)
+    assert status == -signal.SIGKILL
+    assert time.monotonic() - began < 5
+    child = int(process.stderr_tail().split()[-1])
+    time.sleep(0.2)
+    assert _dead(process.pid)
+    assert _dead(child), "a child of the relay outlived it"
+
+
+def test_stderr_tail_masks_the_token():
+    token = "tok_" + "s3cr3t" * 5
+    process = RelayProcess(
+        [PY, "-c", f"import sys; print('token is {token}', file=sys.stderr)"], {}, secrets=[token]
+    )
+    process.popen.wait(10)
+    tail = process.stderr_tail()
+    process.close()
+    assert "token is ***" in tail and token not in tail
+
+
+# ---------------------------------------------------------------- preflight and floods
+@pytest.fixture
+def in_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def _preflight(command: str, ready: float = 15.0) -> str:
+    suite = RelaySuite(command)
+    try:
+        with pytest.raises(RelayPreflightError) as info:
+            relay_preflight(suite, ready_seconds=ready)
+    finally:
+        suite.close()
+    return str(info.value)
+
+
+def test_preflight_names_a_command_not_found():
+    assert "not found: no-such-relay-xyz" in _preflight("no-such-relay-xyz --flag")
+
+
+def test_preflight_names_a_relay_that_exits_and_shows_its_stderr_masked():
+    script = (
+        "import os, sys; "
+        "print('dying with', os.environ['OSF_DESKTOP_TOKEN'], file=sys.stderr); sys.exit(3)"
+    )
+    message = _preflight(f'{PY} -c "{script}"')
+    assert message.startswith("the relay command exited (status 3) before its first sync")
+    assert "dying with ***" in message
+
+
+def test_preflight_names_a_relay_that_never_syncs():
+    message = _preflight(f"{PY} -c 'import time; time.sleep(30)'", ready=1.0)
+    assert message.startswith("the relay never synced within 1 s")
+
+
+def test_preflight_names_a_wrong_token(in_root):
+    message = _preflight(f"{PY} -m tests.relay_conformance.broken wrong-token")
+    assert "token that is not OSF_DESKTOP_TOKEN" in message
+
+
+def test_preflight_passes_the_embedded_relay():
+    suite = RelaySuite("embedded")
+    try:
+        relay_preflight(suite)
+    finally:
+        suite.close()
+
+
+def test_a_flooding_relay_fails_the_check_naming_its_rate(in_root):
+    suite = RelaySuite(f"{PY} -m tests.relay_conformance.broken floods")
+    conf = suite.context("D11-relay-cadence")
+    try:
+        with pytest.raises(CheckFailure, match=r"floods the server: \d+ relay requests a second"):
+            find_check("D11-relay-cadence")(conf)
+    finally:
+        conf.close()
+        suite.close()
+
+
+# ---------------------------------------------------------------- the plugin
+def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_plugin_runs_the_relay_suite_and_writes_the_reports(tmp_path):
+    report = tmp_path / "relay.json"
+    junit = tmp_path / "relay.xml"
+    run = _pytest(
+        "--osf-relay-command=embedded",
+        "-k",
+        "D14-relay-channel or D15-relay-non-uuid",
+        f"--osf-report={report}",
+        f"--junitxml={junit}",
+        "--osf-markdown",
+        str(tmp_path / "r.md"),
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "osfoundry relay suite: relay command 'embedded'" in run.stdout
+    document = json.loads(report.read_text())
+    outcomes = {c["id"]: c["outcome"] for c in document["checks"]}
+    assert outcomes == {"D14-relay-channel": "passed", "D15-relay-non-uuid": "passed"}
+    assert "D14-relay-channel" in junit.read_text()
+    assert "D15-relay-non-uuid" in (tmp_path / "r.md").read_text()
+
+
+def test_plugin_preflight_failure_is_one_error_line_and_exit_4(tmp_path):
+    run = _pytest("--osf-relay-command=no-such-relay-xyz", cwd=tmp_path)
+    assert run.returncode == 4
+    errors = [line for line in run.stderr.splitlines() if line.startswith("ERROR:")]
+    assert errors == [
+        "ERROR: osfoundry relay preflight: the relay command was not found: no-such-relay-xyz"
+    ]
+
+
+def _running_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and b"pytest_osfoundry.relay.driven" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+@_PROC
+def test_ctrl_c_leaves_no_relay_process(tmp_path):
+    marker = f"osf-orphan-probe-{os.getpid()}-{time.monotonic_ns()}"
+    command = f"{PY} -m pytest_osfoundry.relay.driven {marker}"
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [
+                PY,
+                "-m",
+                "pytest",
+                "-p",
+                "no:randomly",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                f"--osf-relay-command={command}",
+            ],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while len(_running_with(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running_with(marker), "the relay suite started no relay"
+        run.send_signal(signal.SIGINT)
+        run.wait(90)
+    deadline = time.monotonic() + 5  # a relay killed a moment ago may still be exiting
+    alive = [pid for pid in _running_with(marker) if not _dead(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in _running_with(marker) if not _dead(pid)]
+    assert alive == [], f"relay processes left after Ctrl-C: {alive}\n{log.read_text()[-3000:]}"
+
+
+def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):
+    run = _pytest("--osf-relay-command=node 'unclosed", cwd=tmp_path)
+    assert run.returncode == 4
+    assert "--osf-relay-command: the relay command cannot be split" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_a_passing_relay_check_listed_in_a_baseline_is_a_stale_entry(tmp_path):
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("D14-relay-channel\n", encoding="utf-8")
+    run = _pytest(
+        "--osf-relay-command=embedded",
+        "-k",
+        "D14-relay-channel",
+        f"--osf-baseline={baseline}",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "stale baseline entry" in run.stdout
