@@ -110,7 +110,8 @@ function planOf(plan) {
 /**
  * The engine seam: start() asks the driver how the run goes and ends it that many
  * seconds later; the run's cancel() asks the driver how long stopping takes and ends
- * the run then as `cancelled`, unless it already ended.
+ * the run then as `cancelled`, unless it already ended: until the stop the run may
+ * still end on its own, at its planned end (whichever comes first).
  */
 export function driverEngine({ url, timeoutMs, stopSignal }) {
   const post = (tail, body) => requestJson({
@@ -131,7 +132,7 @@ export function driverEngine({ url, timeoutMs, stopSignal }) {
         resolve(outcome);
       };
     });
-    let timer = setTimeout(
+    const planned = setTimeout(
       () => finish({ status: plan.status, result: plan.result, error: plan.error, ...figures }),
       plan.duration * 1000,
     );
@@ -139,8 +140,8 @@ export function driverEngine({ url, timeoutMs, stopSignal }) {
       const answer = await post(`/runs/${encodeURIComponent(commandId)}/cancel`, {});
       check(typeof answer.stop_after === 'number' && answer.stop_after >= 0, '"stop_after" is not a number of seconds');
       if (ended) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => finish({ status: 'cancelled', ...figures }), answer.stop_after * 1000);
+      const stop = setTimeout(() => finish({ status: 'cancelled', ...figures }), answer.stop_after * 1000);
+      done.then(() => { clearTimeout(planned); clearTimeout(stop); });
     }
     return { done, cancel };
   }
