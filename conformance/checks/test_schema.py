@@ -352,6 +352,9 @@ def check_notification_202(osf_conf: Conformance) -> None:
     out = decode_reply(reply)
     version = (out.result or {}).get("protocolVersion") if out.kind == "result" else None
     headers = {"MCP-Protocol-Version": str(version or "2025-11-25")}
+    token = c.target.creds.agent_token  # not an open method of D3: a server may ask for one
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     session = {k.lower(): v for k, v in reply.headers.items()}.get("mcp-session-id")
     if session:
         headers["Mcp-Session-Id"] = session
@@ -374,7 +377,8 @@ def check_ping(osf_conf: Conformance) -> None:
 
 @check("R1-unknown-method", "An unknown JSON-RPC method gets error -32601.")
 def check_unknown_method(osf_conf: Conformance) -> None:
-    out = decode_reply(osf_conf.wire.rpc(osf_conf.roles.anonymous, "osf/no-such-method", {}))
+    # As the agent: a server may ask for a token on all but D3's open methods (R2).
+    out = decode_reply(osf_conf.wire.rpc(osf_conf.roles.agent, "osf/no-such-method", {}))
     osf_conf.expect(
         out.kind in ("rpc_error", "http_error") and out.code == METHOD_NOT_FOUND,
         f"an unknown method should get JSON-RPC error -32601, got {out.describe()}",
@@ -384,7 +388,7 @@ def check_unknown_method(osf_conf: Conformance) -> None:
 @check("R1-parse-error", "A body that is not JSON gets JSON-RPC error -32700.")
 def check_parse_error(osf_conf: Conformance) -> None:
     c = osf_conf
-    client = c.wire.initialized(c.roles.anonymous)
+    client = c.wire.initialized(c.roles.agent)  # a token: see R1-unknown-method
     reply = c.wire.http(
         "POST", client.url, client.request_headers(), b'{"jsonrpc": "2.0", "id": 1,'
     )
