@@ -28,6 +28,8 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 #: initialize's handshake, so it is as open as initialize (docs/choices.md).
 OPEN_METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list"})
 SESSION_NOT_FOUND = "Graph session not found or access removed"
+#: How the Python SDK words a tool's error by default.
+PREFIX = "Error executing tool run_graph_session: "
 
 LEGAL_SDK_VARIANTS: dict[str, ProtocolVariant] = {}
 BROKEN_SDK_VARIANTS: dict[str, ProtocolVariant] = {}
@@ -62,8 +64,10 @@ def _rewrite(response: Response, change: Callable[[Any], None]) -> Response:
 
 def _arguments_of(request: Request, tool: str) -> dict[str, Any] | None:
     message = _message(request.body) if request.method == "POST" else None
-    params = message.get("params") if isinstance(message, dict) else None
-    if not isinstance(params, dict) or message.get("method") != "tools/call":
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
         return None
     args = params.get("arguments")
     return args if params.get("name") == tool and isinstance(args, dict) else None
@@ -147,9 +151,9 @@ def host_guard() -> Wrapped:
 )
 def get_without_session_400() -> Wrapped:
     def need_session(request: Request) -> Request | Response:
-        if request.method == "GET" and request.path.rstrip("/").endswith("/mcp"):
-            if "mcp-session-id" not in request.headers:
-                return Response(400, {"content-type": "text/plain"}, b"Bad Request: Missing session ID")
+        mcp_get = request.method == "GET" and request.path.rstrip("/").endswith("/mcp")
+        if mcp_get and "mcp-session-id" not in request.headers:
+            return Response(400, {"content-type": "text/plain"}, b"Bad Request: Missing session ID")
         return request
 
     return Wrapped(ReferenceServer(), on_request=need_session)
@@ -201,15 +205,14 @@ def challenge_names_a_missing_document() -> Wrapped:
 
 @_register(
     BROKEN_SDK_VARIANTS,
-    'A coercing validator: limit "1" or true is taken as an integer (R3: wrong types '
-    "are refused).",
+    'A coercing validator: limit "1" or true is taken as an integer (R3: wrong types are refused).',
     ["R3-types-list"],
 )
 def lax_integers() -> Wrapped:
     def coerce(request: Request) -> Request:
         args = _arguments_of(request, "list_graph_sessions")
         limit = args.get("limit") if args is not None else None
-        if args is not None and (isinstance(limit, bool) or isinstance(limit, str)):
+        if args is not None and isinstance(limit, (bool, str)):
             try:
                 return _with_arguments(request, {**args, "limit": int(limit)})
             except ValueError:
@@ -241,7 +244,7 @@ def json_string_objects() -> Wrapped:
 @_register(
     BROKEN_SDK_VARIANTS,
     'Tool errors about an unshared session carry a prefix ("Error executing tool '
-    'run_graph_session: ...", the Python SDK\'s default) (R3: the message alone).',
+    "run_graph_session: ...\", the Python SDK's default) (R3: the message alone).",
     ["R3-session-not-found", "R3-session-other-account"],
 )
 def prefixed_session_errors() -> Wrapped:
@@ -255,7 +258,7 @@ def prefixed_session_errors() -> Wrapped:
             if isinstance(result, dict) and result.get("isError") and isinstance(content, list):
                 for part in content:
                     if isinstance(part, dict) and part.get("text") == SESSION_NOT_FOUND:
-                        part["text"] = f"Error executing tool run_graph_session: {SESSION_NOT_FOUND}"
+                        part["text"] = f"{PREFIX}{SESSION_NOT_FOUND}"
 
         return _rewrite(response, change)
 
