@@ -86,29 +86,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _paired(other: str, repeat: int, workers: int, as_json: bool) -> int:
     """A B A B ...: this interpreter's install (A) against ``other``'s (B)."""
-    a: list[float] = []
-    b: list[float] = []
+    walls: dict[str, list[float]] = {"A": [], "B": []}
+    sessions: dict[str, list[float]] = {"A": [], "B": []}
     checks: dict[str, int] = {}
     for _ in range(repeat):
-        for name, python, walls in (("A", sys.executable, a), ("B", other, b)):
-            wall, _session, passed = run_once(workers, python)
-            walls.append(wall)
+        for name, python in (("A", sys.executable), ("B", other)):
+            wall, session, passed = run_once(workers, python)
+            walls[name].append(wall)
+            sessions[name].append(session)
             checks[name] = passed
+    med = {
+        f"{k}_{n}": statistics.median(v[n])
+        for k, v in (("wall", walls), ("session", sessions))
+        for n in "AB"
+    }
     figures = {
         "runs_each": repeat,
         "checks_a": checks["A"],
         "checks_b": checks["B"],
-        "median_a_s": round(statistics.median(a), 3),
-        "median_b_s": round(statistics.median(b), 3),
-        "ratio_b_over_a": round(statistics.median(b) / statistics.median(a), 3),
+        **{f"median_{k.lower()}_s": round(v, 3) for k, v in med.items()},
+        "wall_ratio_b_over_a": round(med["wall_B"] / med["wall_A"], 3),
+        "session_ratio_b_over_a": round(med["session_B"] / med["session_A"], 3),
     }
     if as_json:
         print(json.dumps(figures))
         return 0
     print(
-        f"A ({sys.executable}, {checks['A']} checks): median {figures['median_a_s']} s wall; "
-        f"B ({other}, {checks['B']} checks): median {figures['median_b_s']} s wall; "
-        f"B / A = {figures['ratio_b_over_a']} over {repeat} pairs"
+        f"A ({sys.executable}, {checks['A']} checks): median {med['wall_A']:.3f} s wall, "
+        f"{med['session_A']:.3f} s session; B ({other}, {checks['B']} checks): median "
+        f"{med['wall_B']:.3f} s wall, {med['session_B']:.3f} s session; B / A = "
+        f"{figures['wall_ratio_b_over_a']} wall, {figures['session_ratio_b_over_a']} session "
+        f"over {repeat} pairs"
     )
     return 0
 

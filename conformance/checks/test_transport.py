@@ -386,9 +386,14 @@ def check_public_url(osf_conf: Conformance) -> None:
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
     ).encode()
     headers = client.request_headers("tools/call", "get_graph_run")
-    first = c.wire.http("POST", client.url, headers, body)
-    named = {k.lower(): v for k, v in first.headers.items()}.get("www-authenticate")
-    url, reply = fetch_metadata(c.wire, c.target, named, {"Host": FOREIGN_HOST})
+    challenge = c.wire.http("POST", client.url, {**headers, "Host": FOREIGN_HOST}, body)
+    value = {k.lower(): v for k, v in challenge.headers.items()}.get("www-authenticate", "")
+    c.expect(
+        FOREIGN_HOST not in value,
+        f"the challenge names {FOREIGN_HOST!r} after a request with Host: {FOREIGN_HOST}: {value}",
+    )
+    # The challenge names the server's own metadata URL: fetch it with the foreign Host.
+    url, reply = fetch_metadata(c.wire, c.target, value or None, {"Host": FOREIGN_HOST})
     c.wire.decisive()
     text = reply.body.decode("utf-8", "replace")
     if 200 <= reply.status < 300:
@@ -399,9 +404,3 @@ def check_public_url(osf_conf: Conformance) -> None:
         )
     else:  # a refusal names nothing, even when it echoes the bad Host
         c.expect.note(f"GET {url} with Host: {FOREIGN_HOST} was refused (HTTP {reply.status})")
-    challenge = c.wire.http("POST", client.url, {**headers, "Host": FOREIGN_HOST}, body)
-    value = {k.lower(): v for k, v in challenge.headers.items()}.get("www-authenticate", "")
-    c.expect(
-        FOREIGN_HOST not in value,
-        f"the challenge names {FOREIGN_HOST!r} after a request with Host: {FOREIGN_HOST}: {value}",
-    )
