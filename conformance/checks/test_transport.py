@@ -296,7 +296,8 @@ def _legacy_initialize(revision: str) -> Any:
         c.expect.equal(
             answered, revision, f"the revision initialize answers when {revision} is offered"
         )
-        client = c.wire.initialized(c.roles.mcp(None, protocol=revision))
+        token = c.target.creds.agent_token  # D3's checks are about a token's absence
+        client = c.wire.initialized(c.roles.mcp(token, protocol=revision))
         try:
             tools = client.list_tools()
         except Exception as err:

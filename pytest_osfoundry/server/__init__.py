@@ -4,6 +4,8 @@
 * :class:`LoopbackServer` — serve it over real HTTP on a loopback port.
 * :func:`mount` — reach it from any httpx client through respx.
 * :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
+* :class:`DomainError` — what :class:`ServerState` raises for a refused call (its
+  message is the spec's text).
 """
 
 from __future__ import annotations
@@ -12,6 +14,14 @@ from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._latency import Delayed
 from pytest_osfoundry.server._loopback import LoopbackServer
 from pytest_osfoundry.server._respx_mount import mount
-from pytest_osfoundry.server._state import ServerState
+from pytest_osfoundry.server._state import DomainError, ServerState
 
-__all__ = ["Delayed", "LoopbackServer", "Provisioned", "ReferenceServer", "ServerState", "mount"]
+__all__ = [
+    "Delayed",
+    "DomainError",
+    "LoopbackServer",
+    "Provisioned",
+    "ReferenceServer",
+    "ServerState",
+    "mount",
+]
