@@ -13,7 +13,7 @@ departure says the rule it serves (``docs/sdk-servers.md`` explains them):
 * strict input validation: R3 refuses ``"1"`` for an integer, a JSON string for an
   object (the SDK's argument models coerce);
 * domain errors as the message alone (R3), unknown tools as JSON-RPC ``-32602`` (R1);
-* a token in the query string refused (R2).
+* each tool's ``securitySchemes`` kept in the listing (D3).
 
 Run it: ``python examples/sdk_python_server.py [--port N]``; it prints one JSON line
 (the URL, the project id and the tokens to give ``pytest --osf-target=...``).
@@ -132,9 +132,7 @@ def build(
     relay = Route(
         "/{path:path}", _relay_route(domain), methods=["GET", "POST", "HEAD", "PUT", "DELETE"]
     )
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp", json_response=True, custom_starlette_routes=[relay]
-    )
+    app = server.streamable_http_app(streamable_http_path="/mcp", custom_starlette_routes=[relay])
     return _ToolAuth(app, domain, agent_of, restore), {
         "url": url,
         **made.tokens(),
@@ -197,7 +195,8 @@ def _relay_route(domain: ReferenceServer) -> Callable[[HttpRequest], Awaitable[R
 class _ToolAuth:
     """R2 per tool: ``tools/call`` needs an agent token with the tool's scope (401/403
     with a challenge naming ``resource_metadata`` and ``scope``); D3's open methods and
-    the rest of MCP pass to the SDK as they are. A query-string token is refused."""
+    the rest of MCP pass to the SDK as they are (a token in the query string is never
+    read, so a call carrying one only there is refused like one without)."""
 
     def __init__(
         self,
@@ -211,9 +210,6 @@ class _ToolAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != "/mcp":
             await self.app(scope, receive, send)
-            return
-        if b"access_token=" in scope.get("query_string", b""):  # R2: never from the query
-            await JSONResponse({"error": "invalid_request"}, 400)(scope, receive, send)
             return
         chunks = []
         while True:
