@@ -42,13 +42,23 @@ GSID = "gs_" + "0" * 32
 UUID = "00000000-0000-4000-8000-000000000000"
 
 
-def _tools(conf: Conformance) -> dict[str, dict[str, Any]]:
+def _listing(conf: Conformance, *, anonymous: bool = False) -> list[dict[str, Any]]:
+    """The listed tools, asked with the agent token when one is given (only
+    ``D3-tools-list-without-token`` is about its absence), so a listing behind auth
+    fails that check alone."""
     __tracebackhide__ = True
+    as_agent = bool(not anonymous and conf.target.creds.agent_token)
+    client = conf.roles.agent if as_agent else conf.roles.anonymous
     try:
-        listed = conf.roles.anonymous.list_tools()
+        return client.list_tools()
     except OsfClientError as err:
-        conf.expect.fail(f"tools/list without a token failed: {err}")
-    return {str(t.get("name")): t for t in listed}
+        who = "as the agent" if as_agent else "without a token"
+        conf.expect.fail(f"tools/list {who} failed: {err}")
+
+
+def _tools(conf: Conformance, *, anonymous: bool = False) -> dict[str, dict[str, Any]]:
+    __tracebackhide__ = True
+    return {str(t.get("name")): t for t in _listing(conf, anonymous=anonymous)}
 
 
 def _tool(conf: Conformance, name: str) -> dict[str, Any]:
@@ -140,7 +150,7 @@ def _props(conf: Conformance, tool: dict[str, Any], names: set[str], required: s
     "initialize and tools/list succeed with no Authorization header.",
 )
 def check_tools_list_without_token(osf_conf: Conformance) -> None:
-    _tools(osf_conf)
+    _tools(osf_conf, anonymous=True)
 
 
 @check(
@@ -149,10 +159,7 @@ def check_tools_list_without_token(osf_conf: Conformance) -> None:
     "cancel_graph_run, each once.",
 )
 def check_exactly_four_tools(osf_conf: Conformance) -> None:
-    try:
-        listed = osf_conf.roles.anonymous.list_tools()
-    except OsfClientError as err:
-        osf_conf.expect.fail(f"tools/list without a token failed: {err}")
+    listed = _listing(osf_conf)
     names = [t.get("name") for t in listed]
     osf_conf.expect.equal(sorted(map(str, names)), sorted(TOOLS), "the listed tool names")
 
@@ -322,7 +329,8 @@ def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
 def check_initialize(osf_conf: Conformance) -> None:
     need_legacy(osf_conf.target)  # a legacy-era check: skipped on a modern-only target
     try:
-        result = osf_conf.roles.mcp(None).initialize()
+        # The agent token: D3-tools-list-without-token is the check about its absence.
+        result = osf_conf.roles.mcp(osf_conf.target.creds.agent_token).initialize()
     except OsfClientError as err:
         osf_conf.expect.fail(f"initialize failed: {err}")
     caps = result.get("capabilities")
@@ -350,11 +358,13 @@ def check_notification_202(osf_conf: Conformance) -> None:
             "clientInfo": {"name": "pytest-osfoundry-conformance", "version": "1"},
         },
     }
-    reply = _post(c, init, {})
+    token = c.target.creds.agent_token  # no check here is about a token's absence
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    reply = _post(c, init, auth)
     c.expect(200 <= reply.status < 300, f"initialize answered HTTP {reply.status}")
     out = decode_reply(reply)
     version = (out.result or {}).get("protocolVersion") if out.kind == "result" else None
-    headers = {PROTOCOL_VERSION_HEADER: str(version or LEGACY_REVISIONS[0])}
+    headers = {PROTOCOL_VERSION_HEADER: str(version or LEGACY_REVISIONS[0]), **auth}
     session = {k.lower(): v for k, v in reply.headers.items()}.get(SESSION_ID_HEADER.lower())
     if session:
         headers[SESSION_ID_HEADER] = session
@@ -377,7 +387,8 @@ def check_ping(osf_conf: Conformance) -> None:
 
 @check("R1-unknown-method", "An unknown JSON-RPC method gets error -32601.")
 def check_unknown_method(osf_conf: Conformance) -> None:
-    out = decode_reply(osf_conf.wire.rpc(osf_conf.roles.anonymous, "osf/no-such-method", {}))
+    # As the agent: a server may ask for a token on all but D3's open methods (R2).
+    out = decode_reply(osf_conf.wire.rpc(osf_conf.roles.agent, "osf/no-such-method", {}))
     osf_conf.expect(
         out.kind in ("rpc_error", "http_error") and out.code == METHOD_NOT_FOUND,
         f"an unknown method should get JSON-RPC error -32601, got {out.describe()}",
@@ -387,7 +398,7 @@ def check_unknown_method(osf_conf: Conformance) -> None:
 @check("R1-parse-error", "A body that is not JSON gets JSON-RPC error -32700.")
 def check_parse_error(osf_conf: Conformance) -> None:
     c = osf_conf
-    client = c.wire.initialized(c.roles.anonymous)
+    client = c.wire.initialized(c.roles.agent)  # a token: see R1-unknown-method
     reply = c.wire.http(
         "POST", client.url, client.request_headers(), b'{"jsonrpc": "2.0", "id": 1,'
     )
@@ -414,7 +425,7 @@ def check_unknown_tool(osf_conf: Conformance) -> None:
 def check_bad_protocol_version(osf_conf: Conformance) -> None:
     legacy = need_legacy(osf_conf.target).legacy[0]  # a legacy-era check
     c = osf_conf
-    client = c.wire.initialized(c.roles.mcp(None, protocol=legacy))
+    client = c.wire.initialized(c.roles.mcp(c.target.creds.agent_token, protocol=legacy))
     headers = {**client.request_headers(), PROTOCOL_VERSION_HEADER: "1999-01-01"}
     body = json.dumps(
         {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}

@@ -15,7 +15,6 @@ from typing import Any
 from pytest_osfoundry.client import McpClient, ToolReply
 from pytest_osfoundry.conformance._desktop import Desktop
 from pytest_osfoundry.conformance._expect import Expect, short
-from pytest_osfoundry.conformance._expected import SESSION_NOT_FOUND
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._runs import Runs
 from pytest_osfoundry.conformance._wire import Wire
@@ -107,23 +106,30 @@ class Agent:
     ) -> dict[str, Any]:
         """Queue a run and return the ticket, failing the check unless it is queued.
 
-        When the session turns out not to be shared (a fresh server), the fixed
-        sessions are synced and the call is made once more.
+        When the check has not shared the fixed sessions yet and the call is refused,
+        however the refusal is worded (a fresh server's "session not found", perhaps
+        with an SDK's prefix), the fixed sessions are synced and the call is made once
+        more: set-up never depends on the wording of an error. A refusal after that
+        fails the check as set-up, naming the session it needed.
         """
         __tracebackhide__ = True
         args = self.run_args(session=session, key=key, arguments=arguments)
         reply = self.run(args, by=by)
-        if not self._desktop.synced and reply.refused and reply.message == SESSION_NOT_FOUND:
-            # The fixed sessions are not shared (yet): share them and retry. The refused
-            # attempt proved nothing, so a failure's exchange log does not open with it.
+        if not self._desktop.synced and reply.kind in ("tool_error", "rpc_error"):
+            # The fixed sessions may not be shared (yet): share them and retry. The
+            # refused attempt proved nothing, so a failure's log does not open with it.
             self._wire.forget_latest()
             self._desktop.sync()
             reply = self.run(args, by=by)
-        ticket = self._expect.result_of(reply, "run_graph_session", "queueing a run")
+        what = (
+            f"set-up: queueing a run on Graph session {args['graph_session_id']} "
+            "(shared by the desktop's sync)"
+        )
+        ticket = self._expect.result_of(reply, "run_graph_session", what)
         command_id = ticket.get("command_id")
         if not isinstance(command_id, str) or not command_id:
             self._expect.fail(
-                f"run_graph_session's ticket has no command_id string: {short(ticket)}"
+                f"{what}: run_graph_session's ticket has no command_id string: {short(ticket)}"
             )
         return ticket
 

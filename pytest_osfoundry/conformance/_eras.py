@@ -1,9 +1,12 @@
 """Which MCP revisions a target serves, and which one the domain checks speak (SPEC R1).
 
 :func:`served_revisions` finds the revisions once per target and process: the modern
-one through ``server/discover`` (its ``supportedVersions`` also name the legacy
-revisions a dual-era server serves), the legacy ones through ``initialize``
-offering each legacy revision, when the target has no ``server/discover``.
+one through ``server/discover`` (or a modern ``tools/list``), the legacy ones through
+``initialize`` offering each legacy revision. A legacy revision is served when
+``initialize`` accepts it or ``server/discover`` lists it: MCP asks discover to name
+the revisions for *modern* requests, so a dual-era server need not list the legacy
+ones (``docs/choices.md``). Every probe carries the agent token when one is given: a
+server may ask for one on everything but D3's open methods.
 :func:`domain_protocol` settles ``--osf-protocol``: a pinned revision is used as
 given; ``auto`` is settled the way a dual-era client does (a modern probe first,
 ``initialize`` when the target answers as a legacy server would).
@@ -126,6 +129,9 @@ def modern_body(
 
 
 def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+    token = target.creds.agent_token
+    if token:
+        headers = {**headers, "Authorization": f"Bearer {token}"}
     reply = HttpxTransport(target.http).request("POST", target.mcp_url, headers, body)
     text = reply.body.decode("utf-8", "replace")
     if "text/event-stream" in reply.headers.get("content-type", ""):
@@ -171,13 +177,10 @@ def _find(target: Target) -> Revisions:
         got = message.get("result") if isinstance(message, dict) else None
         version = got.get("protocolVersion") if isinstance(got, dict) else None
         answers[offered] = version if 200 <= status < 300 and isinstance(version, str) else None
-    if discover is not None:
-        listed = discover.get("supportedVersions")
-        names = listed if isinstance(listed, list) else []
-        served = [MODERN] + [v for v in LEGACY_REVISIONS if v in names]
-    else:
-        served = [MODERN] if modern else []
-        served += [v for v, answered in answers.items() if answered == v]
+    listed = discover.get("supportedVersions") if discover is not None else None
+    names = listed if isinstance(listed, list) else []
+    served = [MODERN] if modern else []
+    served += [v for v, answered in answers.items() if answered == v or v in names]
     return Revisions(tuple(served), discover, answers)
 
 
@@ -209,7 +212,9 @@ def domain_protocol(target: Target, choice: str) -> str:
         return choice
     settled = _cached(_settled, target)
     if settled is None:
-        client = McpClient(HttpxTransport(target.http), target.mcp_url, era_cache={})
+        client = McpClient(
+            HttpxTransport(target.http), target.mcp_url, target.creds.agent_token, era_cache={}
+        )
         try:
             era = client.connect()
         except OsfClientError:

@@ -195,7 +195,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except TargetError as err:
         raise pytest.UsageError(str(err)) from None
     try:
-        preflight(target)
+        preflight(target, settings.osf_protocol)
     except PreflightError as err:
         problem = str(err)
     finally:

@@ -5,6 +5,8 @@ blamed on the server. :func:`preflight` asks the target, once, what each role ca
 
 * the target answers MCP (reachable, and an MCP endpoint at all): a modern
   ``server/discover`` first, ``initialize`` when it answers as a legacy server would;
+* a pinned ``--osf-protocol`` is a revision the target serves (else every check
+  would fail on a session the server never opens);
 * each agent token (agent, other agent, read-only) can list the sessions of
   ``--osf-project-id`` (``list_graph_sessions``, the cheapest read);
 * the stranger token can list the sessions of ``--osf-stranger-project-id`` (or at
@@ -39,6 +41,7 @@ from pytest_osfoundry.client import (
     ReplyLost,
     mask_token,
 )
+from pytest_osfoundry.conformance._eras import served_revisions
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._target import Target
 
@@ -91,8 +94,9 @@ def roles_of(target: Target) -> list[Role]:
     return roles
 
 
-def preflight(target: Target) -> None:
-    """Check the target and every given credential with one cheap request each.
+def preflight(target: Target, protocol: str = "auto") -> None:
+    """Check the target and every given credential with one cheap request each, and
+    that ``protocol`` (``--osf-protocol``), when pinned, is a revision it serves.
 
     Raises:
         PreflightError: the target cannot be reached or is not an MCP endpoint, or a
@@ -107,6 +111,7 @@ def preflight(target: Target) -> None:
     roles = roles_of(target)
     first_agent = next((r for r in roles if r.kind == "agent"), None)
     _check_mcp(target, transport, first_agent, mask)
+    _check_protocol(target, protocol)
     checks = [
         partial(_check_agent if r.kind == "agent" else _check_desktop, target, transport, r, mask)
         for r in roles
@@ -158,6 +163,20 @@ def _check_mcp(
         ) from None
     except OsfClientError as err:
         raise PreflightError(f"{where}: MCP initialize failed ({mask(str(err))})") from None
+
+
+def _check_protocol(target: Target, protocol: str) -> None:
+    """A pinned ``--osf-protocol`` must be one the target serves (found as the checks
+    find it, :func:`~pytest_osfoundry.conformance._eras.served_revisions`)."""
+    if protocol == "auto":
+        return
+    served = served_revisions(target).served
+    if protocol not in served:
+        raise PreflightError(
+            f"--osf-protocol {protocol}: the target does not serve it (it serves "
+            f"{', '.join(served) or 'no MCP revision the suite knows'}); pin one of those "
+            "or use --osf-protocol auto"
+        )
 
 
 def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:

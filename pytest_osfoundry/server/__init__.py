@@ -6,6 +6,8 @@
 * :class:`Httpx2Mount` — reach it from httpx2 clients (the official MCP Python SDK's
   stack); imported on first use, so importing this package never imports httpx2.
 * :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
+* :class:`DomainError` — what :class:`ServerState` raises for a refused call (its
+  message is the spec's text).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._latency import Delayed
 from pytest_osfoundry.server._loopback import LoopbackServer
 from pytest_osfoundry.server._respx_mount import mount
-from pytest_osfoundry.server._state import ServerState
+from pytest_osfoundry.server._state import DomainError, ServerState
 
 if TYPE_CHECKING:
     from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
 
 __all__ = [
     "Delayed",
+    "DomainError",
     "Httpx2Mount",
     "LoopbackServer",
     "Provisioned",

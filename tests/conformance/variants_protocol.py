@@ -261,27 +261,21 @@ def host_echoed_in_metadata() -> Wrapped:
 
 @_register(
     PROTOCOL_VARIANTS,
-    "A modern-only server answers initialize as a legacy server would (R1: the eras "
-    "server/discover lists are the ones served).",
-    ["R1-eras-consistent"],
-    skips=LEGACY_CHECKS,  # discover lists no legacy revision: the legacy checks do not apply
+    "server/discover lists 2025-06-18, which initialize refuses (R1: a legacy revision "
+    "discover lists is served).",
+    ["R1-eras-consistent", "R1-2025-06-18-initialize"],
 )
-def modern_only_answers_initialize() -> Wrapped:
-    def pretend(request: Request) -> Request | Response:
-        message = _message(request.body)
-        if isinstance(message, dict) and message.get("method") == "initialize":
-            params = message.get("params") or {}
-            if "_meta" not in params:
-                result = {
-                    "protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "pretend", "version": "0"},
-                }
-                reply = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
-                return json_response(200, reply, {"mcp-session-id": "pretend-session"})
-        return request
+def discover_lists_an_unserved_revision() -> Wrapped:
+    def claim(request: Request, response: Response) -> Response:
+        def change(message: Any) -> Any:
+            result = message.get("result") if isinstance(message, dict) else None
+            if isinstance(result, dict) and isinstance(result.get("supportedVersions"), list):
+                result["supportedVersions"] = [*result["supportedVersions"], "2025-06-18"]
+            return message
 
-    return Wrapped(ReferenceServer(protocols=[MODERN]), on_request=pretend)
+        return _rewrite_json(response, change) if _is_modern(request) else response
+
+    return Wrapped(ReferenceServer(protocols=[MODERN, "2025-11-25"]), on_response=claim)
 
 
 @_register(
