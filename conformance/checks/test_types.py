@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from pytest_osfoundry.client._tool_result import ToolReply
+from pytest_osfoundry.client import ToolReply
 from pytest_osfoundry.conformance._expect import short
 from pytest_osfoundry.conformance._expected import INVALID_PARAMS, QUEUED
 from pytest_osfoundry.conformance._harness import Conformance
