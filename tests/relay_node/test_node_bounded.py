@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.relay._bounded import Envelope, bounded_completion
-from tests.relay_node._harness import ROOT
-from tests.relay_node._world import NO_NODE, NODES
+from tests.relay_node._node import NO_NODE, NODES, ROOT
 
 BOUNDED = (ROOT / "examples" / "relay-node" / "bounded.mjs").as_uri()
 SCRIPT = f"""
