@@ -33,7 +33,6 @@ __all__ = [*fixtures.__all__, "SUITE_PLUGIN", "pytest_addoption", "pytest_config
 SUITE_PLUGIN = "osfoundry-conformance"
 
 
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--osf-...`` options (pytest's ``osfoundry`` group)."""
     add_options(parser)

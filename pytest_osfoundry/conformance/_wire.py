@@ -16,7 +16,12 @@ from pytest_osfoundry.client._errors import OsfClientError
 from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.client._mcp_client import McpClient, parse_sse
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
-from pytest_osfoundry.client._transport import HttpxTransport, RecordingTransport, Transport
+from pytest_osfoundry.client._transport import (
+    DeadlineExceeded,
+    HttpxTransport,
+    RecordingTransport,
+    Transport,
+)
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
@@ -26,18 +31,24 @@ __all__ = ["CountingTransport", "Wire", "decode_reply"]
 
 
 class CountingTransport:
-    """Forwards to ``inner`` and counts the requests sent (lost replies included)."""
+    """Forwards to ``inner``, counts the requests sent (lost replies included) and
+    notes whether one ran out of time."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.count = 0
         self.counting = True
+        self.timed_out = False
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Count (unless counting was stopped), then forward."""
         if self.counting:
             self.count += 1
-        return self.inner.request(method, url, headers, body)
+        try:
+            return self.inner.request(method, url, headers, body)
+        except DeadlineExceeded:
+            self.timed_out = True
+            raise
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
@@ -141,6 +152,12 @@ class Wire:
     def requests(self) -> int:
         """How many HTTP requests the check has sent so far."""
         return self._counter.count
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether one of the check's requests ran out of time (its clean-up then
+        sends nothing more: one deadline per check against a target that hangs)."""
+        return self._counter.timed_out
 
     def stop_counting(self) -> None:
         """Leave the requests sent from now on (clean-up) out of :attr:`requests`."""
