@@ -55,7 +55,7 @@ class Unrun:
     location: tuple[str, int | None, str]
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps it in dicts, so it must stay hashable
 class EndWatcher:
     """Notes what pytest says about the end of the run and the checks it collected."""
 

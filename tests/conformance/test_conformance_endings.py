@@ -19,11 +19,6 @@ from xml.etree import ElementTree
 
 import pytest
 
-# Imported here so that every in-process run below shares these modules: pytester
-# drops the modules a run imported, and a second run's fresh BoundedClient class would
-# not be the one an earlier import of the transport module checks for.
-import pytest_osfoundry.client._transport
-import pytest_osfoundry.conformance._plugin  # noqa: F401
 from tests.conformance.osf_conformance_kit import variant_target
 from tests.hostile.osf_hostile_kit import HostileServer
 
