@@ -25,6 +25,7 @@ from pytest_osfoundry.client._transport import (
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance._wire_schema import SchemaWatch, ledger_of
 from pytest_osfoundry.http import Response
 
 __all__ = ["CountingTransport", "Wire", "decode_reply"]
@@ -93,9 +94,11 @@ class Wire:
         self._target = target
         self._expect = expect
         self._counter = CountingTransport(watch(target, HttpxTransport(target.http)))
-        self.recorder = RecordingTransport(self._counter, keep=40)
-        """Every exchange of the check (the latest 40)."""
+        self.recorder = RecordingTransport(SchemaWatch(self._counter, ledger_of(target)), keep=40)
+        """Every exchange of the check (the latest 40); each JSON-RPC answer validated
+        against MCP's schema on the way (:mod:`~pytest_osfoundry.conformance._wire_schema`)."""
         self._decisive: Exchange | None = None
+        self._shown: list[Exchange] = []
 
     def http(
         self,
@@ -173,8 +176,13 @@ class Wire:
         if exchanges:
             self._decisive = exchanges[-1]
 
+    def show(self, exchange: Exchange) -> None:
+        """Report ``exchange`` (another check's, the evidence of this one) as decisive."""
+        self._shown.append(exchange)
+        self._decisive = exchange
+
     def exchanges(self) -> tuple[list[Exchange], Exchange | None]:
         """The check's recorded exchanges and the decisive one (the latest by default)."""
-        history = self.recorder.exchanges
+        history = self.recorder.exchanges + self._shown
         decisive = self._decisive or (history[-1] if history else None)
         return history, decisive
