@@ -51,6 +51,7 @@ from pytest_osfoundry.server._eras import (
     normalize_protocols,
 )
 from pytest_osfoundry.server._request_body import BadJson, parse_body
+from pytest_osfoundry.server._request_schema import refusal as schema_refusal
 from pytest_osfoundry.server._state import Agent, DomainError, ServerState
 
 __all__ = ["ALL_VERSIONS", "LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
@@ -211,6 +212,12 @@ class McpEndpoint:
                 _error_payload(msg_id, INVALID_PARAMS, "Invalid params: params must be an object"),
                 headers,
             )
+        stated = request.headers.get("mcp-protocol-version") or params.get("protocolVersion")
+        found = schema_refusal(
+            stated if stated in self.legacy else self.legacy[0], _request(msg_id, method, params)
+        )
+        if found is not None:
+            return self._reply(_error_payload(msg_id, found.code, found.message), headers)
         result: dict[str, Any]
         try:
             if method == "tools/call":  # by far the most common: first
@@ -257,6 +264,9 @@ class McpEndpoint:
         bad = check_modern(request.headers, method, params, self.protocols)
         if bad is not None:
             return _rpc_error(bad.status, msg_id, bad.code, bad.message, data=bad.data)
+        found = schema_refusal(self.modern[0], _request(msg_id, method, params))
+        if found is not None:
+            return _rpc_error(400, msg_id, found.code, found.message)
         result: dict[str, Any]
         try:
             if method == "tools/call":
@@ -399,6 +409,11 @@ def _refused(refusal: _Refusal, msg_id: Any) -> Response:
 
 class _InvalidParams(Exception):
     pass
+
+
+def _request(msg_id: Any, method: str, params: Any) -> dict[str, Any]:
+    """The request as MCP's schema sees it (params as the layer read them)."""
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
 
 
 def _error_payload(msg_id: Any, code: int, message: str) -> dict[str, Any]:
