@@ -29,6 +29,7 @@ from pytest_osfoundry._mcp_schema import (
     definition_names,
     first_violation,
 )
+from pytest_osfoundry._wirejson import loads
 from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.http import Response
@@ -189,7 +190,7 @@ def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
     ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
     if ctype == "application/json":
         try:
-            message = json.loads(reply.body)
+            message = loads(reply.body, json.loads)
         except ValueError:
             return None
         return message if isinstance(message, dict) else None
@@ -230,7 +231,7 @@ class SchemaWatch:
 
     def _judge(self, url: str, headers: Mapping[str, str], body: bytes, reply: Response) -> None:
         try:
-            request = json.loads(body)
+            request = loads(body, json.loads)
         except ValueError:
             return
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
