@@ -131,3 +131,13 @@ def test_requests_that_are_no_json_rpc_call_are_left_alone() -> None:
         "POST", "http://127.0.0.1/mcp", {}, b'{"jsonrpc":"2.0","method":"notifications/x"}'
     )
     assert ledger.judged == {}
+
+
+def test_a_preflight_answer_that_is_not_json_rpc_is_one_line_naming_the_field(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    run = run_suite(f"--osf-target=embedded:{MODULE}:jsonrpc_2_everywhere")
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR, run.text[-2000:]
+    lines = [ln for ln in run.text.splitlines() if ln.startswith("ERROR:")]
+    assert len(lines) == 1 and '"jsonrpc": "2.0"' in lines[0], lines
+    assert run.report["summary"]["ok"] is False

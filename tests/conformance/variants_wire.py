@@ -153,3 +153,18 @@ def result_type_a_number() -> Wrapped:
 @_register(WIRE_VARIANTS, "JSON-RPC errors give code as a string.", ["R1-wire-schema-error"])
 def error_code_a_string() -> Wrapped:
     return _answers("*error", _code_a_string)
+
+
+def jsonrpc_2_everywhere() -> Wrapped:
+    """Not a broken variant of the registry: every JSON-RPC answer says ``"jsonrpc": "2"``,
+    so the preflight itself must stop the run, naming the field."""
+
+    def rewrite(request: Request, response: Response) -> Response:
+        def apply(message: Any) -> Any:
+            if isinstance(message, dict) and ("result" in message or "error" in message):
+                message["jsonrpc"] = "2"
+            return message
+
+        return _rewrite_json(response, apply)
+
+    return Wrapped(ReferenceServer(), on_response=rewrite)
