@@ -117,7 +117,7 @@ def stop_reason(session: pytest.Session, watcher: EndWatcher, exitstatus: int) -
         return watcher.interrupted
     for flag in (session.shouldfail, session.shouldstop):
         if flag:
-            return _stop_text(str(flag) if not isinstance(flag, bool) else "")
+            return _stop_text(flag if isinstance(flag, str) else "")
     code = int(exitstatus)
     if code in _EXIT_REASONS and code != int(pytest.ExitCode.NO_TESTS_COLLECTED):
         errors = getattr(session, "testscollected", 0)
