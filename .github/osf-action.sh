@@ -69,6 +69,10 @@ unset OSF_WRITE_BASELINE
 # embedded:MODULE:FACTORY may name a module of the repository being checked.
 export PYTHONPATH="$start${PYTHONPATH:+:$PYTHONPATH}"
 
+# Reports left by an earlier run must not stand in for this one's (a run that stops
+# before writing them must not show the last run's green summary).
+rm -f "$OSF_REPORT" "$OSF_MARKDOWN" "$out/osf-junit.xml"
+
 # Run from an empty folder: the suite is the installed one, and the calling
 # repository's own pytest configuration and conftest files stay out of it.
 scratch="$(mktemp -d)"
@@ -81,7 +85,7 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     if [ -f "$OSF_MARKDOWN" ]; then
         cat "$OSF_MARKDOWN" >> "$GITHUB_STEP_SUMMARY"
     else
-        printf '## osFoundry conformance: not run (exit status %s)\n\nSee the job log for the message.\n' \
+        printf '## osFoundry conformance: not run (exit status %s)\n\n**❌ not ok**\n\nSee the job log for the message.\n' \
             "$status" >> "$GITHUB_STEP_SUMMARY"
     fi
 fi

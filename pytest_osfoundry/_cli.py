@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
@@ -95,7 +96,18 @@ class _Desktop:
         self.transport.close()
 
 
+def _log_refusals() -> None:
+    """Print the server's warnings (a request refused for breaking MCP's schema) on
+    stderr, one line each, so an agent author sees their bug where the server runs."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("osfoundry-fake serve: %(message)s"))
+    log = logging.getLogger("pytest_osfoundry.server")
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING)
+
+
 def _serve(args: argparse.Namespace) -> int:
+    _log_refusals()
     try:
         protocols = normalize_protocols(args.protocol)
         origins = OriginPolicy(args.allow_origin or ())

@@ -58,7 +58,6 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     ``conftest.py`` implementing it loads whether or not the suite runs."""
     pluginmanager.add_hookspecs(_extra)
 
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--osf-...`` options (pytest's ``osfoundry`` group) and the
     ``osf_extra_checks`` ini option."""

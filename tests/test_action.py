@@ -104,6 +104,23 @@ def test_a_configuration_error_is_one_message_and_a_summary(tmp_path: Path) -> N
     assert "not run (exit status 4)" in summary
 
 
+def test_a_refused_preflight_leaves_a_summary_that_is_not_green(tmp_path: Path) -> None:
+    out = tmp_path / "osf-results"
+    out.mkdir()
+    (out / "osf-summary.md").write_text("## osFoundry conformance: 117 passed\n", encoding="utf-8")
+    with LoopbackServer(ReferenceServer()) as loop:
+        url = loop.origin + "/mcp"
+    code, text, out = run_action(tmp_path, target=url, agent_token="t", project_id="p")
+    assert code == 4, text[-3000:]
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "117 passed" not in summary  # the earlier run's file was removed first
+    assert "**❌ not ok (exit status 4)**" in summary and "### Not run (" in summary
+    report = json.loads((out / "osf-report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["ok"] is False and report["summary"]["not_run"] > 0
+    junit = (out / "osf-junit.xml").read_text(encoding="utf-8")
+    assert f'errors="{report["summary"]["not_run"]}"' in junit
+
+
 def test_an_empty_target_is_refused(tmp_path: Path) -> None:
     code, text, _ = run_action(tmp_path, target="")
     assert code == 4 and "the 'target' input is empty" in text

@@ -132,6 +132,7 @@ def _expected_wheel_files() -> set[str]:
         for p in _tracked()
         if p.startswith("conformance/") and p.endswith(".py")
     }
+    files |= {p for p in _tracked() if p.startswith("pytest_osfoundry/schemas/")}  # MCP's
     return files | {"pytest_osfoundry/py.typed", f"{RULEBOOK}/rules.toml", f"{RULEBOOK}/spec.md"}
 
 

@@ -175,10 +175,12 @@ class HttpxTransport:
             BoundedClient,
         )
 
+        # Read by attribute, not by class: a second import of the client modules (pytest
+        # in-process runs drop and re-import them) makes a BoundedClient of another class.
         if timeout is None:
-            timeout = client.deadline if isinstance(client, BoundedClient) else DEFAULT_DEADLINE
+            timeout = float(getattr(client, "deadline", None) or DEFAULT_DEADLINE)
         if max_bytes is None:
-            max_bytes = client.max_bytes if isinstance(client, BoundedClient) else DEFAULT_MAX_BYTES
+            max_bytes = int(getattr(client, "max_bytes", None) or DEFAULT_MAX_BYTES)
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if max_bytes < 1:

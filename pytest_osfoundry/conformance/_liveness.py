@@ -1,58 +1,89 @@
-"""Ending the run early when the target stops answering altogether.
+"""Telling a target that is gone from one that hangs on one request.
 
-Each exchange is bounded (``--osf-timeout``), so a target that stops answering
-costs one time-out per request: minutes for the whole suite, with the same failure
-repeated a hundred times. :func:`watch` wraps a check's transport and counts the
-exchanges that ran out of time in a row, across checks. Once :data:`STREAK`
-exchanges in a row, spread over at least two checks, got no answer, the target is
-declared gone: every later exchange fails at once with one message saying so, and
-:func:`stop_if_gone` turns that into pytest's ``shouldfail`` so the run ends after
-the check in hand (exit status 1, the message printed once as the reason).
+Each exchange is bounded (``--osf-timeout``). A request that runs out of time fails
+its check with the transport's message ("no answer within N s ..."); that alone says
+nothing about the rest of the target: a server may hang on one tool and answer
+everything else. So the target is declared *gone* only when a separate cheap probe
+that needs no tool and no credential -- a ``tools/list`` JSON-RPC request to the MCP
+endpoint, where any HTTP answer at all (any status) counts -- also gets no answer
+within the deadline.
 
-Any answer at all (any status) resets the count; an exchange that failed another
-way (a refused connection, a response too large) does not count.
+:func:`watch` wraps a check's transport. When one of its exchanges runs out of time:
+
+* if any exchange (of any check) got an answer after this one was sent, the target
+  is alive and nothing more is done;
+* otherwise one probe is sent (one at a time: checks timing out together share it);
+  an answer proves the target alive, no answer declares it gone.
+
+Once gone, every later exchange fails at once with one message saying so, and
+:func:`stop_if_gone` turns that into pytest's ``shouldfail``, so the run ends after
+the check in hand (exit status 1, the message printed once, every check not reached
+reported as not run by :mod:`~pytest_osfoundry.conformance._ending`).
 """
 
 from __future__ import annotations
 
+import json
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pytest
 
-from pytest_osfoundry.client import DeadlineExceeded, Transport
+from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
 from pytest_osfoundry.http import Response
 
-__all__ = ["STREAK", "Liveness", "liveness_of", "stop_if_gone", "watch"]
+__all__ = ["PROBE_BODY", "Liveness", "liveness_of", "stop_if_gone", "watch"]
 
-STREAK = 3
-"""Exchanges in a row without an answer (over two checks or more) that end the run."""
+PROBE_BODY = json.dumps(
+    {"jsonrpc": "2.0", "id": "osf-liveness-probe", "method": "tools/list"},
+    separators=(",", ":"),
+).encode()
+"""What the liveness probe posts: a ``tools/list`` request (no tool, no token)."""
+_PROBE_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
 
 
 @dataclass
 class Liveness:
     """What the suite knows about whether one target still answers."""
 
-    streak: int = 0
-    checks: set[int] = field(default_factory=set)
+    url: str = ""
+    """The MCP endpoint the probe is posted to."""
+    last_answer: float = float("-inf")
+    """When (``time.monotonic``) the latest answer of any exchange arrived."""
+    probes: int = 0
+    """Probes sent so far."""
     gone: str | None = None
     """Why the target is considered gone (``None`` while it answers)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def answered(self) -> None:
         """An answer came back: the target is alive."""
-        self.streak = 0
-        self.checks.clear()
+        self.last_answer = time.monotonic()
 
-    def timed_out(self, check: int, error: DeadlineExceeded) -> None:
-        """One more exchange of check ``check`` ran out of time."""
-        self.streak += 1
-        self.checks.add(check)
-        if self.streak >= STREAK and len(self.checks) >= 2 and self.gone is None:
-            self.gone = (
-                f"the target stopped answering: {self.streak} requests in a row over "
-                f"{len(self.checks)} checks got no answer (last: {error.message}); "
-                "the remaining checks were not run"
-            )
+    def timed_out(self, sent: float, error: DeadlineExceeded, transport: Transport) -> None:
+        """An exchange sent at ``sent`` ran out of time; probe the target (through
+        ``transport``) unless something answered since."""
+        if self.gone is not None or self.last_answer > sent:
+            return
+        with self._lock:  # checks timing out together wait for one probe
+            if self.gone is not None or self.last_answer > sent:
+                return
+            self.probes += 1
+            try:
+                transport.request("POST", self.url, _PROBE_HEADERS, PROBE_BODY)
+            except OsfClientError as probe_error:
+                self.gone = (
+                    f"the target stopped answering: a request got no answer ({error}) and "
+                    f"a tools/list probe sent after it got none either ({probe_error}); "
+                    "the remaining checks were not run"
+                )
+            else:
+                self.answered()
 
 
 _ATTRIBUTE = "_osf_liveness"
@@ -62,7 +93,7 @@ def liveness_of(target: object) -> Liveness:
     """The :class:`Liveness` record of ``target``, kept on it (made on first use)."""
     record = getattr(target, _ATTRIBUTE, None)
     if not isinstance(record, Liveness):
-        record = Liveness()
+        record = Liveness(url=str(getattr(target, "mcp_url", "")))
         setattr(target, _ATTRIBUTE, record)
     return record
 
@@ -77,10 +108,11 @@ class _Watched:
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         if self.record.gone is not None:
             raise DeadlineExceeded(self.record.gone, url=None)
+        sent = time.monotonic()
         try:
             reply = self.inner.request(method, url, headers, body)
         except DeadlineExceeded as err:
-            self.record.timed_out(id(self), err)
+            self.record.timed_out(sent, err, self.inner)
             raise
         self.record.answered()
         return reply

@@ -24,6 +24,7 @@ the suite's folder. Projects that use the kit for its fixtures never load it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import importlib
 import json
@@ -40,10 +41,15 @@ from pytest_osfoundry.conformance._baseline import (
     Baseline,
     BaselineError,
     read_baseline,
-    write_baseline,
 )
 from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
 from pytest_osfoundry.conformance._crowding import summary_line
+from pytest_osfoundry.conformance._ending import (
+    EndWatcher,
+    exit_reason,
+    stop_reason,
+    unrun_reports,
+)
 from pytest_osfoundry.conformance._eras import NOT_SERVED, describe_protocol, settled_revision
 from pytest_osfoundry.conformance._extra import extra_check_paths
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
@@ -56,10 +62,8 @@ from pytest_osfoundry.conformance._registry import all_checks, check_info
 from pytest_osfoundry.conformance._report import (
     Results,
     Summary,
-    render_markdown,
     report_document,
     terminal_lines,
-    write_json_report,
 )
 from pytest_osfoundry.conformance._target import (
     Target,
@@ -69,6 +73,7 @@ from pytest_osfoundry.conformance._target import (
     probe,
     resolve_target,
 )
+from pytest_osfoundry.conformance._writing import refused_run, write_reports
 
 __all__ = [
     "CHECKS_DIR",
@@ -100,6 +105,7 @@ _CONF = pytest.StashKey[Conformance]()
 _PREFLIGHT_FAILED = pytest.StashKey[bool]()
 _COLLECTED = pytest.StashKey[set[str]]()
 """The ids of the checks collected in this process (extra checks included)."""
+_WATCHER = pytest.StashKey[EndWatcher]()
 _SETTLED = pytest.StashKey[set[str]]()
 """The revisions ``--osf-protocol auto`` settled on in the run (this process's target,
 noted when its fixture ends, and every xdist worker's)."""
@@ -133,6 +139,9 @@ def pytest_configure(config: pytest.Config) -> None:
     results = Results()
     config.stash[_RESULTS] = results
     config.pluginmanager.register(_ResultsGatherer(results), "osfoundry-conformance-results")
+    watcher = EndWatcher()
+    config.stash[_WATCHER] = watcher
+    config.pluginmanager.register(watcher, "osfoundry-conformance-ending")
     config.stash[_WRITTEN] = []
     baseline = None
     if settings.osf_baseline:
@@ -159,7 +168,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Unregister the results gatherer and the concurrent runner."""
-    for name in ("osfoundry-conformance-results", "osfoundry-conformance-concurrent"):
+    for name in (
+        "osfoundry-conformance-results",
+        "osfoundry-conformance-ending",
+        "osfoundry-conformance-concurrent",
+    ):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
@@ -202,6 +215,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         target.close()
     if problem is not None:
         config.stash[_PREFLIGHT_FAILED] = True
+        refused_run(settings, problem, getattr(config.option, "xmlpath", None))
         raise pytest.UsageError(f"osfoundry preflight: {problem}")
 
 
@@ -611,10 +625,15 @@ def _protocol(config: pytest.Config) -> str:
     return describe_protocol(_settings(config).osf_protocol, settled)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the reports and the baseline; fail the run on stale baseline entries.
+    """Settle how the run ended, write the reports and the baseline.
 
-    On an xdist worker, only hand the controller the revisions settled there.
+    First (before pytest's JUnit writer) every collected check that never reported is
+    reported skipped with the reason the run stopped; then the exit status and the
+    report's ``ok`` are made to agree (:mod:`~pytest_osfoundry.conformance._ending`):
+    a stale baseline entry or a stopped run fails it. On an xdist worker, only hand
+    the controller the revisions settled there.
     """
     config = session.config
     if _is_worker(config):
@@ -622,13 +641,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.workeroutput[_SETTLED_OUTPUT] = sorted(settled)  # type: ignore[attr-defined]
         return
     results = config.stash.get(_RESULTS, None)
-    if _is_worker(config) or results is None or config.stash.get(_PREFLIGHT_FAILED, False):
+    if results is None or config.stash.get(_PREFLIGHT_FAILED, False):
         return
     settings = _settings(config)
-    baseline = config.stash.get(_BASELINE, None)
     if not results.checks and not settings.active:
         return
+    watcher = config.stash[_WATCHER]
+    reason = stop_reason(session, watcher, session.exitstatus)
+    unrun = [u for nodeid, u in watcher.collected.items() if nodeid not in results.checks]
+    for report in unrun_reports(unrun, reason or "the run ended before it"):
+        config.hook.pytest_runtest_logreport(report=report)
+    baseline = config.stash.get(_BASELINE, None)
     summary = results.summary(baseline, _known_ids(config) if baseline is not None else ())
+    if (summary.stale or reason is not None) and session.exitstatus in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.NO_TESTS_COLLECTED,
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if reason is None and summary.ok and session.exitstatus != pytest.ExitCode.OK:
+        reason = exit_reason(session.exitstatus)
+    summary = dataclasses.replace(summary, stopped=reason)
     config.stash[_SUMMARY] = summary
     document = report_document(
         results,
@@ -641,31 +673,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     )
     document["protocol"] = _protocol(config)
     document["concurrency_hint"] = _crowding_line(results, settings.osf_concurrency)
-    written = config.stash[_WRITTEN]
-    if settings.osf_report:
-        write_json_report(settings.osf_report, document)
-        written.append(f"JSON report: {settings.osf_report}")
-    if settings.osf_markdown:
-        path = Path(settings.osf_markdown)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_markdown(document), encoding="utf-8")
-        written.append(f"Markdown summary: {settings.osf_markdown}")
-    if settings.osf_write_baseline:
-        write_baseline(
-            settings.osf_write_baseline,
-            results.failing_ids(),
-            header=[
-                "osfoundry conformance baseline: known-failing check ids, one per line",
-                f"target {describe_target(settings)}, suite {__version__}, spec {SPEC_REVISION}",
-                "use with --osf-baseline; comments start with '#'",
-            ],
-        )
-        written.append(f"baseline: {settings.osf_write_baseline}")
-    if summary.stale and session.exitstatus in (
-        pytest.ExitCode.OK,
-        pytest.ExitCode.NO_TESTS_COLLECTED,
-    ):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    document["exit_status"] = int(session.exitstatus)
+    config.stash[_WRITTEN].extend(write_reports(settings, document, results))
 
 
 def _crowding_line(results: Results, concurrency: int) -> str | None:

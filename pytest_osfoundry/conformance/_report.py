@@ -67,6 +67,7 @@ class CheckResult:
             "exchange": self.exchange,
             "duration": round(self.duration, 4),
             "requests": self.requests,
+            "not_run": self.not_run,
             "nodeid": self.nodeid,
         }
 
@@ -85,6 +86,12 @@ class Summary:
     """Checks that could not run (skipped, or failed for that under ``--osf-strict``)."""
     missing: tuple[str, ...] = ()
     """The options that would let them run, in first-seen order."""
+    unrun: tuple[tuple[str, str], ...] = ()
+    """``(check id, reason)`` of every check that did not run, in report order."""
+    stopped: str | None = None
+    """Why the run stopped before its end, or why pytest does not exit 0 although no
+    check says so (:mod:`~pytest_osfoundry.conformance._ending`); ``None``: it ran to
+    its end."""
 
     @property
     def unexpected(self) -> int:
@@ -93,8 +100,9 @@ class Summary:
 
     @property
     def ok(self) -> bool:
-        """Whether CI should pass: no unexpected failure and no stale entry."""
-        return self.unexpected == 0 and not self.stale
+        """Whether CI should pass: no unexpected failure, no stale entry, and the run
+        went to its end (so ``ok`` is true exactly when pytest exits 0)."""
+        return self.unexpected == 0 and not self.stale and self.stopped is None
 
     def line(self) -> str:
         """``41 passed, 2 failed (1 failed as expected), 3 skipped``."""
@@ -110,6 +118,8 @@ class Summary:
             text += f"; {self.not_run} {checks} did not run"
             if self.missing:
                 text += f" (give {', '.join(self.missing)} to run them)"
+        if self.stopped is not None:
+            text += f"; not green: {self.stopped}"
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -123,7 +133,9 @@ class Summary:
             "stale_baseline_entries": list(self.stale),
             "unknown_baseline_entries": list(self.unknown),
             "not_run": self.not_run,
+            "not_run_checks": [{"id": i, "reason": why} for i, why in self.unrun],
             "options_to_run_them": list(self.missing),
+            "stopped": self.stopped,
             "ok": self.ok,
             "line": self.line(),
         }
@@ -213,6 +225,7 @@ class Results:
             unknown=unknown,
             not_run=len(not_run),
             missing=tuple(missing),
+            unrun=tuple((r.check_id, _first_line(r.message)) for r in not_run),
         )
 
     def failing_ids(self) -> list[str]:
@@ -344,14 +357,21 @@ _ICON = {
 def render_markdown(document: dict[str, Any]) -> str:
     """A Markdown summary and table of the JSON report, for a CI step summary."""
     summary = document["summary"]
+    verdict = "✅ ok" if summary.get("ok") else "❌ not ok"
+    if document.get("exit_status") is not None:
+        verdict += f" (exit status {document['exit_status']})"
     out = [
         f"## osFoundry conformance: {summary['line']}",
+        "",
+        f"**{verdict}**",
         "",
         f"Target `{_cell(document['target'])}` · suite {document['suite_version']} · "
         f"spec {document['spec']} · level {document['level']}"
         + (f" · MCP protocol {document['protocol']}" if document.get("protocol") else ""),
         "",
     ]
+    if summary.get("stopped"):
+        out += [f"**Not green: {_cell(summary['stopped'])}**", ""]
     if summary["stale_baseline_entries"]:
         out += [
             "**Stale baseline entries** (these checks pass now; remove them): "
@@ -364,6 +384,10 @@ def render_markdown(document: dict[str, Any]) -> str:
             f"| {check['area']} | `{check['id']}` | {check['level']} | "
             f"{_ICON.get(check['outcome'], check['outcome'])} | {_cell(check['message'])} |"
         )
+    unrun = summary.get("not_run_checks") or []
+    if unrun:
+        out += ["", f"### Not run ({len(unrun)})", ""]
+        out += [f"- `{entry['id']}`: {_cell(entry['reason'])}" for entry in unrun]
     failures = [c for c in document["checks"] if c["outcome"] == "failed" and c["exchange"]]
     if failures:
         out += ["", "### Replays", ""]

@@ -70,11 +70,15 @@ class Runs:
         cancels it, and a run still running is completed ``cancelled`` by the desktop.
 
         Best effort: errors are ignored, so that a broken target never turns into
-        teardown errors.
+        teardown errors. Once one of the check's requests ran out of time (in the
+        check or here), nothing more is sent: a target hanging on a tool costs each
+        check one deadline, not one per run to end (``docs/choices.md``).
         """
         for tracked in self._tracked.values():
             if tracked.done:
                 continue
+            if self._wire.timed_out:
+                return
             try:
                 reply = self._wire.call(
                     tracked.client, "cancel_graph_run", {"command_id": tracked.command_id}

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_osfoundry.client import (
+    DeadlineExceeded,
     Exchange,
     HttpxTransport,
     McpClient,
@@ -26,24 +27,31 @@ from pytest_osfoundry.client import (
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance._wire_schema import SchemaWatch, ledger_of
 from pytest_osfoundry.http import Response
 
 __all__ = ["CountingTransport", "Wire", "decode_reply"]
 
 
 class CountingTransport:
-    """Forwards to ``inner`` and counts the requests sent (lost replies included)."""
+    """Forwards to ``inner``, counts the requests sent (lost replies included) and
+    notes whether one ran out of time."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.count = 0
         self.counting = True
+        self.timed_out = False
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Count (unless counting was stopped), then forward."""
         if self.counting:
             self.count += 1
-        return self.inner.request(method, url, headers, body)
+        try:
+            return self.inner.request(method, url, headers, body)
+        except DeadlineExceeded:
+            self.timed_out = True
+            raise
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
@@ -88,9 +96,11 @@ class Wire:
         self._target = target
         self._expect = expect
         self._counter = CountingTransport(watch(target, HttpxTransport(target.http)))
-        self.recorder = RecordingTransport(self._counter, keep=40)
-        """Every exchange of the check (the latest 40)."""
+        self.recorder = RecordingTransport(SchemaWatch(self._counter, ledger_of(target)), keep=40)
+        """Every exchange of the check (the latest 40); each JSON-RPC answer validated
+        against MCP's schema on the way (:mod:`~pytest_osfoundry.conformance._wire_schema`)."""
         self._decisive: Exchange | None = None
+        self._shown: list[Exchange] = []
 
     def http(
         self,
@@ -148,6 +158,12 @@ class Wire:
         """How many HTTP requests the check has sent so far."""
         return self._counter.count
 
+    @property
+    def timed_out(self) -> bool:
+        """Whether one of the check's requests ran out of time (its clean-up then
+        sends nothing more: one deadline per check against a target that hangs)."""
+        return self._counter.timed_out
+
     def stop_counting(self) -> None:
         """Leave the requests sent from now on (clean-up) out of :attr:`requests`."""
         self._counter.counting = False
@@ -162,8 +178,13 @@ class Wire:
         if exchanges:
             self._decisive = exchanges[-1]
 
+    def show(self, exchange: Exchange) -> None:
+        """Report ``exchange`` (another check's, the evidence of this one) as decisive."""
+        self._shown.append(exchange)
+        self._decisive = exchange
+
     def exchanges(self) -> tuple[list[Exchange], Exchange | None]:
         """The check's recorded exchanges and the decisive one (the latest by default)."""
-        history = self.recorder.exchanges
+        history = self.recorder.exchanges + self._shown
         decisive = self._decisive or (history[-1] if history else None)
         return history, decisive

@@ -60,6 +60,7 @@ from pytest_osfoundry.server._eras import (
     normalize_protocols,
 )
 from pytest_osfoundry.server._request_body import BadJson, parse_body
+from pytest_osfoundry.server._request_schema import refusal as schema_refusal
 from pytest_osfoundry.server._state import Agent, DomainError, ServerState
 
 __all__ = ["ALL_VERSIONS", "LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
@@ -146,6 +147,9 @@ class McpEndpoint:
         self.protocols = normalize_protocols(protocols)
         self.legacy = tuple(v for v in self.protocols if v in LEGACY_VERSIONS)
         self.modern = tuple(v for v in self.protocols if v in MODERN_VERSIONS)
+        self.check_schema = True
+        """Validate each request against MCP's schema (off only for the simulator's own
+        clients, whose requests are proven valid: docs/choices.md)."""
         self._sessions: dict[str, str] = {}  # insertion order: oldest first
         self._lock = threading.Lock()
 
@@ -219,6 +223,15 @@ class McpEndpoint:
                 _error_payload(msg_id, INVALID_PARAMS, "Invalid params: params must be an object"),
                 headers,
             )
+        stated = request.headers.get("mcp-protocol-version") or params.get("protocolVersion")
+        revision = stated if stated in self.legacy else self.legacy[0]
+        found = (
+            schema_refusal(revision, _request(msg_id, method, params))
+            if self.check_schema
+            else None
+        )
+        if found is not None:
+            return self._reply(_error_payload(msg_id, found.code, found.message), headers)
         result: dict[str, Any]
         try:
             if method == "tools/call":  # by far the most common: first
@@ -265,6 +278,11 @@ class McpEndpoint:
         bad = check_modern(request.headers, method, params, self.protocols)
         if bad is not None:
             return _rpc_error(bad.status, msg_id, bad.code, bad.message, data=bad.data)
+        found = None
+        if self.check_schema:
+            found = schema_refusal(self.modern[0], _request(msg_id, method, params))
+        if found is not None:
+            return _rpc_error(400, msg_id, found.code, found.message)
         result: dict[str, Any]
         try:
             if method == "tools/call":
@@ -407,6 +425,11 @@ def _refused(refusal: _Refusal, msg_id: Any) -> Response:
 
 class _InvalidParams(Exception):
     pass
+
+
+def _request(msg_id: Any, method: str, params: Any) -> dict[str, Any]:
+    """The request as MCP's schema sees it (params as the layer read them)."""
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
 
 
 def _error_payload(msg_id: Any, code: int, message: str) -> dict[str, Any]:

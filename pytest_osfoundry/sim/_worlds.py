@@ -72,6 +72,10 @@ def make_world(
             **config,
         )
     )
+    # The sim's agents and relay are the kit's own clients, whose every request is
+    # proven to match MCP's schema (tests/server/test_server_request_schema.py);
+    # validating them again would more than triple the sim's CPU (docs/choices.md).
+    world.server.mcp.check_schema = False
     return world
 
 

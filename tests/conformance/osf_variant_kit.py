@@ -151,11 +151,18 @@ def with_json(response: Response, payload: Any) -> Response:
     return Response(response.status, dict(response.headers), dumps(payload))
 
 
-def tool_result(msg_id: Any, content: Mapping[str, Any], like: Response | None = None) -> Response:
+def tool_result(
+    msg_id: Any,
+    content: Mapping[str, Any],
+    like: Response | None = None,
+    request: Request | None = None,
+) -> Response:
     """A successful ``tools/call`` answer carrying ``content`` (SPEC R3's shape).
 
     With the headers of ``like`` (an answer of the server's to a tool call) when given,
-    and its result's other members (e.g. the modern era's ``resultType``).
+    and its result's other members (e.g. the modern era's ``resultType``). When
+    ``request`` (the call answered) speaks 2026-07-28, the result carries ``resultType``
+    as MCP's schema asks, whatever era ``like`` came from.
     """
     kept = _result(like) if like is not None else None
     result = {
@@ -163,6 +170,8 @@ def tool_result(msg_id: Any, content: Mapping[str, Any], like: Response | None =
         "content": [{"type": "text", "text": dumps(content).decode()}],
         "structuredContent": dict(content),
     }
+    if request is not None and request.headers.get("mcp-protocol-version") == "2026-07-28":
+        result.setdefault("resultType", "complete")
     headers = dict(like.headers) if like is not None else {"content-type": "application/json"}
     return Response(200, headers, dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}))
 

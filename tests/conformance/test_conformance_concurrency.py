@@ -99,7 +99,11 @@ def test_checks_that_share_other_session_lists_are_exclusive() -> None:
     assert changers, "the pattern finds nothing: it no longer matches how checks sync"
     # and the two checks whose evidence is timing: D6-timing, and the race of R5
     timing = {"D6-timing", "R5-concurrent-same-key"}
-    assert {cid for cid, (_, exclusive) in found.items() if exclusive} == changers | timing
+    # and the wire-schema checks, which judge what every other check received
+    wire = {cid for cid in found if cid.startswith("R1-wire-schema-")}
+    assert len(wire) == 5
+    exclusive = {cid for cid, (_, alone) in found.items() if alone}
+    assert exclusive == changers | timing | wire
 
 
 # a check sends requests through the context's parts, or hands the context to a helper

@@ -193,6 +193,7 @@ def test_checks_ship_in_the_package() -> None:
         "test_transport.py",
         "test_truncation.py",
         "test_types.py",
+        "test_wire_schema.py",
     ]
     assert (CHECKS_DIR / "__init__.py").exists()
 

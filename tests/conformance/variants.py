@@ -720,7 +720,7 @@ class _QueuedCancelOnlyFlags(Wrapped):
                 self.flagged.add(view["command_id"])
                 answer = {"command_id": view["command_id"], "status": "queued"}
                 flagged = {**answer, "cancel_requested": True}
-                return tool_result(_msg_id(request), flagged, like=seen)
+                return tool_result(_msg_id(request), flagged, like=seen, request=request)
             return self.forward(request)
         response = self.forward(request)
         if call is not None and call[0] == "get_graph_run":
@@ -763,7 +763,7 @@ class _RunningCancelIgnored(Wrapped):
             if view is not None and view.get("status") == "running":
                 answer = {"command_id": view["command_id"], "status": "running"}
                 ignored = {**answer, "cancel_requested": False}
-                return tool_result(_msg_id(request), ignored, like=seen)
+                return tool_result(_msg_id(request), ignored, like=seen, request=request)
         return self.forward(request)
 
 

@@ -29,6 +29,7 @@ LEGACY_CHECKS = frozenset(
         "R1-bad-protocol-version",
         "R1-2025-11-25-initialize",
         "R1-2025-06-18-initialize",
+        "R1-wire-schema-initialize",
     }
 )
 MODERN_CHECKS = frozenset(
@@ -41,6 +42,7 @@ MODERN_CHECKS = frozenset(
         "R1-2026-07-28-result-type",
         "R1-2026-07-28-caching-hints",
         "R1-2026-07-28-get-405",
+        "R1-wire-schema-discover",
     }
 )
 
@@ -173,7 +175,12 @@ def mcp_name_not_required() -> Wrapped:
 @_register(
     PROTOCOL_VARIANTS,
     'Modern results lack resultType (R1: every result carries resultType "complete").',
-    ["R1-2026-07-28-result-type"],
+    [
+        "R1-2026-07-28-result-type",
+        "R1-wire-schema-discover",  # resultType is required by MCP's schema too
+        "R1-wire-schema-tools-list",
+        "R1-wire-schema-tools-call",
+    ],
 )
 def no_result_type() -> Wrapped:
     def drop(request: Request, response: Response) -> Response:
@@ -316,7 +323,11 @@ def mcp_method_not_checked() -> Wrapped:
 @_register(
     PROTOCOL_VARIANTS,
     "tools/list has no caching hints (R1: ttlMs and cacheScope on tools/list).",
-    ["R1-2026-07-28-caching-hints"],
+    [
+        "R1-2026-07-28-caching-hints",
+        "R1-wire-schema-discover",  # cacheScope is required by MCP's schema too
+        "R1-wire-schema-tools-list",
+    ],
 )
 def no_caching_hints() -> Wrapped:
     def strip(request: Request, response: Response) -> Response:

@@ -14,6 +14,8 @@ byte by byte on a raw socket (no HTTP library to smooth anything over):
 * ``handshake-then-silence`` -- answers what the suite's preflight asks (initialize,
   ping, notifications, ``list_graph_sessions``, the relay's control poll), then falls
   silent for good at the first other request;
+* ``huge-get-graph-run`` -- answers like ``echo-token`` without the echo, except
+  ``tools/call get_graph_run``: ``200`` declaring 300 MB, then that body;
 * ``redirect`` -- ``302`` to itself, forever;
 * ``echo-token`` -- answers JSON echoing the bearer token raw, URL-encoded, JSON-escaped
   and base64-encoded (for the masking tests).
@@ -49,6 +51,7 @@ MODES = (
     "silence",
     "answer-then-silence",
     "handshake-then-silence",
+    "huge-get-graph-run",
     "redirect",
     "echo-token",
 )
@@ -149,10 +152,25 @@ class _Handler(socketserver.BaseRequestHandler):
         answer = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
         if mode == "handshake-then-silence" and not _preflight_request(line, message):
             self.server.silent = True
-        quiet = mode in ("handshake-then-silence", "echo-token") and not self.server.silent
+        quiet = (
+            mode in ("handshake-then-silence", "echo-token", "huge-get-graph-run")
+            and not self.server.silent
+        )
         if message and "id" not in message and quiet:
             sock.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
             return True
+        params = message.get("params")
+        tool = params.get("name") if isinstance(params, dict) else None
+        if mode == "huge-get-graph-run" and tool == "get_graph_run":
+            sock.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: 314572800\r\n\r\n"
+            )
+            sent = 0
+            while sent < 314_572_800 and not self.server.stopping.is_set():
+                sock.sendall(b" " * 65536)  # the reader hangs up at its cap: this raises
+                sent += 65536
+            return False
         if mode == "huge":
             sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n")
             self._endless(sock, b"x" * 65536)
@@ -192,7 +210,7 @@ class _Handler(socketserver.BaseRequestHandler):
             return False
         elif mode == "redirect":
             sock.sendall(b"HTTP/1.1 302 Found\r\nlocation: /again\r\ncontent-length: 0\r\n\r\n")
-        else:  # answer-then-silence (first request) and echo-token
+        else:  # answer-then-silence (first request), echo-token, huge-get-graph-run
             if mode == "echo-token":
                 token = headers.get("authorization", "").partition(" ")[2]
                 echoes = {

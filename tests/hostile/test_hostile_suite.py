@@ -9,6 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
+# Imported by this process, so that the suite's modules are the same in each in-process
+# run below (pytester drops the modules a run imported; a check collected by a second
+# run would carry a CheckInfo of another class than the plugin's).
+import pytest_osfoundry.conformance._plugin  # noqa: F401
 from pytest_osfoundry.server import ReferenceServer
 from tests.hostile.osf_hostile_kit import HostileServer, OpenStreamServer
 
@@ -84,3 +88,35 @@ def test_a_target_that_stops_answering_ends_the_run_early(pytester: pytest.Pytes
     ran = [c for c in checks if c["outcome"] != "skipped"]
     assert len(ran) < 10, [c["id"] for c in ran]
     assert "agent-secret-token" not in text
+
+
+def test_a_huge_tool_answer_fails_its_checks_in_bounded_time_and_memory(
+    pytester: pytest.Pytester,
+) -> None:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    with HostileServer("huge-get-graph-run") as server:
+        start = time.monotonic()
+        result = pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            f"--osf-report={pytester.path / 'r.json'}",
+            f"--osf-target={server.url}",
+            "--osf-agent-token=agent-secret-token",
+            "--osf-desktop-token=desk-secret-token",
+            "--osf-project-id=p1",
+            "--osf-timeout=10",
+            "--osf-max-response=1",
+        )
+        elapsed = time.monotonic() - start
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    report = _report(pytester)
+    summary = report["summary"]
+    assert isinstance(summary, dict) and isinstance(report["checks"], list)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert summary["ok"] is False and summary["stopped"] is None  # it ran to its end
+    huge = [c for c in report["checks"] if "the response exceeded 1 MiB" in c["message"]]
+    assert huge, [c["message"] for c in report["checks"]][:5]
+    assert elapsed < 120, elapsed
+    assert grown_mb < 150, grown_mb  # never the 300 MB answer held

@@ -290,3 +290,16 @@ def test_serve_relay_bad_values_are_exit_2(args: list[str], needle: bytes) -> No
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 2 and out == b""
     assert needle in err and b"Traceback" not in err
+
+
+def test_serve_logs_a_request_that_breaks_mcps_schema(
+    served: tuple[subprocess.Popen[bytes], dict[str, Any]],
+) -> None:
+    proc, info = served
+    params = {"protocolVersion": "2025-11-25", "capabilities": "all", "clientInfo": {"name": "t"}}
+    error = rpc(info["mcp_url"], "initialize", params).json()["error"]
+    assert error["code"] == -32602 and "at /params/" in error["message"]
+    _, _, err = stop(proc)
+    text = err.decode()
+    assert "osfoundry-fake serve: refused a request breaking MCP's schema: Invalid params:" in text
+    assert "initialize at /params/" in text

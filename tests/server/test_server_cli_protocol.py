@@ -44,7 +44,18 @@ def test_serve_modern_only_with_origins_and_public_url() -> None:
         url = info["mcp_url"]
         found = httpx.post(url, json=DISCOVER, headers=MODERN_HEADERS, timeout=10).json()
         assert found["result"]["supportedVersions"] == ["2026-07-28"]
-        assert rpc(url, "initialize", {"protocolVersion": "2025-11-25"}).status_code == 400
+        assert (
+            rpc(
+                url,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            ).status_code
+            == 400
+        )
         allowed = {**MODERN_HEADERS, "origin": "https://app.example"}
         assert httpx.post(url, json=DISCOVER, headers=allowed, timeout=10).status_code == 200
         foreign = {**MODERN_HEADERS, "origin": "https://evil.example"}
@@ -69,7 +80,15 @@ def test_serve_public_url_defaults_to_the_bound_address() -> None:
             timeout=10,
         ).json()
         assert meta["resource"] == info["mcp_url"]
-        init = rpc(info["mcp_url"], "initialize", {"protocolVersion": "2025-11-25"}).json()
+        init = rpc(
+            info["mcp_url"],
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        ).json()
         assert init["result"]["protocolVersion"] == "2025-06-18"
     finally:
         assert stop(proc)[0] == 0

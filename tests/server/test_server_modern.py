@@ -217,7 +217,14 @@ def test_protocols_setting_is_validated() -> None:
 
 def test_modern_only_server_has_no_handshake() -> None:
     s = Srv(protocols=["2026-07-28"])
-    init = s.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    init = s.rpc(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    )
     assert init.status == 400 and "mcp-session-id" not in init.headers
     assert init.json()["error"]["data"]["supported"] == ["2026-07-28"]
     legacy_list = s.rpc("tools/list", headers={"mcp-protocol-version": "2025-11-25"})
@@ -230,12 +237,29 @@ def test_legacy_only_server_answers_modern_requests_as_a_legacy_server() -> None
     s = Srv(protocols=["2025-11-25", "2025-06-18"])
     reply = modern(s, "tools/list")
     assert reply.status == 400 and reply.json()["error"]["code"] == -32600  # not a modern error
-    assert s.rpc("initialize", {"protocolVersion": "2025-11-25"}).status == 200
+    assert (
+        s.rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        ).status
+        == 200
+    )
 
 
 def test_a_2025_06_18_only_server_negotiates_down() -> None:
     s = Srv(protocols=["2025-06-18"])
-    init = s.rpc("initialize", {"protocolVersion": "2025-11-25"}).json()["result"]
+    init = s.rpc(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    ).json()["result"]
     assert init["protocolVersion"] == "2025-06-18"
     assert s.rpc("tools/list", headers={"mcp-protocol-version": "2025-11-25"}).status == 400
 

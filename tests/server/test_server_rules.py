@@ -412,7 +412,6 @@ def test_D10_only_the_project_s_commands(srv: Srv) -> None:
         ("2025-06-18", "2025-06-18"),
         ("2024-11-05", "2025-11-25"),
         ("2099-01-01", "2025-11-25"),
-        (None, "2025-11-25"),
     ],
 )
 def test_R1_initialize_negotiates(bare: Srv, offered: str | None, answered: str) -> None:
@@ -430,6 +429,13 @@ def test_R1_initialize_negotiates(bare: Srv, offered: str | None, answered: str)
     # the session id is echoed with the negotiated version on every later request
     hdrs = {"mcp-session-id": session_id, "mcp-protocol-version": answered}
     assert bare.rpc("ping", headers=hdrs).json()["result"] == {}
+
+
+def test_R1_initialize_without_a_protocol_version_is_refused_naming_it(bare: Srv) -> None:
+    params = {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    error = bare.rpc("initialize", params, msg_id=1).json()["error"]
+    assert error["code"] == -32602
+    assert "at /params: 'protocolVersion' is a required property" in error["message"]
 
 
 def test_R1_unsupported_protocol_version_header_is_400(srv: Srv) -> None:
@@ -521,7 +527,14 @@ def test_R1_event_stream_answers() -> None:
 
 
 def test_R1_session_lifecycle(srv: Srv) -> None:
-    sid = srv.rpc("initialize", {"protocolVersion": "2025-11-25"}).headers["mcp-session-id"]
+    sid = srv.rpc(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    ).headers["mcp-session-id"]
     assert srv.rpc("tools/list", headers={"mcp-session-id": sid}).status == 200
     assert srv.rpc("tools/list", headers={"mcp-session-id": "unknown"}).status == 404
     assert srv.http("DELETE", "/mcp", headers={"mcp-session-id": sid}).status == 204

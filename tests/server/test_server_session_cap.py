@@ -16,7 +16,11 @@ def _initialize(server: ReferenceServer) -> str:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
     }
     reply = server(Request.build("POST", "/mcp", {"host": "x"}, json.dumps(body).encode()))
     return reply.headers["mcp-session-id"]

@@ -1,0 +1,128 @@
+"""MCP's schema on the wire (R1): every JSON-RPC answer the suite receives matches it.
+
+Every check's transport validates each answer against the definition of its method in
+the revision the request spoke (:mod:`pytest_osfoundry.conformance._wire_schema`).
+One check per message family judges what the process received: it sends a request
+of its family itself in every revision the target serves (so it has evidence when run
+alone, and a revision the domain checks do not speak is judged too), then fails on any
+answer of the family that broke the schema -- that answer's exchange attached, the
+method, the JSON pointer and the schema path named. The checks are ``exclusive``: under
+``--osf-concurrency`` they run after the concurrent ones, and this module is collected
+last, so a serial run judges every earlier answer too.
+"""
+
+from __future__ import annotations
+
+from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.conformance._eras import (
+    MODERN,
+    NOT_SERVED,
+    modern_body,
+    modern_headers,
+    need_revision,
+    served_revisions,
+)
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance._wire_schema import ledger_of
+
+UNKNOWN_METHOD = "osf/no-such-method"
+
+
+def _sessions(c: Conformance, token: str | None) -> list[McpClient]:
+    """One ready client per revision the target serves, sending ``token``."""
+    served = served_revisions(c.target).served
+    return [c.wire.initialized(c.roles.mcp(token, protocol=revision)) for revision in served]
+
+
+def _judge(c: Conformance, family: str) -> None:
+    """Fail on the first answer of ``family`` that broke the schema (all counted)."""
+    ledger = ledger_of(c.target)
+    judged = ledger.judged.get(family, 0)
+    findings = ledger.findings.get(family, [])
+    if findings:
+        first = findings[0]
+        c.wire.show(first.exchange)
+        broken = ledger.broken.get(family, 0)
+        c.expect.fail(
+            f"{broken} of {judged} {family} answers break MCP's schema: {first.describe()}"
+        )
+    if judged == 0:  # no answer of the family at all: the checks of its method say so
+        c.expect.note(f"no {family} answer came back to judge")
+        return
+    c.expect.note(f"{judged} {family} answers judged")
+
+
+@check(
+    "R1-wire-schema-discover",
+    "Every server/discover answer matches MCP 2026-07-28's DiscoverResultResponse.",
+    exclusive=True,
+)
+def check_wire_schema_discover(osf_conf: Conformance) -> None:
+    c = osf_conf
+    need_revision(c.target, MODERN)
+    rpc_id = c.target.next_rpc_id()
+    c.wire.http(
+        "POST",
+        c.target.mcp_url,
+        modern_headers("server/discover"),
+        modern_body(rpc_id, "server/discover"),
+    )
+    _judge(c, "discover")
+
+
+@check(
+    "R1-wire-schema-initialize",
+    "Every initialize answer matches the InitializeResult of the revision it answers.",
+    exclusive=True,
+)
+def check_wire_schema_initialize(osf_conf: Conformance) -> None:
+    c = osf_conf
+    legacy = served_revisions(c.target).legacy
+    if not legacy:
+        import pytest
+
+        pytest.skip(f"{NOT_SERVED}the target serves no revision with initialize")
+    for revision in legacy:
+        c.wire.initialized(c.roles.mcp(None, protocol=revision))
+    _judge(c, "initialize")
+
+
+@check(
+    "R1-wire-schema-tools-list",
+    "Every tools/list answer matches the revision's ListToolsResult (each inputSchema "
+    "an object schema).",
+    exclusive=True,
+)
+def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
+    c = osf_conf
+    for client in _sessions(c, None):
+        c.wire.rpc(client, "tools/list")
+    _judge(c, "tools-list")
+
+
+@check(
+    "R1-wire-schema-tools-call",
+    "Every tools/call result matches the revision's CallToolResult (content items typed) "
+    "in a JSON-RPC 2.0 response.",
+    exclusive=True,
+)
+def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
+    c = osf_conf
+    project = c.roles.project_id
+    for client in _sessions(c, c.roles.need("agent_token")):
+        c.wire.call(client, "list_graph_sessions", {"project_id": project})
+    _judge(c, "tools-call")
+
+
+@check(
+    "R1-wire-schema-error",
+    "Every JSON-RPC error answer matches the revision's error response (integer code, "
+    "string message).",
+    exclusive=True,
+)
+def check_wire_schema_error(osf_conf: Conformance) -> None:
+    c = osf_conf
+    for client in _sessions(c, None):
+        c.wire.rpc(client, UNKNOWN_METHOD)
+    _judge(c, "error")

@@ -1,0 +1,256 @@
+"""Every JSON-RPC answer the suite receives, checked against MCP's schema for its method.
+
+:class:`SchemaWatch` sits in each check's transport (:mod:`~pytest_osfoundry.conformance._wire`):
+for every request carrying a JSON-RPC method and an id, it reads the answer (JSON, or
+the answering message of an event stream) and validates it against the definition of
+its method in the revision the request spoke (:func:`family_of`, :func:`definition_of`).
+A violation is kept in the target's :class:`SchemaLedger` with the exchange; the
+``R1-wire-schema-<family>`` checks (run after the others of their process) fail on any
+violation of their family, naming the method, the JSON pointer, the schema path and how
+many answers broke it.
+
+The revision of an answer is the request's ``MCP-Protocol-Version`` header; an
+``initialize`` (which has none) is judged in the revision the server answered, or else
+the one offered. An answer in no bundled revision, or not JSON at all, is not judged
+here (the checks of its method judge it).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_osfoundry._mcp_schema import (
+    REVISIONS,
+    SchemaViolation,
+    definition_names,
+    first_violation,
+)
+from pytest_osfoundry._wirejson import loads
+from pytest_osfoundry.client._exchange import Exchange
+from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.http import Response
+
+__all__ = [
+    "FAMILIES",
+    "Finding",
+    "SchemaLedger",
+    "SchemaWatch",
+    "answer_of",
+    "definition_of",
+    "family_of",
+    "ledger_of",
+    "revision_of",
+]
+
+FAMILIES = ("discover", "initialize", "tools-list", "tools-call", "error")
+"""The message families a wire-schema check each judges (``error``: any error answer)."""
+
+_METHODS = {
+    "server/discover": ("discover", "DiscoverResult"),
+    "initialize": ("initialize", "InitializeResult"),
+    "tools/list": ("tools-list", "ListToolsResult"),
+    "tools/call": ("tools-call", "CallToolResult"),
+}
+_KEEP = 5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One answer that broke the schema: its method, the violation and the exchange."""
+
+    method: str
+    violation: SchemaViolation
+    exchange: Exchange
+
+    def describe(self) -> str:
+        """``tools/call answer at /result/content/0: 'type' is a required property (...)``."""
+        return f"the {self.method} answer {self.violation.describe()}"
+
+
+@dataclass
+class SchemaLedger:
+    """What the answers of one target showed, per family (thread-safe)."""
+
+    judged: dict[str, int] = field(default_factory=dict)
+    """Answers validated, per family."""
+    broken: dict[str, int] = field(default_factory=dict)
+    """Answers that broke the schema, per family."""
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    """The first few findings per family."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note(self, family: str, finding: Finding | None) -> None:
+        """One more answer of ``family`` validated; ``finding`` if it broke the schema."""
+        with self._lock:
+            self.judged[family] = self.judged.get(family, 0) + 1
+            if finding is not None:
+                self.broken[family] = self.broken.get(family, 0) + 1
+                kept = self.findings.setdefault(family, [])
+                if len(kept) < _KEEP:
+                    kept.append(finding)
+
+
+_ATTRIBUTE = "_osf_schema_ledger"
+_MAKING = threading.Lock()
+
+
+def ledger_of(target: object) -> SchemaLedger:
+    """The :class:`SchemaLedger` of ``target``, kept on it (made on first use)."""
+    record = getattr(target, _ATTRIBUTE, None)
+    if isinstance(record, SchemaLedger):
+        return record
+    with _MAKING:
+        record = getattr(target, _ATTRIBUTE, None)
+        if not isinstance(record, SchemaLedger):
+            record = SchemaLedger()
+            setattr(target, _ATTRIBUTE, record)
+        return record
+
+
+def family_of(method: str, answer: Mapping[str, Any]) -> str | None:
+    """The family an answer to ``method`` belongs to (``None``: none judged)."""
+    if "error" in answer and "result" not in answer:
+        return "error"
+    known = _METHODS.get(method)
+    return known[0] if known is not None else None
+
+
+def definition_of(revision: str, method: str, answer: Mapping[str, Any]) -> str | None:
+    """The schema definition a whole answer message to ``method`` must match.
+
+    An error answer: the revision's JSON-RPC error response. A result: the method's
+    ``...ResultResponse`` where the revision has one (2026-07-28), else ``None`` (the
+    envelope and the result are then judged apart, see :func:`judge`).
+    """
+    names = definition_names(revision)
+    if "error" in answer and "result" not in answer:
+        return "JSONRPCErrorResponse" if "JSONRPCErrorResponse" in names else "JSONRPCError"
+    known = _METHODS.get(method)
+    if known is not None and f"{known[1]}Response" in names:
+        return f"{known[1]}Response"
+    return None
+
+
+def judge(revision: str, method: str, answer: Mapping[str, Any]) -> SchemaViolation | None:
+    """The violation of MCP ``revision``'s schema in ``answer`` to ``method`` (or ``None``)."""
+    whole = definition_of(revision, method, answer)
+    if whole is not None:
+        return first_violation(revision, whole, answer)
+    names = definition_names(revision)
+    envelope = "JSONRPCResultResponse" if "JSONRPCResultResponse" in names else "JSONRPCResponse"
+    found = first_violation(revision, envelope, answer)
+    known = _METHODS.get(method)
+    if found is not None or known is None:
+        return found
+    inner = first_violation(revision, known[1], answer.get("result"))
+    if inner is None:
+        return None
+    return SchemaViolation(
+        inner.revision,
+        inner.definition,
+        "/result" + inner.pointer,
+        inner.schema_path,
+        inner.message,
+    )
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def revision_of(
+    headers: Mapping[str, str], request: Mapping[str, Any], answer: Mapping[str, Any]
+) -> str | None:
+    """The revision an answer is judged in (``None``: no bundled one applies)."""
+    stated = _header(headers, "mcp-protocol-version")
+    if stated in REVISIONS:
+        return stated
+    if request.get("method") == "initialize":
+        result = answer.get("result")
+        chosen = result.get("protocolVersion") if isinstance(result, dict) else None
+        if chosen in REVISIONS:
+            return str(chosen)
+        params = request.get("params")
+        offered = params.get("protocolVersion") if isinstance(params, dict) else None
+        if offered in REVISIONS:
+            return str(offered)
+    return None
+
+
+def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
+    """The JSON-RPC answer in ``reply`` (a JSON body, or the event stream's message
+    answering ``rpc_id``), or ``None``."""
+    ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
+    if ctype == "application/json":
+        try:
+            message = loads(reply.body, json.loads)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+    if ctype != "text/event-stream":
+        return None
+    from pytest_osfoundry.client._mcp_client import parse_sse
+
+    for event, data in parse_sse(reply.body.decode("utf-8", "replace")):
+        if event != "message":
+            continue
+        try:
+            message = json.loads(data)
+        except ValueError:
+            continue
+        if (
+            isinstance(message, dict)
+            and message.get("id") == rpc_id
+            and ("result" in message or "error" in message)
+        ):
+            return message
+    return None
+
+
+class SchemaWatch:
+    """A check's transport: forwards, then validates each JSON-RPC answer (never raises
+    for what it finds; the wire-schema checks judge the target's ledger)."""
+
+    def __init__(self, inner: Transport, ledger: SchemaLedger) -> None:
+        self.inner = inner
+        self.ledger = ledger
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Forward; validate the answer when the request was a JSON-RPC call."""
+        reply = self.inner.request(method, url, headers, body)
+        if method == "POST" and b'"method"' in body and b'"id"' in body:
+            self._judge(url, headers, body, reply)
+        return reply
+
+    def _judge(self, url: str, headers: Mapping[str, str], body: bytes, reply: Response) -> None:
+        try:
+            request = loads(body, json.loads)
+        except ValueError:
+            return
+        if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+            return
+        if "id" not in request:
+            return
+        answer = answer_of(reply, request["id"])
+        if answer is None or ("jsonrpc" not in answer and "id" not in answer):
+            return  # not a JSON-RPC message (an OAuth error body, say): judged elsewhere
+        rpc_method = request["method"]
+        family = family_of(rpc_method, answer)
+        revision = revision_of(headers, request, answer)
+        if family is None or revision is None:
+            return
+        violation = judge(revision, rpc_method, answer)
+        finding = None
+        if violation is not None:
+            exchange = Exchange(
+                "POST", url, dict(headers), body, reply.status, dict(reply.headers), reply.body
+            )
+            finding = Finding(rpc_method, violation, exchange)
+        self.ledger.note(family, finding)
