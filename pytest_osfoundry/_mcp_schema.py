@@ -1,6 +1,6 @@
 """MCP's own JSON Schema for each revision the kit speaks, compiled once, and what fails it.
 
-The schemas are the official ``schema.json`` files of the MCP specification
+The schemas are the official schema.json files of the MCP specification
 repository, bundled in ``pytest_osfoundry/schemas/`` (licence and origin in the
 README there). :func:`validator` compiles one definition of one revision on first use
 and keeps it (``jsonschema`` and the file are only loaded then: nothing here costs an
@@ -38,7 +38,7 @@ class SchemaViolation:
     pointer: str
     """Where in the message, as a JSON pointer (``""``: the message itself)."""
     schema_path: str
-    """Which part of the schema failed, as a JSON pointer into ``schema.json``."""
+    """Which part of the schema failed, as a JSON pointer into the revision's schema.json."""
     message: str
     """jsonschema's sentence, cut to 300 characters."""
 
@@ -85,7 +85,8 @@ def validator(revision: str, definition: str) -> Any:
         raise KeyError(f"the MCP {revision} schema has no definition {definition!r}")
     schema = {"$schema": root["$schema"], key: root[key], "$ref": f"#/{key}/{definition}"}
     # Not check_schema()d here (it costs more than the validation of a whole run):
-    # tests/test_mcp_schema.py checks every bundled schema once.
+    # tests/conformance/test_conformance_wire_schema.py checks every bundled
+    # schema once.
     return validators.validator_for(schema)(schema)
 
 

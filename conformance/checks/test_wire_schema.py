@@ -13,7 +13,7 @@ last, so a serial run judges every earlier answer too.
 
 from __future__ import annotations
 
-from pytest_osfoundry.client._mcp_client import McpClient
+from pytest_osfoundry.client import McpClient
 from pytest_osfoundry.conformance._eras import (
     MODERN,
     NOT_SERVED,
@@ -84,7 +84,8 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
 
         pytest.skip(f"{NOT_SERVED}the target serves no revision with initialize")
     for revision in legacy:
-        c.wire.initialized(c.roles.mcp(None, protocol=revision))
+        # The agent's token, as every probe whose rule is not about its absence (R2).
+        c.wire.initialized(c.roles.mcp(c.roles.need("agent_token"), protocol=revision))
     _judge(c, "initialize")
 
 
@@ -96,7 +97,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
 )
 def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     c = osf_conf
-    for client in _sessions(c, None):
+    for client in _sessions(c, c.roles.need("agent_token")):
         c.wire.rpc(client, "tools/list")
     _judge(c, "tools-list")
 
@@ -123,6 +124,6 @@ def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
 )
 def check_wire_schema_error(osf_conf: Conformance) -> None:
     c = osf_conf
-    for client in _sessions(c, None):
+    for client in _sessions(c, c.roles.need("agent_token")):
         c.wire.rpc(client, UNKNOWN_METHOD)
     _judge(c, "error")

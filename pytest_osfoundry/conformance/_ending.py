@@ -5,7 +5,7 @@ answering (:mod:`~pytest_osfoundry.conformance._liveness`); ``-x``/``--maxfail``
 Ctrl-C; an internal error; a collection error; the preflight refused the target.
 :class:`EndWatcher` (a plugin registered with the suite's) notes what pytest tells it
 about those ends and which checks were collected (on the xdist controller, from the
-workers' collections). At the end :func:`settle` works out
+workers' collections). At the end :func:`stop_reason` works out
 
 * :func:`stop_reason`: why the run stopped before its end (``None``: it did not), and
 * the checks collected that never reported, each handed to pytest as a *skipped*

@@ -24,15 +24,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_osfoundry._mcp_schema import (
-    REVISIONS,
     SchemaViolation,
     definition_names,
     first_violation,
 )
-from pytest_osfoundry._wirejson import loads
-from pytest_osfoundry.client._exchange import Exchange
-from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.client import Exchange, Transport, parse_sse
+from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
 from pytest_osfoundry.http import Response
+
+#: The revisions whose schema the suite judges answers by (its own copy of the names).
+REVISIONS = (*reversed(LEGACY_REVISIONS), MODERN_REVISION)
 
 __all__ = [
     "FAMILIES",
@@ -190,14 +191,12 @@ def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
     ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
     if ctype == "application/json":
         try:
-            message = loads(reply.body, json.loads)
+            message = json.loads(reply.body)
         except ValueError:
             return None
         return message if isinstance(message, dict) else None
     if ctype != "text/event-stream":
         return None
-    from pytest_osfoundry.client._mcp_client import parse_sse
-
     for event, data in parse_sse(reply.body.decode("utf-8", "replace")):
         if event != "message":
             continue
@@ -231,7 +230,7 @@ class SchemaWatch:
 
     def _judge(self, url: str, headers: Mapping[str, str], body: bytes, reply: Response) -> None:
         try:
-            request = loads(body, json.loads)
+            request = json.loads(body)
         except ValueError:
             return
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
@@ -243,6 +242,13 @@ class SchemaWatch:
             return  # not a JSON-RPC message (an OAuth error body, say): judged elsewhere
         rpc_method = request["method"]
         family = family_of(rpc_method, answer)
+        if family == "error" and answer.get("id", 0) is None:
+            # JSON-RPC 2.0 (section 5) answers an error whose request id could not be
+            # determined with "id": null, and the official SDKs do so before parsing
+            # (a Host or Origin guard, a missing session); MCP's schema types the id as a
+            # RequestId only. The kit follows JSON-RPC here (docs/choices.md): the null id
+            # is judged as the request's id, the rest of the answer by the schema.
+            answer = {**answer, "id": request["id"]}
         revision = revision_of(headers, request, answer)
         if family is None or revision is None:
             return

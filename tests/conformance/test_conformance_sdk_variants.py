@@ -73,7 +73,9 @@ def test_a_pinned_revision_the_target_does_not_serve_stops_the_run(
         f"ERROR: osfoundry preflight: --osf-protocol {pinned}: the target does not serve it "
         f"(it serves {serves}); pin one of those or use --osf-protocol auto"
     ], run.text[-3000:]
-    assert not run.report.get("checks")
+    checks = run.report.get("checks") or []
+    assert checks and all(c["not_run"] for c in checks), "every check is reported not run"
+    assert run.report["summary"]["ok"] is False
 
 
 def test_a_pinned_revision_a_dual_era_target_serves_unlisted_runs(

@@ -141,3 +141,16 @@ def test_a_preflight_answer_that_is_not_json_rpc_is_one_line_naming_the_field(
     lines = [ln for ln in run.text.splitlines() if ln.startswith("ERROR:")]
     assert len(lines) == 1 and '"jsonrpc": "2.0"' in lines[0], lines
     assert run.report["summary"]["ok"] is False
+
+
+def test_an_error_answered_with_a_null_id_is_accepted() -> None:
+    """JSON-RPC 2.0's ``"id": null`` (an SDK's Host guard, say) is no schema violation;
+    a wrongly typed id, or a broken error object beside a null id, still is."""
+    error = {"code": -32000, "message": "Invalid Host: evil.example"}
+    null_id = {"jsonrpc": "2.0", "error": error, "id": None}
+    assert _watched(json.dumps(null_id).encode()).broken == {}
+    assert _watched(json.dumps(null_id).encode()).judged == {"error": 1}
+    wrong_id = {"jsonrpc": "2.0", "error": error, "id": ["7"]}
+    assert _watched(json.dumps(wrong_id).encode()).broken == {"error": 1}
+    bad_code = {"jsonrpc": "2.0", "error": {"code": "x", "message": "m"}, "id": None}
+    assert _watched(json.dumps(bad_code).encode()).broken == {"error": 1}

@@ -34,6 +34,7 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry.http": "the Request / Response every transport speaks",
     "pytest_osfoundry.server": "the reference server behind --osf-target=embedded",
     "pytest_osfoundry.relay": "bounded_completion: the completion a desktop would send",
+    "pytest_osfoundry._mcp_schema": "MCP's own schema.json per revision, compiled (MCP's rules)",
     "pytest_osfoundry.clock": "the real clock the relay suite's reference server runs on",
     "pytest_osfoundry.engine": "make_sessions: Faker-made sessions the relay suite shares (inputs)",
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
