@@ -34,7 +34,7 @@ from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import ProcessGen, RealClock
 from pytest_osfoundry.relay._cli import _logging
-from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, _ProjectShare, _session_dict
+from pytest_osfoundry.relay._desktop import FakeRelay
 from pytest_osfoundry.relay._driver_seams import (
     DriverClient,
     DriverEngine,
@@ -42,6 +42,7 @@ from pytest_osfoundry.relay._driver_seams import (
     watch_sharing,
 )
 from pytest_osfoundry.relay._outbox import FileOutbox, Outbox
+from pytest_osfoundry.relay._records import PassRecord, _ProjectShare, _session_dict
 
 __all__ = ["DrivenRelay", "EnvError", "StartRetrying", "main", "read_env", "shares_from"]
 

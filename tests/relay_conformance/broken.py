@@ -23,9 +23,9 @@ from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry.client._errors import HttpStatusError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen
-from pytest_osfoundry.relay import _desktop
+from pytest_osfoundry.relay import _commands
 from pytest_osfoundry.relay._bounded import bounded_completion
-from pytest_osfoundry.relay._desktop import PassReason, PassRecord, _ProjectShare
+from pytest_osfoundry.relay._records import PassReason, PassRecord, _ProjectShare
 from pytest_osfoundry.relay.driven import DrivenRelay, main
 
 _LIMIT = 100_000
@@ -87,7 +87,7 @@ def _error_uncut(**kwargs: Any) -> dict[str, Any]:
 
 def _patch_bound(bounded: Callable[..., dict[str, Any]]) -> Patch:
     def patch() -> type[DrivenRelay]:
-        setattr(_desktop, "bounded_completion", bounded)  # noqa: B010 - a broken relay
+        setattr(_commands, "bounded_completion", bounded)  # noqa: B010 - a broken relay
         return DrivenRelay
 
     return patch
@@ -198,12 +198,12 @@ class IgnoresInterval(DrivenRelay):
 # ---------------------------------------------------------------- D14 / D15 / D16
 class NoUuidCheck(DrivenRelay):
     def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
-        original = getattr(_desktop, "is_uuid")  # noqa: B009
-        setattr(_desktop, "is_uuid", lambda value: isinstance(value, str))  # noqa: B010
+        original = getattr(_commands, "is_uuid")  # noqa: B009
+        setattr(_commands, "is_uuid", lambda value: isinstance(value, str))  # noqa: B010
         try:
             yield from super()._handle(project_id, command)
         finally:
-            setattr(_desktop, "is_uuid", original)  # noqa: B010
+            setattr(_commands, "is_uuid", original)  # noqa: B010
 
 
 class RunsCancelledStart(DrivenRelay):
@@ -286,8 +286,8 @@ class WrongChannel(DrivenRelay):
 class LongExecutionIds(DrivenRelay):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        original = getattr(_desktop, "uuid4_hex")  # noqa: B009
-        setattr(_desktop, "uuid4_hex", lambda n: "x" * 200 + original(n))  # noqa: B010
+        original = getattr(_commands, "uuid4_hex")  # noqa: B009
+        setattr(_commands, "uuid4_hex", lambda n: "x" * 200 + original(n))  # noqa: B010
 
 
 class EscapedJson(DrivenRelay):

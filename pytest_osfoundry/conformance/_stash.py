@@ -1,0 +1,66 @@
+"""The state one suite run keeps on pytest's config and items: every StashKey, once.
+
+The suite's hook modules (:mod:`~pytest_osfoundry.conformance._plugin` and the
+modules it gathers its hooks from) read and write the run's state only through the
+keys defined here, so a value one hook stores is the value another finds.
+:func:`run_settings` reads the ``--osf-...`` options once per run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_osfoundry.conformance._baseline import Baseline
+from pytest_osfoundry.conformance._ending import EndWatcher
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance._report import Results, Summary
+
+__all__ = [
+    "BASELINE",
+    "COLLECTED",
+    "CONF",
+    "PREFLIGHT_FAILED",
+    "RESULTS",
+    "SECRETS",
+    "SETTINGS",
+    "SETTLED",
+    "SETTLED_OUTPUT",
+    "SUMMARY",
+    "WATCHER",
+    "WRITTEN",
+    "is_worker",
+    "run_settings",
+]
+
+SETTINGS = pytest.StashKey[Settings]()
+SECRETS = pytest.StashKey[set[str]]()
+RESULTS = pytest.StashKey[Results]()
+BASELINE = pytest.StashKey[Baseline | None]()
+SUMMARY = pytest.StashKey[Summary]()
+WRITTEN = pytest.StashKey[list[str]]()
+CONF = pytest.StashKey[Conformance]()
+PREFLIGHT_FAILED = pytest.StashKey[bool]()
+COLLECTED = pytest.StashKey[set[str]]()
+"""The ids of the checks collected in this process (extra checks included)."""
+WATCHER = pytest.StashKey[EndWatcher]()
+SETTLED = pytest.StashKey[set[str]]()
+"""The revisions ``--osf-protocol auto`` settled on in the run (this process's target,
+noted when its fixture ends, and every xdist worker's)."""
+#: The ``workeroutput`` key under which an xdist worker hands the controller the
+#: revisions ``--osf-protocol auto`` settled on in it.
+SETTLED_OUTPUT = "osf_settled_revisions"
+
+
+def run_settings(config: pytest.Config) -> Settings:
+    """The run's :class:`~pytest_osfoundry.conformance._options.Settings`, read once."""
+    found = config.stash.get(SETTINGS, None)
+    if found is None:
+        found = Settings.from_config(config)
+        config.stash[SETTINGS] = found
+    return found
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (the controller writes the reports)."""
+    return hasattr(config, "workerinput")

@@ -1,0 +1,78 @@
+"""The suite's fixtures: ``osf_target`` (the target, once per process) and ``osf_conf``.
+
+``osf_conf`` is a fresh :class:`~pytest_osfoundry.conformance._harness.Conformance`
+for the check being run, closed after it; :func:`new_context` makes the same for a
+concurrent pre-run (:mod:`~pytest_osfoundry.conformance._concurrent`), and
+:func:`attach_context` reports a pre-run's context as the check's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_osfoundry.conformance._eras import settled_revision
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._liveness import stop_if_gone
+from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance._stash import CONF, SECRETS, SETTLED, run_settings
+from pytest_osfoundry.conformance._target import Target, TargetError, probe, resolve_target
+
+__all__ = ["attach_context", "new_context", "osf_conf", "osf_target"]
+
+
+@pytest.fixture(scope="session")
+def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
+    """The target under test, resolved once per process (an embedded server is started)."""
+    settings = run_settings(pytestconfig)
+    if not settings.active:
+        pytest.skip("no target: pass --osf-target=URL or --osf-target=embedded")
+    problem = None
+    try:
+        target = resolve_target(settings)
+        target.protocol = settings.osf_protocol
+        pytestconfig.stash[SECRETS].update(target.creds.secrets())
+        if target.kind == "url":
+            try:
+                probe(target)
+            except TargetError:
+                target.close()
+                raise
+    except TargetError as err:
+        problem = str(err)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+    try:
+        yield target
+    finally:
+        revision = settled_revision(target)
+        if revision is not None:
+            pytestconfig.stash.setdefault(SETTLED, set()).add(revision)
+        target.close()
+
+
+@pytest.fixture
+def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Conformance]:
+    """A fresh :class:`Conformance` context for the check being run; ends its runs after."""
+    conf = new_context(request.node, osf_target)
+    request.node.stash[CONF] = conf
+    try:
+        yield conf
+    finally:
+        conf.close()
+        stop_if_gone(request.session, osf_target)
+
+
+def new_context(item: pytest.Item, target: Target) -> Conformance:
+    """A fresh context for the check of ``item`` (the fixture's, or a pre-run's)."""
+    info = check_info(getattr(item, "obj", None))
+    if info is None:
+        raise pytest.UsageError("osf_conf is only for conformance checks (@check functions)")
+    secrets: set[str] = item.config.stash[SECRETS]
+    return Conformance(target, info, secrets=tuple(secrets))
+
+
+def attach_context(item: pytest.Item, conf: Conformance) -> None:
+    """Report ``conf`` (a concurrent pre-run's context) as the check's own."""
+    item.stash[CONF] = conf
