@@ -29,6 +29,11 @@ else:  # pragma: no cover - Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 RULEBOOK = "pytest_osfoundry/conformance/rulebook"
+#: The layout is checked in a git checkout (it reads what git tracks); an unpacked
+#: sdist, which carries these tests too, has no repository to read.
+pytestmark = pytest.mark.skipif(
+    not (ROOT / ".git").exists(), reason="not a git checkout (an unpacked sdist, say)"
+)
 #: Tracked files an sdist need not carry.
 NOT_IN_SDIST = {".gitignore"}
 
