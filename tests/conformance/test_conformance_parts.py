@@ -189,6 +189,7 @@ def test_checks_ship_in_the_package() -> None:
         "test_recheck.py",
         "test_relay_api.py",
         "test_schema.py",
+        "test_schema_rpc.py",
         "test_scopes.py",
         "test_transport.py",
         "test_truncation.py",
