@@ -82,10 +82,16 @@ def run_virtual_test(item: pytest.Function) -> bool:
 
     Refuses, with a usage error naming what to change: a test that is not
     ``async def``, one that anyio's plugin runs too, one with no ``osf_`` fixture.
+    Beside pytest-asyncio (strict or auto mode) the virtual loop wins: the test's
+    coroutine runs here, never on pytest-asyncio's loop.
     """
     from pytest_osfoundry import aio
 
-    if not inspect.iscoroutinefunction(item.obj):
+    # pytest-asyncio (either mode) hands pytest a sync wrapper of the test made with
+    # functools.wraps; the coroutine function under it is what runs here, on the virtual
+    # loop, and the wrapper (pytest-asyncio's own loop) is never called.
+    test_function = inspect.unwrap(item.obj, stop=inspect.iscoroutinefunction)
+    if not inspect.iscoroutinefunction(test_function):
         raise pytest.UsageError(
             f"{item.nodeid}: virtual_loop=True is for async def tests (this one is not async); "
             "a sync test moves the clock with osf_clock.advance() or patch_sleep=True"
@@ -103,5 +109,5 @@ def run_virtual_test(item: pytest.Function) -> bool:
             "osf_ fixture built on it, such as osf_httpx2)"
         )
     kwargs = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
-    aio.run(item.obj(**kwargs), world.clock)
+    aio.run(test_function(**kwargs), world.clock)
     return True

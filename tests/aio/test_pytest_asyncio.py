@@ -1,0 +1,62 @@
+"""virtual_loop=True beside pytest-asyncio, the most used asyncio test plugin.
+
+pytest-asyncio wraps every async test it takes (all of them in auto mode, the marked
+ones in strict mode) in a sync function that runs the coroutine on its own loop. A
+test marked ``osf(virtual_loop=True)`` must still run on the kit's virtual loop, on
+its world's clock, in either mode; every other async test stays pytest-asyncio's.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+# Imported here so pytester's in-process runs share one copy of each (see test_async_tests).
+import pytest_osfoundry._aio_tests
+import pytest_osfoundry.aio
+import pytest_osfoundry.world  # noqa: F401
+
+pytest.importorskip("pytest_asyncio")
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = """
+import asyncio
+import pytest
+
+from pytest_osfoundry.aio import VirtualEventLoop
+
+
+@pytest.mark.osf(virtual_loop=True)
+async def test_on_the_virtual_loop(osf_world):
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualEventLoop)
+    started = osf_world.clock.now()
+    await asyncio.sleep(3600)  # an hour of the world's time, at once
+    assert osf_world.clock.now() - started >= 3600
+    assert len(osf_world.relay.passes) > 100  # the relay's 20 s passes ran meanwhile
+
+
+@pytest.mark.asyncio
+@pytest.mark.osf(virtual_loop=True)
+async def test_marked_for_both(osf_world):
+    assert isinstance(asyncio.get_running_loop(), VirtualEventLoop)
+    await asyncio.sleep(60)
+
+
+@pytest.mark.asyncio
+async def test_left_to_pytest_asyncio():
+    assert not isinstance(asyncio.get_running_loop(), VirtualEventLoop)
+    await asyncio.sleep(0.01)
+"""
+
+
+@pytest.mark.parametrize("mode", ["strict", "auto"])
+def test_virtual_loop_wins_beside_pytest_asyncio(pytester: pytest.Pytester, mode: str) -> None:
+    pytester.makepyfile(test_user=textwrap.dedent(USER_TESTS))
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-p", "asyncio", "--strict-markers",
+        "-o", f"asyncio_mode={mode}", "-o", "asyncio_default_fixture_loop_scope=function",
+    )
+    result.assert_outcomes(passed=3)
