@@ -6,9 +6,10 @@ One check per message family judges what the process received: it sends a reques
 of its family itself in every revision the target serves (so it has evidence when run
 alone, and a revision the domain checks do not speak is judged too), then fails on any
 answer of the family that broke the schema -- that answer's exchange attached, the
-method, the JSON pointer and the schema path named. The checks are ``exclusive``: under
-``--osf-concurrency`` they run after the concurrent ones, and this module is collected
-last, so a serial run judges every earlier answer too.
+method, the JSON pointer and the schema path named. The checks are ``last``: under
+``--osf-concurrency`` they run after every other check (alongside each other: they
+change nothing another check reads), and this module is collected last, so a serial
+run judges every earlier answer too.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _judge(c: Conformance, family: str) -> None:
 @check(
     "R1-wire-schema-discover",
     "Every server/discover answer matches MCP 2026-07-28's DiscoverResultResponse.",
-    exclusive=True,
+    last=True,
 )
 def check_wire_schema_discover(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -74,7 +75,7 @@ def check_wire_schema_discover(osf_conf: Conformance) -> None:
 @check(
     "R1-wire-schema-initialize",
     "Every initialize answer matches the InitializeResult of the revision it answers.",
-    exclusive=True,
+    last=True,
 )
 def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -93,7 +94,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     "R1-wire-schema-tools-list",
     "Every tools/list answer matches the revision's ListToolsResult (each inputSchema "
     "an object schema).",
-    exclusive=True,
+    last=True,
 )
 def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -106,7 +107,7 @@ def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     "R1-wire-schema-tools-call",
     "Every tools/call result matches the revision's CallToolResult (content items typed) "
     "in a JSON-RPC 2.0 response.",
-    exclusive=True,
+    last=True,
 )
 def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -120,7 +121,7 @@ def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     "R1-wire-schema-error",
     "Every JSON-RPC error answer matches the revision's error response (integer code, "
     "string message).",
-    exclusive=True,
+    last=True,
 )
 def check_wire_schema_error(osf_conf: Conformance) -> None:
     c = osf_conf

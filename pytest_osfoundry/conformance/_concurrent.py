@@ -12,9 +12,10 @@ each worker pre-runs the items it has been given.
 
 Isolation: a check whose :class:`~pytest_osfoundry.conformance._registry.CheckInfo`
 is ``exclusive`` (it changes the project's shared session list, or its evidence
-depends on time) runs alone, after the concurrent ones of its batch. Every other
-check shares only the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`)
-and judges only its own command ids.
+depends on time) runs alone, after the concurrent ones of its batch; a ``last`` one
+(it judges what the whole process received) runs after those, alongside the other
+``last`` ones. Every other check shares only the fixed session list
+(:mod:`~pytest_osfoundry.conformance._sessions`) and judges only its own command ids.
 
 ``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
 """
@@ -55,6 +56,12 @@ class Outcome:
 class _Plan:
     concurrent: list[pytest.Function] = field(default_factory=list)
     alone: list[pytest.Function] = field(default_factory=list)
+    last: list[pytest.Function] = field(default_factory=list)
+
+    def add(self, item: pytest.Function, info: CheckInfo) -> None:
+        """File ``item`` under the phase its check asks for."""
+        phase = self.alone if info.exclusive else self.last if info.last else self.concurrent
+        phase.append(item)
 
 
 def _runnable(item: pytest.Item) -> CheckInfo | None:
@@ -153,7 +160,7 @@ class ConcurrentRunner:
             if info is None or item.nodeid in self._outcomes:
                 continue
             assert isinstance(item, pytest.Function)
-            (plan.alone if info.exclusive else plan.concurrent).append(item)
+            plan.add(item, info)
 
         def one(item: pytest.Function) -> None:
             conf = self._make_context(item, target)
@@ -162,14 +169,23 @@ class ConcurrentRunner:
                 self._outcomes[item.nodeid] = outcome
 
         liveness_of(target)  # made once here, not raced for by the checks' threads
+        self._in_pool(one, plan.concurrent)
+        for item in plan.alone:
+            one(item)
+        self._in_pool(one, plan.last)
+
+    def _in_pool(
+        self, one: Callable[[pytest.Function], None], items: list[pytest.Function]
+    ) -> None:
+        """Run ``one`` on every item, ``workers`` at a time; return when all have ended."""
+        if not items:
+            return
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check")
         try:
-            for future in [pool.submit(one, item) for item in plan.concurrent]:
+            for future in [pool.submit(one, item) for item in items]:
                 future.result()
         finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
             pool.shutdown(wait=True, cancel_futures=True)
-        for item in plan.alone:
-            one(item)
 
 
 def _upcoming(item: pytest.Item) -> Iterable[pytest.Item]:

@@ -182,6 +182,10 @@ class CheckInfo:
     definition order (for stable reports);
     ``exclusive`` says the check must run alone (it changes what other checks share,
     or its evidence depends on time), never alongside others under ``--osf-concurrency``.
+    ``last`` says the check judges what the whole process received (R1's wire-schema
+    checks): under ``--osf-concurrency`` it runs after every other check of its batch,
+    the exclusive ones included, alongside the other ``last`` checks (it changes
+    nothing another check reads, so it need not run alone).
     ``shared_evidence`` says the check judges evidence the suite gathers once per
     process (the target's era discovery), so it may send no request of its own: its
     ``requests`` count in the JSON report can be 0. Every other check that runs sends
@@ -197,6 +201,7 @@ class CheckInfo:
     order: int
     opt_in: str | None = None
     exclusive: bool = False
+    last: bool = False
     shared_evidence: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -226,6 +231,7 @@ def check(
     area: str | None = None,
     opt_in: str | None = None,
     exclusive: bool = False,
+    last: bool = False,
     shared_evidence: bool = False,
     rule: ExtraRule | None = None,
 ) -> Callable[[_F], _F]:
@@ -235,8 +241,10 @@ def check(
     and ``area`` default to the rule's (:data:`RULES`). ``opt_in`` names the option
     that enables a check that does not run by default (the check is deselected
     without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
-    (see :class:`CheckInfo`). ``shared_evidence`` marks a check that judges what the
-    suite found once per process and may send no request itself (see :class:`CheckInfo`).
+    (see :class:`CheckInfo`); ``last`` makes it run after all others, alongside the
+    other ``last`` ones (see :class:`CheckInfo`). ``shared_evidence`` marks a check that
+    judges what the suite found once per process and may send no request itself (see
+    :class:`CheckInfo`).
 
     A project's own check (``X-ACME-<slug>``, see
     :mod:`~pytest_osfoundry.conformance._extra`) passes its rule's prose as ``rule``
@@ -256,6 +264,11 @@ def check(
         )
     if not asserts.strip():
         raise ValueError(f"check {check_id}: say in one sentence what it asserts")
+    if exclusive and last:
+        raise ValueError(
+            f"check {check_id}: exclusive (runs alone) and last (runs alongside the other "
+            "last checks) contradict each other; choose one"
+        )
     if opt_in is not None and opt_in not in OPT_INS:
         raise ValueError(
             f"check {check_id}: opt_in {opt_in!r} is not an option the suite honours "
@@ -298,6 +311,7 @@ def check(
         order=_counter[0],
         opt_in=opt_in,
         exclusive=exclusive,
+        last=last,
         shared_evidence=shared_evidence,
     )
 

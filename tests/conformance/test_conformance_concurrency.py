@@ -94,16 +94,19 @@ def test_checks_that_share_other_session_lists_are_exclusive() -> None:
                 found[info.check_id] = (
                     _shares_other_lists(inspect.getsource(value)),
                     info.exclusive,
+                    info.last,
                 )
-    changers = {cid for cid, (changes, _) in found.items() if changes}
+    changers = {cid for cid, (changes, _, _) in found.items() if changes}
     assert changers, "the pattern finds nothing: it no longer matches how checks sync"
     # and the two checks whose evidence is timing: D6-timing, and the race of R5
     timing = {"D6-timing", "R5-concurrent-same-key"}
-    # and the wire-schema checks, which judge what every other check received
+    exclusive = {cid for cid, (_, alone, _) in found.items() if alone}
+    assert exclusive == changers | timing
+    # the wire-schema checks judge what every other check received: they run last
+    # (alongside each other; they change nothing another check reads)
     wire = {cid for cid in found if cid.startswith("R1-wire-schema-")}
     assert len(wire) == 5
-    exclusive = {cid for cid, (_, alone) in found.items() if alone}
-    assert exclusive == changers | timing | wire
+    assert {cid for cid, (_, _, last) in found.items() if last} == wire
 
 
 # a check sends requests through the context's parts, or hands the context to a helper

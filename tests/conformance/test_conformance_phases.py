@@ -1,0 +1,67 @@
+"""The order of a concurrent batch: the pool, then the exclusive checks one by one, then
+the ``last`` checks alongside each other (``_concurrent.ConcurrentRunner``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from pytest_osfoundry.conformance import _concurrent
+from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._registry import CheckInfo, check
+
+
+def _info(name: str, *, exclusive: bool = False, last: bool = False) -> CheckInfo:
+    return CheckInfo(
+        check_id=f"R1-{name}", rule="R1", level="reconstructed", area="schema", spec="",
+        asserts=name, order=0, exclusive=exclusive, last=last,
+    )
+
+
+def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    infos = {
+        "a": _info("a"), "b": _info("b"),
+        "alone-1": _info("alone-1", exclusive=True), "alone-2": _info("alone-2", exclusive=True),
+        "last-1": _info("last-1", last=True), "last-2": _info("last-2", last=True),
+    }
+    items = [mock.Mock(spec=pytest.Function, nodeid=name) for name in infos]
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    both_last = threading.Barrier(2, timeout=10)  # broken unless the two run at once
+
+    def run_check(item: Any, conf: Any, *_: Any) -> _concurrent.Outcome:
+        with lock:
+            events.append(("start", item.nodeid))
+        if item.nodeid.startswith("last-"):
+            both_last.wait()
+        with lock:
+            events.append(("end", item.nodeid))
+        return _concurrent.Outcome(conf)
+
+    monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
+    monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
+    monkeypatch.setattr(_concurrent, "run_check", run_check)
+    def make_context(item: pytest.Item, target: Any) -> Any:
+        return mock.Mock(spec=Conformance)
+
+    runner = _concurrent.ConcurrentRunner(4, make_context, lambda item, conf: None)
+    runner._prerun(items[0], target=None)
+
+    def at(kind: str, name: str) -> int:
+        return events.index((kind, name))
+
+    pool_ended = max(at("end", "a"), at("end", "b"))
+    assert pool_ended < at("start", "alone-1") < at("end", "alone-1") < at("start", "alone-2")
+    assert at("end", "alone-2") < min(at("start", "last-1"), at("start", "last-2"))
+    assert not both_last.broken
+
+
+def test_a_check_cannot_be_both_exclusive_and_last() -> None:
+    with pytest.raises(ValueError, match=r"exclusive .* and last .* contradict"):
+        check("R1-both", "Runs alone and alongside.", exclusive=True, last=True)
