@@ -12,12 +12,14 @@ import textwrap
 
 import pytest
 
+# A dependency of the test extra: imported, not importorskip'd, so that losing it from
+# the extra fails here instead of skipping the only proof of the interplay.
+import pytest_asyncio  # noqa: F401
+
 # Imported here so pytester's in-process runs share one copy of each (see test_async_tests).
 import pytest_osfoundry._aio_tests
 import pytest_osfoundry.aio
 import pytest_osfoundry.world  # noqa: F401
-
-pytest.importorskip("pytest_asyncio")
 
 pytest_plugins = ["pytester"]
 
