@@ -7,12 +7,25 @@ and keeps it (``jsonschema`` and the file are only loaded then: nothing here cos
 import of the package). :func:`first_violation` validates a message against a
 definition and names the one error that best explains the failure: where in the
 message (a JSON pointer) and which part of the schema (a schema path).
+
+Two validators, one authority. Every request the reference server takes and every
+answer the conformance suite reads is validated here, so validation is on the path
+users wait for: ``jsonschema`` spends 80-200 us a message on these schemas, about
+half of a scripted agent's whole run in the fixtures. :func:`fast_check` compiles
+the same definition with ``jsonschema-rs`` (a Rust implementation of the same
+drafts, ~1 us a message; ``python benchmarks/bench_schema.py`` measures both), and
+a message it calls valid is done with. Anything else goes to ``jsonschema``, which
+decides and writes the message: a message only ``jsonschema-rs`` refuses is valid,
+so the error texts, pointers and schema paths are ``jsonschema``'s whatever the fast
+path says. Without ``jsonschema-rs`` importable, or for a message it cannot take (an
+integer beyond 64 bits, say), ``jsonschema`` does it all.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -21,6 +34,7 @@ __all__ = [
     "REVISIONS",
     "SchemaViolation",
     "definition_names",
+    "fast_check",
     "first_violation",
     "validator",
 ]
@@ -90,6 +104,56 @@ def validator(revision: str, definition: str) -> Any:
     return validators.validator_for(schema)(schema)
 
 
+@functools.cache
+def _fast_registry(revision: str) -> Any:
+    """``jsonschema-rs``'s registry of ``revision``'s whole schema (``None``: no
+    ``jsonschema-rs``): parsed once, shared by every definition's fast check."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.Registry([(_fast_uri(revision), _root(revision))])
+
+
+def _fast_uri(revision: str) -> str:
+    return f"urn:pytest-osfoundry:mcp-schema:{revision}"
+
+
+@functools.cache
+def fast_check(revision: str, definition: str) -> Callable[[Any], bool] | None:
+    """A fast test of ``definition`` in ``revision``'s schema that says ``True`` only for
+    a message it has validated (``jsonschema-rs``), or ``None`` without ``jsonschema-rs``.
+
+    Formats are not asserted, as ``jsonschema`` without a format checker does not. A
+    message it cannot take makes it say ``False`` (``jsonschema`` then decides).
+
+    Raises:
+        KeyError: no such revision or definition (the message names it).
+    """
+    root = _root(revision)
+    key = _defs_key(root)
+    if definition not in root[key]:
+        raise KeyError(f"the MCP {revision} schema has no definition {definition!r}")
+    registry = _fast_registry(revision)
+    if registry is None:
+        return None
+    import jsonschema_rs
+
+    compiled = jsonschema_rs.validator_for(
+        {"$schema": root["$schema"], "$ref": f"{_fast_uri(revision)}#/{key}/{definition}"},
+        registry=registry,
+        validate_formats=False,
+    )
+
+    def check(message: Any) -> bool:
+        try:
+            return bool(compiled.is_valid(message))
+        except (ValueError, TypeError, OverflowError, RecursionError):
+            return False  # not a value it can convert: jsonschema decides
+
+    return check
+
+
 def _pointer(parts: Any) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
@@ -97,14 +161,15 @@ def _pointer(parts: Any) -> str:
 def first_violation(revision: str, definition: str, message: Any) -> SchemaViolation | None:
     """``None`` when ``message`` matches ``definition``; else the error that best
     explains why (jsonschema's ``best_match``, so an ``anyOf`` names the branch that came
-    closest)."""
+    closest). ``jsonschema`` decides; :func:`fast_check` only lets a valid message skip it."""
+    fast = fast_check(revision, definition)
+    if fast is not None and fast(message):
+        return None
     from jsonschema.exceptions import best_match
 
     check = validator(revision, definition)
-    if check.is_valid(message):  # the fast path: no error objects built
-        return None
     error = best_match(check.iter_errors(message))
-    if error is None:  # pragma: no cover - is_valid said there is one
+    if error is None:  # valid after all (the fast check refused or could not read it)
         return None
     error = _closest_branch(error)
     schema_path = [p for p in error.absolute_schema_path if p != "$ref"]

@@ -1,0 +1,81 @@
+"""The relay suite's concurrent batch keeps the server suite's phases: the pool, then
+the exclusive checks one by one, then the ``last`` checks alongside each other
+(``relay._concurrent.RelayConcurrentRunner`` through ``_concurrent.run_phases``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from pytest_osfoundry.conformance._registry import CheckInfo
+from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
+from pytest_osfoundry.conformance.relay._harness import RelayConformance
+
+
+def _info(name: str, *, exclusive: bool = False, last: bool = False) -> CheckInfo:
+    return CheckInfo(
+        check_id=f"R14-{name}",
+        rule="R14",
+        level="reconstructed",
+        area="relay",
+        spec="",
+        asserts=name,
+        order=0,
+        exclusive=exclusive,
+        last=last,
+    )
+
+
+def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.MonkeyPatch) -> None:
+    infos = {
+        "a": _info("a"),
+        "b": _info("b"),
+        "alone-1": _info("alone-1", exclusive=True),
+        "alone-2": _info("alone-2", exclusive=True),
+        "last-1": _info("last-1", last=True),
+        "last-2": _info("last-2", last=True),
+    }
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    both_last = threading.Barrier(2, timeout=10)  # broken unless the two run at once
+
+    def body(name: str) -> Any:
+        def run(**_: Any) -> None:
+            with lock:
+                events.append(("start", name))
+            if name.startswith("last-"):
+                both_last.wait()
+            with lock:
+                events.append(("end", name))
+
+        return run
+
+    items = []
+    for name in infos:
+        item = mock.Mock(spec=pytest.Function, nodeid=name)
+        item.obj = body(name)
+        items.append(item)
+    monkeypatch.setattr(relay_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(relay_concurrent, "_runnable", lambda item: True)
+    monkeypatch.setattr(relay_concurrent, "check_info", lambda obj: infos[_name_of(obj, items)])
+
+    runner = relay_concurrent.RelayConcurrentRunner(
+        4, lambda item: mock.Mock(spec=RelayConformance)
+    )
+    runner._prerun(items[0])
+
+    def at(kind: str, name: str) -> int:
+        return events.index((kind, name))
+
+    pool_ended = max(at("end", "a"), at("end", "b"))
+    assert pool_ended < at("start", "alone-1") < at("end", "alone-1") < at("start", "alone-2")
+    assert at("end", "alone-2") < min(at("start", "last-1"), at("start", "last-2"))
+    assert not both_last.broken
+    assert all(runner._outcomes[name].error is None for name in infos)
+
+
+def _name_of(obj: Any, items: list[Any]) -> str:
+    return next(str(i.nodeid) for i in items if i.obj is obj)
