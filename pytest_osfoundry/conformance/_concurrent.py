@@ -36,7 +36,7 @@ from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 
-__all__ = ["ConcurrentRunner", "Outcome", "run_check"]
+__all__ = ["ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
 
 _FIXTURE = "osf_conf"
 
@@ -53,7 +53,9 @@ class Outcome:
 
 
 @dataclass
-class _Plan:
+class Phases:
+    """A batch of checks filed by the phase their :class:`CheckInfo` asks for."""
+
     concurrent: list[pytest.Function] = field(default_factory=list)
     alone: list[pytest.Function] = field(default_factory=list)
     last: list[pytest.Function] = field(default_factory=list)
@@ -62,6 +64,33 @@ class _Plan:
         """File ``item`` under the phase its check asks for."""
         phase = self.alone if info.exclusive else self.last if info.last else self.concurrent
         phase.append(item)
+
+
+def run_phases(
+    phases: Phases, one: Callable[[pytest.Function], None], workers: int, name: str
+) -> None:
+    """Run ``one`` on every item of ``phases`` in their order: the concurrent ones
+    ``workers`` at a time, then the exclusive ones one by one, then the ``last`` ones
+    ``workers`` at a time. Used by the server suite and the relay suite alike; ``name``
+    prefixes the pool's thread names."""
+    _in_pool(one, phases.concurrent, workers, name)
+    for item in phases.alone:
+        one(item)
+    _in_pool(one, phases.last, workers, name)
+
+
+def _in_pool(
+    one: Callable[[pytest.Function], None], items: list[pytest.Function], workers: int, name: str
+) -> None:
+    """Run ``one`` on every item, ``workers`` at a time; return when all have ended."""
+    if not items:
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix=name)
+    try:
+        for future in [pool.submit(one, item) for item in items]:
+            future.result()
+    finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _runnable(item: pytest.Item) -> CheckInfo | None:
@@ -154,7 +183,7 @@ class ConcurrentRunner:
 
     # ------------------------------------------------------------------ pre-running
     def _prerun(self, first: pytest.Function, target: Any) -> None:
-        plan = _Plan()
+        plan = Phases()
         for item in [first, *_upcoming(first)]:
             info = _runnable(item)
             if info is None or item.nodeid in self._outcomes:
@@ -169,23 +198,7 @@ class ConcurrentRunner:
                 self._outcomes[item.nodeid] = outcome
 
         liveness_of(target)  # made once here, not raced for by the checks' threads
-        self._in_pool(one, plan.concurrent)
-        for item in plan.alone:
-            one(item)
-        self._in_pool(one, plan.last)
-
-    def _in_pool(
-        self, one: Callable[[pytest.Function], None], items: list[pytest.Function]
-    ) -> None:
-        """Run ``one`` on every item, ``workers`` at a time; return when all have ended."""
-        if not items:
-            return
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-check")
-        try:
-            for future in [pool.submit(one, item) for item in items]:
-                future.result()
-        finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
-            pool.shutdown(wait=True, cancel_futures=True)
+        run_phases(plan, one, self.workers, "osf-check")
 
 
 def _upcoming(item: pytest.Item) -> Iterable[pytest.Item]:

@@ -6,8 +6,10 @@ relay check still to come in a thread pool, each with its own context (account,
 token, project, driver scenario, relay process group), and stores each outcome.
 Each item's call then replays its stored outcome in pytest's usual order, so
 reports, baselines, ``-x``, ``-k`` and JUnit XML are those of a serial run (apart
-from timings). A check marked ``exclusive`` runs alone after the others.
-``--osf-relay-concurrency 1`` turns this off.
+from timings). The phases are the server suite's
+(:func:`~pytest_osfoundry.conformance._concurrent.run_phases`): a check marked
+``exclusive`` runs alone after the others, one marked ``last`` after those, alongside
+the other ``last`` ones. ``--osf-relay-concurrency 1`` turns this off.
 """
 
 from __future__ import annotations
@@ -15,12 +17,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
 
-from pytest_osfoundry.conformance._concurrent import _upcoming
+from pytest_osfoundry.conformance._concurrent import Phases, _upcoming, run_phases
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
@@ -85,8 +86,11 @@ class RelayConcurrentRunner:
         batch = [
             i for i in [first, *_upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
         ]
-        alone = [i for i in batch if _exclusive(i)]
-        together = [i for i in batch if not _exclusive(i)]
+        phases = Phases()
+        for item in batch:
+            info = check_info(getattr(item, "obj", None))
+            assert info is not None and isinstance(item, pytest.Function)  # _runnable
+            phases.add(item, info)
 
         def one(item: pytest.Item) -> None:
             outcome = RelayOutcome()
@@ -108,16 +112,4 @@ class RelayConcurrentRunner:
             with self._lock:
                 self._outcomes[item.nodeid] = outcome
 
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="osf-relay-check")
-        try:
-            for future in [pool.submit(one, item) for item in together]:
-                future.result()
-        finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
-            pool.shutdown(wait=True, cancel_futures=True)
-        for item in alone:
-            one(item)
-
-
-def _exclusive(item: pytest.Item) -> bool:
-    info = check_info(getattr(item, "obj", None))
-    return bool(info is not None and info.exclusive)
+        run_phases(phases, one, self.workers, "osf-relay-check")
