@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,8 +21,12 @@ from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._eras import NOT_SERVED
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF, relay_evidence, relay_lines
 from pytest_osfoundry.conformance._report import Results
 from pytest_osfoundry.conformance._stash import CONF, SECRETS, run_settings
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
 __all__ = ["ResultsGatherer", "pytest_runtest_makereport"]
 
@@ -99,6 +103,14 @@ def _exchange_data(conf: Conformance, secrets: set[str]) -> dict[str, Any] | Non
     return masked
 
 
+def _requests(conf: Conformance | None, relay_conf: RelayConformance | None) -> int:
+    """The report's ``requests``: what a server check sent, or what a relay check's
+    relay sent (0: neither)."""
+    if conf is not None:
+        return conf.wire.requests
+    return len(relay_conf.record()) if relay_conf is not None else 0
+
+
 def _worth_showing(history: list[Any]) -> list[Any]:
     """The exchanges minus MCP handshakes (initialize and its notification)."""
     handshake = (b'"method":"initialize"', b'"method":"notifications/initialized"')
@@ -143,6 +155,12 @@ def pytest_runtest_makereport(
                 message = f"error in teardown: {message}"
             if outcome == "xfailed":
                 message = f"failed as expected (baseline): {message}"
+        relay_conf = item.stash.get(RELAY_CONF, None)
+        relay = None
+        if outcome in ("failed", "xfailed") and relay_conf is not None and report.when == "call":
+            relay = relay_evidence(relay_conf, lambda text: _mask(text, secrets))
+            if outcome == "failed":
+                report.sections.append(("osfoundry: what the relay sent", relay_lines(relay)))
         exchange = None
         if outcome in ("failed", "xfailed") and conf is not None and report.when == "call":
             exchange = _exchange_data(conf, secrets)
@@ -158,8 +176,9 @@ def pytest_runtest_makereport(
             "outcome": outcome,
             "message": message,
             "exchange": exchange,
+            "relay": relay,
             "not_run": not_run,
-            "requests": conf.wire.requests if conf is not None else 0,
+            "requests": _requests(conf, relay_conf),
         }
         if report.when == "call":
             item.user_properties.append(("osf_outcome", f"{outcome}: {message}"))

@@ -47,6 +47,9 @@ class CheckResult:
     outcome: str = "passed"
     message: str = ""
     exchange: dict[str, Any] | None = None
+    relay: dict[str, Any] | None = None
+    """A failed relay check's record of what its relay sent (see
+    :mod:`~pytest_osfoundry.conformance._relay_evidence`); ``None`` otherwise."""
     duration: float = 0.0
     requests: int = 0
     """The HTTP requests the check sent (its clean-up excluded)."""
@@ -65,6 +68,7 @@ class CheckResult:
             "outcome": self.outcome,
             "message": self.message,
             "exchange": self.exchange,
+            "relay": self.relay,
             "duration": round(self.duration, 4),
             "requests": self.requests,
             "not_run": self.not_run,
@@ -190,6 +194,8 @@ class Results:
             result.not_run = bool(data.get("not_run", False))
             exchange = data.get("exchange")
             result.exchange = exchange if isinstance(exchange, dict) else None
+            relay = data.get("relay")
+            result.relay = relay if isinstance(relay, dict) else None
 
     def ordered(self) -> list[CheckResult]:
         """Results in report order: by area (the rule book's, then extra ones by name),

@@ -57,6 +57,7 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
     for name in infos:
         item = mock.Mock(spec=pytest.Function, nodeid=name)
         item.obj = body(name)
+        item.stash = pytest.Stash()
         items.append(item)
     monkeypatch.setattr(relay_concurrent, "_upcoming", lambda first: items[1:])
     monkeypatch.setattr(relay_concurrent, "_runnable", lambda item: True)

@@ -23,6 +23,7 @@ import pytest
 
 from pytest_osfoundry.conformance._concurrent import Phases, _upcoming, run_phases
 from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
 __all__ = ["FIXTURE", "RelayConcurrentRunner", "RelayOutcome"]
@@ -100,6 +101,7 @@ class RelayConcurrentRunner:
             except BaseException as err:
                 outcome.error = err
             else:
+                item.stash[RELAY_CONF] = conf  # the report shows what its relay sent
                 try:
                     item.obj(**{FIXTURE: conf})  # type: ignore[attr-defined]
                 except BaseException as err:  # stored, re-raised by the item's call

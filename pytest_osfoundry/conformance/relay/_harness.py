@@ -140,6 +140,7 @@ class RelayConformance:
         self.processes: list[RelayProcess] = []
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
+        self._closing_tail: str | None = None
 
     # ---------------------------------------------------------------- sharing
     def share(
@@ -225,7 +226,12 @@ class RelayConformance:
         return self.process.kill()
 
     def close(self) -> None:
-        """Stop every relay this check started; forget its lane, scenario and state."""
+        """Stop every relay this check started; forget its lane, scenario and state.
+
+        What the report shows is kept: :meth:`record` and :meth:`stderr_tail` answer as
+        they did just before (a pre-run check's report is made after its close)."""
+        if self._closing_tail is None:
+            self._closing_tail = self.stderr_tail()
         for process in self.processes:
             process.close()
         self.door.close()
@@ -252,7 +258,10 @@ class RelayConformance:
                 time.sleep(0.05)
 
     def stderr_tail(self) -> str:
-        """The relay's last stderr lines (token masked)."""
+        """The relay's last stderr lines (token masked); after :meth:`close`, those it
+        had written by then."""
+        if self._closing_tail is not None:
+            return self._closing_tail
         return self.process.stderr_tail() if self.process is not None else ""
 
     # ---------------------------------------------------------------- the agent
@@ -284,6 +293,11 @@ class RelayConformance:
         return self.lane.add_fault(fault)
 
     # ---------------------------------------------------------------- the records
+    def record(self) -> list[RelayRequest]:
+        """Every relay API request of this check, oldest first, as the server saw it
+        (kept after :meth:`close`, for the report)."""
+        return self.lane.snapshot()
+
     def requests(
         self, action: str | None = None, command_id: str | None = None
     ) -> list[RelayRequest]:

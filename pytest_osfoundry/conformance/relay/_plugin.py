@@ -25,6 +25,7 @@ from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
+from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
 from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
@@ -155,6 +156,9 @@ def osf_relay_conf(
 ) -> Iterator[RelayConformance]:
     """A fresh context for the relay check being run; its relay stopped after."""
     conf = _context(request.node, osf_relay)
+    # The report shows what its relay sent; a check the concurrent runner pre-ran
+    # before this set-up keeps the context it ran with.
+    request.node.stash.setdefault(RELAY_CONF, conf)
     try:
         yield conf
     finally:
