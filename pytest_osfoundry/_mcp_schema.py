@@ -84,6 +84,19 @@ def definition_names(revision: str) -> frozenset[str]:
     return frozenset(root[_defs_key(root)])
 
 
+def _defined(revision: str, definition: str) -> tuple[dict[str, Any], str]:
+    """``revision``'s schema and its definitions' key, ``definition`` being one of them.
+
+    Raises:
+        KeyError: no such revision or definition (the message names it).
+    """
+    root = _root(revision)
+    key = _defs_key(root)
+    if definition not in root[key]:
+        raise KeyError(f"the MCP {revision} schema has no definition {definition!r}")
+    return root, key
+
+
 @functools.cache
 def validator(revision: str, definition: str) -> Any:
     """A compiled ``jsonschema`` validator of ``definition`` in ``revision``'s schema.
@@ -93,10 +106,7 @@ def validator(revision: str, definition: str) -> Any:
     """
     from jsonschema import validators
 
-    root = _root(revision)
-    key = _defs_key(root)
-    if definition not in root[key]:
-        raise KeyError(f"the MCP {revision} schema has no definition {definition!r}")
+    root, key = _defined(revision, definition)
     schema = {"$schema": root["$schema"], key: root[key], "$ref": f"#/{key}/{definition}"}
     # Not check_schema()d here (it costs more than the validation of a whole run):
     # tests/conformance/test_conformance_wire_schema.py checks every bundled
@@ -130,10 +140,7 @@ def fast_check(revision: str, definition: str) -> Callable[[Any], bool] | None:
     Raises:
         KeyError: no such revision or definition (the message names it).
     """
-    root = _root(revision)
-    key = _defs_key(root)
-    if definition not in root[key]:
-        raise KeyError(f"the MCP {revision} schema has no definition {definition!r}")
+    root, key = _defined(revision, definition)
     registry = _fast_registry(revision)
     if registry is None:
         return None
