@@ -17,8 +17,8 @@ drafts, ~1 us a message; ``python benchmarks/bench_schema.py`` measures both), a
 a message it calls valid is done with. Anything else goes to ``jsonschema``, which
 decides and writes the message: a message only ``jsonschema-rs`` refuses is valid,
 so the error texts, pointers and schema paths are ``jsonschema``'s whatever the fast
-path says. Without ``jsonschema-rs`` importable, or for a message it cannot take (an
-integer beyond 64 bits, say), ``jsonschema`` does it all.
+path says. Without ``jsonschema-rs`` importable, or for a message it cannot convert,
+``jsonschema`` does it all.
 """
 
 from __future__ import annotations

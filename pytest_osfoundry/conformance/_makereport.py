@@ -108,7 +108,7 @@ def _requests(conf: Conformance | None, relay_conf: RelayConformance | None) -> 
     relay sent (0: neither)."""
     if conf is not None:
         return conf.wire.requests
-    return len(relay_conf.record()) if relay_conf is not None else 0
+    return len(relay_conf.requests()) if relay_conf is not None else 0
 
 
 def _worth_showing(history: list[Any]) -> list[Any]:

@@ -62,7 +62,7 @@ def _entries(requests: Sequence[RelayRequest], mask: Callable[[str], str]) -> li
 
 def relay_evidence(conf: RelayConformance, mask: Callable[[str], str]) -> dict[str, Any]:
     """The JSON report's ``relay`` entry for a failed relay check (texts ``mask``ed)."""
-    requests = conf.record()
+    requests = conf.requests()
     return {
         "requests": _entries(requests, mask),
         "total": len(requests),

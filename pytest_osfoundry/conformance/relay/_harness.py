@@ -228,7 +228,7 @@ class RelayConformance:
     def close(self) -> None:
         """Stop every relay this check started; forget its lane, scenario and state.
 
-        What the report shows is kept: :meth:`record` and :meth:`stderr_tail` answer as
+        What the report shows is kept: :meth:`requests` and :meth:`stderr_tail` answer as
         they did just before (a pre-run check's report is made after its close)."""
         if self._closing_tail is None:
             self._closing_tail = self.stderr_tail()
@@ -293,15 +293,11 @@ class RelayConformance:
         return self.lane.add_fault(fault)
 
     # ---------------------------------------------------------------- the records
-    def record(self) -> list[RelayRequest]:
-        """Every relay API request of this check, oldest first, as the server saw it
-        (kept after :meth:`close`, for the report)."""
-        return self.lane.snapshot()
-
     def requests(
         self, action: str | None = None, command_id: str | None = None
     ) -> list[RelayRequest]:
-        """The relay's requests so far (optionally one action and/or one command)."""
+        """The relay's requests so far, oldest first (optionally one action and/or one
+        command); kept after :meth:`close`."""
         return [
             r
             for r in self.lane.snapshot()
