@@ -37,11 +37,27 @@ _SESSION = re.compile(r" in ([0-9.]+)s")
 _CREDS = ("agent_token", "other_agent_token", "read_token", "desktop_token", "project_id")
 
 
+SERVER_WORKERS = 128
+"""Threads of the measured server (``serve --workers``): each delayed answer waits in
+one, so with fewer than the requests in flight (the suite's concurrency, plus the
+ten callers of its races) answers would wait for a thread too and the server, not the
+suite, would set the pace; no far server has its threads held by the network's delay."""
+
+
 @contextmanager
-def far_server(latency: float) -> Iterator[dict[str, Any]]:
+def far_server(latency: float, workers: int = SERVER_WORKERS) -> Iterator[dict[str, Any]]:
     """A reference server answering ``latency`` seconds late; its JSON line."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_osfoundry", "serve", "--latency", str(latency)],
+        [
+            sys.executable,
+            "-m",
+            "pytest_osfoundry",
+            "serve",
+            "--latency",
+            str(latency),
+            "--workers",
+            str(workers),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -111,7 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.03, help="seconds added per answer")
-    parser.add_argument("--levels", default="1,4,8,16", help="concurrency values to compare")
+    parser.add_argument(
+        "--levels", default="1,8,16,32,64", help="concurrency values to compare"
+    )
     parser.add_argument("--repeat", type=int, default=2, help="runs per setting (best kept)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     args = parser.parse_args(argv)

@@ -34,6 +34,7 @@ from pytest_osfoundry._cli_types import (
     port,
     positive_seconds,
     session_count,
+    worker_count,
 )
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
@@ -156,7 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
             print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
             return 1
     try:
-        loop = LoopbackServer(handler, host=args.host, port=args.port)
+        loop = LoopbackServer(handler, host=args.host, port=args.port, workers=args.workers)
     except (OSError, ValueError) as err:
         print(
             f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
@@ -257,6 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="SECONDS",
         help="delay every answer by SECONDS (default 0), like a server a round trip away",
+    )
+    serve.add_argument(
+        "--workers",
+        type=worker_count,
+        default=16,
+        metavar="N",
+        help="threads answering requests (default 16); with --latency each answer waits in "
+        "one, so N bounds how many delayed answers are in flight at once: give at least the "
+        "concurrency of the client to measure latency alone",
     )
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")

@@ -24,7 +24,11 @@ __all__ = [
     "positive_int",
     "positive_seconds",
     "session_count",
+    "worker_count",
 ]
+
+MAX_WORKERS = 1024
+"""The most threads ``osfoundry-fake serve --workers`` starts."""
 
 _T = TypeVar("_T")
 
@@ -81,6 +85,15 @@ def session_count(text: str) -> int:
     what = f"a whole number from 0 to {MAX_SYNC_SESSIONS} (what one sync carries at most)"
     value = _parsed(text, int, what)
     if not 0 <= value <= MAX_SYNC_SESSIONS:
+        raise _refuse(what, text)
+    return value
+
+
+def worker_count(text: str) -> int:
+    """How many threads answer requests: 1 to :data:`MAX_WORKERS`."""
+    what = f"a whole number from 1 to {MAX_WORKERS}"
+    value = _parsed(text, int, what)
+    if not 1 <= value <= MAX_WORKERS:
         raise _refuse(what, text)
     return value
 

@@ -84,3 +84,44 @@ def test_serve_refuses_a_bad_latency(value: str, message: str) -> None:
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "1025", "many", "2.5"])
+def test_serve_refuses_a_bad_worker_count(value: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_osfoundry", "serve", "--workers", value],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert f"expected a whole number from 1 to 1024, got '{value}'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_workers_bound_the_delayed_answers_in_flight() -> None:
+    """``--workers N`` reaches the loopback server: N delayed answers wait at once."""
+    from pytest_osfoundry._cli import build_parser
+
+    args = build_parser().parse_args(["serve", "--latency", "0.03", "--workers", "24"])
+    assert (args.workers, args.latency) == (24, 0.03)
+    assert build_parser().parse_args(["serve"]).workers == 16
+    barrier = threading.Barrier(24)
+
+    def wait(seconds: float) -> None:
+        barrier.wait(timeout=20)  # breaks unless 24 answers wait at the same time
+
+    with LoopbackServer(Delayed(_echo, 0.03, sleep=wait), workers=args.workers) as loop:
+        answers: list[int] = []
+
+        def get() -> None:
+            answers.append(httpx.get(loop.origin + "/a", timeout=30).status_code)
+
+        threads = [threading.Thread(target=get) for _ in range(24)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert answers == [200] * 24
+    assert not barrier.broken
