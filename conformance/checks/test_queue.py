@@ -30,7 +30,9 @@ from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance._sessions import RENAMED, extra_sessions, fixed_sessions
 
-ATTEMPTS = 6
+ATTEMPTS = 10
+"""Tries of a sync and the read after it: checks of other processes (xdist workers,
+other CI jobs against one server) may sync the fixed list back in between."""
 
 
 def _unset(view: dict[str, Any], name: str) -> bool:
@@ -368,26 +370,26 @@ def check_limit(osf_conf: Conformance) -> None:
 @check(
     "R8-default-limit",
     "With 100 sessions shared, list_graph_sessions without limit lists exactly 50.",
-    exclusive=True,
 )
 def check_default_limit(osf_conf: Conformance) -> None:
     c = osf_conf
     many = c.roles.sessions + extra_sessions(c.roles.project_id)
     fixed_ids = {s["graph_session_id"] for s in c.roles.sessions}
     try:
-        for _ in range(ATTEMPTS):
-            c.desktop.sync(many)
-            sessions = _listed(c)
-            c.wire.decisive()
-            if {s.get("graph_session_id") for s in sessions} <= fixed_ids:
-                continue  # another check re-synced the fixed list meanwhile: try again
-            c.expect.equal(
-                len(sessions),
-                LIST_DEFAULT_LIMIT,
-                f"sessions listed without limit, {SYNC_MAX_SESSIONS} shared",
-            )
-            _expect_known(c, sessions)
-            return
+        with c.desktop.changing_list():  # no other check syncs the fixed list back meanwhile
+            for _ in range(ATTEMPTS):
+                c.desktop.sync(many)
+                sessions = _listed(c)
+                c.wire.decisive()
+                if {s.get("graph_session_id") for s in sessions} <= fixed_ids:
+                    continue  # another process re-synced the fixed list meanwhile: try again
+                c.expect.equal(
+                    len(sessions),
+                    LIST_DEFAULT_LIMIT,
+                    f"sessions listed without limit, {SYNC_MAX_SESSIONS} shared",
+                )
+                _expect_known(c, sessions)
+                return
         c.expect.fail(
             f"the {SYNC_MAX_SESSIONS} synced sessions never showed in list_graph_sessions"
         )

@@ -14,6 +14,9 @@ run judges every earlier answer too.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
 from pytest_osfoundry.client import McpClient
 from pytest_osfoundry.conformance._eras import (
     MODERN,
@@ -30,10 +33,23 @@ from pytest_osfoundry.conformance._wire_schema import ledger_of
 UNKNOWN_METHOD = "osf/no-such-method"
 
 
-def _sessions(c: Conformance, token: str | None) -> list[McpClient]:
-    """One ready client per revision the target serves, sending ``token``."""
-    served = served_revisions(c.target).served
-    return [c.wire.initialized(c.roles.mcp(token, protocol=revision)) for revision in served]
+def _on_each(c: Conformance, revisions: Sequence[str], send: Callable[[McpClient], object]) -> None:
+    """A ready client with the agent's token for each of ``revisions``, then ``send`` on
+    it: the revisions at once (their requests are independent, and these checks run
+    last, so their chains are the tail of a concurrent run); the first failure raised."""
+    # The agent's token, as every probe whose rule is not about its absence (R2).
+    token = c.roles.need("agent_token")
+
+    def one(revision: str) -> None:
+        send(c.wire.initialized(c.roles.mcp(token, protocol=revision)))
+
+    if len(revisions) < 2:
+        for revision in revisions:
+            one(revision)
+        return
+    with ThreadPoolExecutor(len(revisions), thread_name_prefix="osf-wire-schema") as pool:
+        for future in [pool.submit(one, revision) for revision in revisions]:
+            future.result()
 
 
 def _judge(c: Conformance, family: str) -> None:
@@ -84,9 +100,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
         import pytest
 
         pytest.skip(f"{NOT_SERVED}the target serves no revision with initialize")
-    for revision in legacy:
-        # The agent's token, as every probe whose rule is not about its absence (R2).
-        c.wire.initialized(c.roles.mcp(c.roles.need("agent_token"), protocol=revision))
+    _on_each(c, legacy, lambda client: None)  # connecting runs initialize
     _judge(c, "initialize")
 
 
@@ -98,8 +112,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
 )
 def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     c = osf_conf
-    for client in _sessions(c, c.roles.need("agent_token")):
-        c.wire.rpc(client, "tools/list")
+    _on_each(c, served_revisions(c.target).served, lambda client: c.wire.rpc(client, "tools/list"))
     _judge(c, "tools-list")
 
 
@@ -112,8 +125,11 @@ def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
 def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     c = osf_conf
     project = c.roles.project_id
-    for client in _sessions(c, c.roles.need("agent_token")):
-        c.wire.call(client, "list_graph_sessions", {"project_id": project})
+    _on_each(
+        c,
+        served_revisions(c.target).served,
+        lambda client: c.wire.call(client, "list_graph_sessions", {"project_id": project}),
+    )
     _judge(c, "tools-call")
 
 
@@ -125,6 +141,7 @@ def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
 )
 def check_wire_schema_error(osf_conf: Conformance) -> None:
     c = osf_conf
-    for client in _sessions(c, c.roles.need("agent_token")):
-        c.wire.rpc(client, UNKNOWN_METHOD)
+    _on_each(
+        c, served_revisions(c.target).served, lambda client: c.wire.rpc(client, UNKNOWN_METHOD)
+    )
     _judge(c, "error")

@@ -175,6 +175,10 @@ class _DeadlineTransport(httpx.HTTPTransport):
         return response
 
 
+_HTTPX_DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+"""What :class:`httpx.Client` uses when given no ``limits`` (and no transport)."""
+
+
 class BoundedClient(httpx.Client):
     """An :class:`httpx.Client` bounded in time (``deadline``) and read size (``max_bytes``).
 
@@ -183,7 +187,8 @@ class BoundedClient(httpx.Client):
     seconds: connect, headers and body together (a read then raises
     :class:`httpx.ReadTimeout`). ``max_bytes`` is the response size an
     ``HttpxTransport`` over this client accepts. Redirects are not followed unless
-    asked. Other keyword arguments go to :class:`httpx.Client`.
+    asked. ``limits`` (:class:`httpx.Limits`, httpx's default when not given) bounds its
+    connection pool. Other keyword arguments go to :class:`httpx.Client`.
     """
 
     def __init__(
@@ -199,7 +204,8 @@ class BoundedClient(httpx.Client):
             raise ValueError(f"max_bytes must be at least 1, got {max_bytes!r}")
         kwargs.setdefault("timeout", deadline)
         kwargs.setdefault("follow_redirects", False)
-        super().__init__(transport=_DeadlineTransport(deadline), **kwargs)
+        limits = kwargs.pop("limits", None) or _HTTPX_DEFAULT_LIMITS
+        super().__init__(transport=_DeadlineTransport(deadline, limits=limits), **kwargs)
         self.deadline = deadline
         self.max_bytes = max_bytes
 

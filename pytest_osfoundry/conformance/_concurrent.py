@@ -11,11 +11,14 @@ and the terminal summary are those of a serial run (apart from timings). Under x
 each worker pre-runs the items it has been given.
 
 Isolation: a check whose :class:`~pytest_osfoundry.conformance._registry.CheckInfo`
-is ``exclusive`` (it changes the project's shared session list, or its evidence
-depends on time) runs alone, after the concurrent ones of its batch; a ``last`` one
-(it judges what the whole process received) runs after those, alongside the other
-``last`` ones. Every other check shares only the fixed session list
-(:mod:`~pytest_osfoundry.conformance._sessions`) and judges only its own command ids.
+is ``exclusive`` (its evidence depends on time: a race, latencies) runs alone, after
+the concurrent ones of its batch; a ``last`` one (it judges what the whole process
+received) runs after those, alongside the other ``last`` ones. Every other check
+shares the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`) and
+judges only its own command ids; the few that share another list hold it meanwhile
+(:mod:`~pytest_osfoundry.conformance._holds`), so they run concurrently too.
+The concurrent ones start longest first
+(:mod:`~pytest_osfoundry.conformance._weights`).
 
 ``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
 """
@@ -35,6 +38,7 @@ from pytest_osfoundry.conformance._crowding import InFlight, amend
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
+from pytest_osfoundry.conformance._weights import weight
 
 __all__ = ["ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
 
@@ -59,11 +63,18 @@ class Phases:
     concurrent: list[pytest.Function] = field(default_factory=list)
     alone: list[pytest.Function] = field(default_factory=list)
     last: list[pytest.Function] = field(default_factory=list)
+    _weights: dict[str, int] = field(default_factory=dict)
 
     def add(self, item: pytest.Function, info: CheckInfo) -> None:
         """File ``item`` under the phase its check asks for."""
         phase = self.alone if info.exclusive else self.last if info.last else self.concurrent
         phase.append(item)
+        self._weights[item.nodeid] = weight(info.check_id)
+
+    def longest_first(self) -> None:
+        """Order the concurrent checks by the requests they send, most first
+        (:mod:`~pytest_osfoundry.conformance._weights`; ties keep their order)."""
+        self.concurrent.sort(key=lambda item: -self._weights.get(item.nodeid, 0))
 
 
 def run_phases(
@@ -190,6 +201,7 @@ class ConcurrentRunner:
                 continue
             assert isinstance(item, pytest.Function)
             plan.add(item, info)
+        plan.longest_first()
 
         def one(item: pytest.Function) -> None:
             conf = self._make_context(item, target)

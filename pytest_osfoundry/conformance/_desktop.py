@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -56,6 +57,14 @@ class Desktop:
         if sessions is None:
             self.synced = True
         return commands
+
+    def changing_list(self, *, everything: bool = False) -> AbstractContextManager[None]:
+        """Hold the project's shared session list for a block: meanwhile no other check
+        of this process syncs, and with ``everything`` none sends a request whose answer
+        depends on the list (:mod:`~pytest_osfoundry.conformance._holds`). For a check
+        that shares a list of its own and reads what it shared; leave the fixed list
+        shared again."""
+        return self._wire.hold("list" if everything else "syncs")
 
     def start(self, command_id: str) -> str:
         """Start one of the check's commands as the desktop; the status answered."""

@@ -184,7 +184,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-concurrency",
-        "how many checks run at once in this process (default 16, chosen by "
+        "how many checks run at once in this process (default 32, chosen by "
         "benchmarks/bench_latency.py; 1 runs them one after another)",
         kind="int",
         metavar="N",
@@ -246,7 +246,7 @@ class Settings:
     osf_timing_samples: int = 60
     osf_strict: bool = False
     osf_timeout: int = 10
-    osf_concurrency: int = 16  # chosen by benchmarks/bench_latency.py (README, Speed)
+    osf_concurrency: int = 32  # chosen by benchmarks/bench_latency.py (README, Speed)
     osf_max_response: int = 16
     osf_protocol: str = "auto"
 

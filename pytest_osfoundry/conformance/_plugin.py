@@ -62,6 +62,7 @@ from pytest_osfoundry.conformance._report import Results
 from pytest_osfoundry.conformance._stash import (
     BASELINE,
     PREFLIGHT_FAILED,
+    PREFLIGHTED,
     RESULTS,
     SECRETS,
     SETTINGS,
@@ -147,7 +148,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Unregister the results gatherer and the concurrent runner."""
+    """Unregister the results gatherer and the concurrent runner; close a preflight's
+    target no check took."""
+    leftover = config.stash.get(PREFLIGHTED, None)
+    if leftover is not None:
+        del config.stash[PREFLIGHTED]
+        leftover.close()
     for name in (
         "osfoundry-conformance-results",
         "osfoundry-conformance-ending",
@@ -191,12 +197,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         preflight(target, settings.osf_protocol)
     except PreflightError as err:
         problem = str(err)
-    finally:
+    if problem is None and not _distributed(config):
+        config.stash[PREFLIGHTED] = target  # the checks of this process go on with it
+    else:
         target.close()
     if problem is not None:
         config.stash[PREFLIGHT_FAILED] = True
         refused_run(settings, problem, getattr(config.option, "xmlpath", None))
         raise pytest.UsageError(f"osfoundry preflight: {problem}")
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """Whether xdist runs the checks in worker processes (each resolves its own target)."""
+    dist = getattr(config.option, "dist", "no")
+    return bool(getattr(config.option, "numprocesses", None)) and dist != "no"
 
 
 def _collect_only(config: pytest.Config) -> bool:

@@ -180,8 +180,11 @@ class CheckInfo:
     rule book (``pytest_osfoundry/conformance/rulebook/spec.md#d6``, see :data:`SPEC_REFERENCE`);
     ``asserts`` is the one sentence saying what the check asserts; ``order`` is the
     definition order (for stable reports);
-    ``exclusive`` says the check must run alone (it changes what other checks share,
-    or its evidence depends on time), never alongside others under ``--osf-concurrency``.
+    ``exclusive`` says the check must run alone (its evidence depends on time: a race
+    whose calls must overlap each other only, latencies), never alongside others under
+    ``--osf-concurrency``. A check that shares another session list than the fixed one
+    is not exclusive: it holds the list meanwhile (``c.desktop.changing_list()``,
+    :mod:`~pytest_osfoundry.conformance._holds`) and runs alongside the others.
     ``last`` says the check judges what the whole process received (R1's wire-schema
     checks): under ``--osf-concurrency`` it runs after every other check of its batch,
     the exclusive ones included, alongside the other ``last`` checks (it changes

@@ -15,11 +15,13 @@ from pytest_osfoundry.conformance._ending import EndWatcher
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._report import Results, Summary
+from pytest_osfoundry.conformance._target import Target
 
 __all__ = [
     "BASELINE",
     "COLLECTED",
     "CONF",
+    "PREFLIGHTED",
     "PREFLIGHT_FAILED",
     "RESULTS",
     "SECRETS",
@@ -41,6 +43,10 @@ SUMMARY = pytest.StashKey[Summary]()
 WRITTEN = pytest.StashKey[list[str]]()
 CONF = pytest.StashKey[Conformance]()
 PREFLIGHT_FAILED = pytest.StashKey[bool]()
+PREFLIGHTED = pytest.StashKey[Target]()
+"""The target the preflight reached, handed to this process's ``osf_target`` fixture
+(its connections and what it found about the target kept; not kept when xdist runs
+the checks in other processes)."""
 COLLECTED = pytest.StashKey[set[str]]()
 """The ids of the checks collected in this process (extra checks included)."""
 WATCHER = pytest.StashKey[EndWatcher]()

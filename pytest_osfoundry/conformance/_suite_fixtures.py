@@ -15,8 +15,9 @@ import pytest
 from pytest_osfoundry.conformance._eras import settled_revision
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
+from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._stash import CONF, SECRETS, SETTLED, run_settings
+from pytest_osfoundry.conformance._stash import CONF, PREFLIGHTED, SECRETS, SETTLED, run_settings
 from pytest_osfoundry.conformance._target import Target, TargetError, probe, resolve_target
 
 __all__ = ["attach_context", "new_context", "osf_conf", "osf_target"]
@@ -30,15 +31,9 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
         pytest.skip("no target: pass --osf-target=URL or --osf-target=embedded")
     problem = None
     try:
-        target = resolve_target(settings)
+        target = _preflighted(pytestconfig) or _resolved(settings)
         target.protocol = settings.osf_protocol
         pytestconfig.stash[SECRETS].update(target.creds.secrets())
-        if target.kind == "url":
-            try:
-                probe(target)
-            except TargetError:
-                target.close()
-                raise
     except TargetError as err:
         problem = str(err)
     if problem is not None:
@@ -50,6 +45,26 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
         if revision is not None:
             pytestconfig.stash.setdefault(SETTLED, set()).add(revision)
         target.close()
+
+
+def _preflighted(config: pytest.Config) -> Target | None:
+    """The target this process's preflight reached (it answered), taken once."""
+    target = config.stash.get(PREFLIGHTED, None)
+    if target is not None:
+        del config.stash[PREFLIGHTED]
+    return target
+
+
+def _resolved(settings: Settings) -> Target:
+    """A target resolved anew (an xdist worker's), a URL probed once."""
+    target = resolve_target(settings)
+    if target.kind == "url":
+        try:
+            probe(target)
+        except TargetError:
+            target.close()
+            raise
+    return target
 
 
 @pytest.fixture

@@ -263,6 +263,19 @@ def probe(target: Target) -> None:
         ) from None
 
 
+KEEP_ALIVE_SPARE = 12
+"""Connections kept open beyond ``--osf-concurrency``: a race check's simultaneous
+callers (8) and the wire-schema checks' one client per revision (3), with one to spare."""
+
+
+def _limits(concurrency: int) -> httpx.Limits:
+    """The shared client's pool: as many connections kept open as can be in flight, so
+    that a concurrent run does not close and reopen connections (against a far server
+    each new one costs a round trip, and a TLS one more) -- httpx keeps only 20."""
+    keep = concurrency + KEEP_ALIVE_SPARE
+    return httpx.Limits(max_connections=max(100, keep), max_keepalive_connections=keep)
+
+
 def resolve_target(settings: Settings) -> Target:
     """Resolve ``--osf-target``, starting the embedded server when asked.
 
@@ -273,7 +286,9 @@ def resolve_target(settings: Settings) -> Target:
         raise TargetError("no target: pass --osf-target=URL or --osf-target=embedded")
     kind, value = parse_target(settings.osf_target)
     http = BoundedClient(
-        deadline=float(settings.osf_timeout), max_bytes=settings.osf_max_response * 1024 * 1024
+        deadline=float(settings.osf_timeout),
+        max_bytes=settings.osf_max_response * 1024 * 1024,
+        limits=_limits(settings.osf_concurrency),
     )
     try:
         if kind == "embedded":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from pytest_osfoundry.client import (
@@ -25,6 +26,7 @@ from pytest_osfoundry.client import (
     parse_sse,
 )
 from pytest_osfoundry.conformance._expect import Expect
+from pytest_osfoundry.conformance._holds import Scope, guarded
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire_schema import SchemaWatch, ledger_of
@@ -95,7 +97,8 @@ class Wire:
     def __init__(self, target: Target, expect: Expect) -> None:
         self._target = target
         self._expect = expect
-        self._counter = CountingTransport(watch(target, HttpxTransport(target.http)))
+        self._guard = guarded(target, watch(target, HttpxTransport(target.http)))
+        self._counter = CountingTransport(self._guard)
         self.recorder = RecordingTransport(SchemaWatch(self._counter, ledger_of(target)), keep=40)
         """Every exchange of the check (the latest 40); each JSON-RPC answer validated
         against MCP's schema on the way (:mod:`~pytest_osfoundry.conformance._wire_schema`)."""
@@ -152,6 +155,12 @@ class Wire:
         except OsfClientError as err:
             self._expect.fail(f"tools/call {tool}: {err}")
         return decode_reply(reply)
+
+    def hold(self, scope: Scope) -> AbstractContextManager[None]:
+        """Hold ``scope`` for this check while the block runs: the other checks of this
+        process send no request it excludes meanwhile
+        (:mod:`~pytest_osfoundry.conformance._holds`)."""
+        return self._guard.hold(scope)
 
     @property
     def requests(self) -> int:

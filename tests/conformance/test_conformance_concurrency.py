@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from pytest_osfoundry.conformance._registry import _check_modules, all_checks, c
 from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
+from tests.conformance.variants_race import run_call
 
 
 def _junit_cases(path: Path) -> list[tuple[str, str]]:
@@ -77,36 +79,48 @@ def test_bad_concurrency_is_a_usage_error(pytester: pytest.Pytester) -> None:
 # ---------------------------------------------------------------------- isolation
 _SYNC_ARGUMENT = re.compile(r"(?:desktop\.sync\(|_sync_answer\(c,)\s*([^),]*)")
 _FIXED_LIST = ("", "c.roles.sessions")
+# The fixed sessions with one slug renamed (D13-slug-changed): every session stays
+# shared and no other check judges that slug, so that sync needs no hold.
+_RENAMES = ("renamed",)
 
 
-def _shares_other_lists(source: str) -> bool:
-    return any(arg.strip() not in _FIXED_LIST for arg in _SYNC_ARGUMENT.findall(source))
+def _other_lists(source: str) -> int:
+    """How many syncs in ``source`` share something else than the fixed sessions."""
+    return sum(
+        arg.strip() not in _FIXED_LIST + _RENAMES for arg in _SYNC_ARGUMENT.findall(source)
+    )
 
 
-def test_checks_that_share_other_session_lists_are_exclusive() -> None:
-    """A check syncing anything but the fixed sessions replaces the list for everyone;
-    these must run alone."""
+def test_checks_that_share_other_session_lists_hold_the_list() -> None:
+    """A check syncing anything but the fixed sessions replaces the list for everyone:
+    it holds the list meanwhile (``c.desktop.changing_list()``, every such sync inside
+    the block) and runs alongside the others; only the checks whose evidence is timing
+    run alone."""
     found = {}
     for module in _check_modules():
         for value in vars(module).values():
             info = check_info(value)
             if info is not None:
+                source = inspect.getsource(value)
+                held = source.partition("changing_list(")[2]
                 found[info.check_id] = (
-                    _shares_other_lists(inspect.getsource(value)),
+                    _other_lists(source) > 0,
+                    _other_lists(source) != _other_lists(held),
                     info.exclusive,
                     info.last,
                 )
-    changers = {cid for cid, (changes, _, _) in found.items() if changes}
-    assert changers, "the pattern finds nothing: it no longer matches how checks sync"
-    # and the two checks whose evidence is timing: D6-timing, and the race of R5
-    timing = {"D6-timing", "R5-concurrent-same-key"}
-    exclusive = {cid for cid, (_, alone, _) in found.items() if alone}
-    assert exclusive == changers | timing
+    changers = {cid for cid, (changes, *_) in found.items() if changes}
+    assert changers >= {"R8-default-limit", "D10-sync-replaces", "D10-sync-max-100"}, changers
+    unheld = {cid for cid, (_, outside, *_) in found.items() if outside}
+    assert not unheld, f"syncing another list outside changing_list(): {unheld}"
+    # the two checks whose evidence is timing run alone: D6-timing, and the race of R5
+    exclusive = {cid for cid, (*_, alone, _) in found.items() if alone}
+    assert exclusive == {"D6-timing", "R5-concurrent-same-key"}
     # the wire-schema checks judge what every other check received: they run last
     # (alongside each other; they change nothing another check reads)
     wire = {cid for cid in found if cid.startswith("R1-wire-schema-")}
     assert len(wire) == 5
-    assert {cid for cid, (_, _, last) in found.items() if last} == wire
+    assert {cid for cid, (*_, last) in found.items() if last} == wire
 
 
 # a check sends requests through the context's parts, or hands the context to a helper
@@ -148,17 +162,27 @@ def test_shared_evidence_is_declared_with_the_check() -> None:
 
 
 class _Watch:
-    """What the watched server saw: for each sync of another list, whether another
-    request overlapped it."""
+    """What the watched server saw: for each sync of another list, how many other syncs
+    overlapped it."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.in_flight = 0
+        self.syncs_in_flight = 0
         self.open: list[list[int]] = []
         self.overlaps: list[int] = []
+        self.keys_in_flight: list[str | None] = []  # each request's idempotency key
+        self.beside_races: list[int] = []  # other requests in flight beside a race
+
+
+def _run_key(request: Request) -> str | None:
+    """The idempotency key of a run_graph_session call, or ``None``."""
+    call = run_call(request)
+    return None if call is None else str(call["params"]["arguments"]["idempotency_key"])
 
 
 WATCH = _Watch()
+RUN_DELAY = 0.02
+"""Seconds the watched server takes over each run_graph_session call."""
 
 
 class _Watched(HandlerWrapper[ReferenceServer]):
@@ -171,22 +195,32 @@ class _Watched(HandlerWrapper[ReferenceServer]):
         return self.server.provision()
 
     def __call__(self, request: Request, /) -> Response:
-        other_list = request.path.endswith("/sync") and b"osf-conformance-extra-" in request.body
-        other_list = other_list or b"-renamed" in request.body or b"overflow-" in request.body
+        sync = request.path.endswith("/sync")
+        other_list = sync and (
+            b"osf-conformance-extra-" in request.body or b"overflow-" in request.body
+        )
         mine = [0]
+        key = _run_key(request)
         with WATCH.lock:
-            WATCH.in_flight += 1
-            for seen in WATCH.open:
-                seen[0] += 1
-            if WATCH.in_flight > 1 and other_list:
-                mine[0] += WATCH.in_flight - 1
+            WATCH.keys_in_flight.append(key)
+            if key is not None and WATCH.keys_in_flight.count(key) > 1:  # a race's calls
+                WATCH.beside_races.append(sum(k != key for k in WATCH.keys_in_flight))
+            if sync:
+                WATCH.syncs_in_flight += 1
+                for seen in WATCH.open:
+                    seen[0] += 1
             if other_list:
+                mine[0] += WATCH.syncs_in_flight - 1
                 WATCH.open.append(mine)
         try:
+            if key is not None:
+                time.sleep(RUN_DELAY)  # so that a race's simultaneous calls meet here
             return self.server(request)
         finally:
             with WATCH.lock:
-                WATCH.in_flight -= 1
+                WATCH.keys_in_flight.remove(key)
+                if sync:
+                    WATCH.syncs_in_flight -= 1
                 if other_list:
                     WATCH.open.remove(mine)
                     WATCH.overlaps.append(mine[0])
@@ -197,8 +231,14 @@ def watched() -> _Watched:
     return _Watched()
 
 
-def test_list_changing_syncs_run_alone(run_suite: Callable[..., SuiteRun]) -> None:
+def test_no_other_sync_overlaps_a_list_changing_sync(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    """The checks holding the list run alongside the others, yet no other check's sync
+    reaches the server while one of theirs is there (``_holds``); and the race's calls
+    meet there alone."""
     WATCH.overlaps.clear()
+    WATCH.beside_races.clear()
     run = run_suite(
         "--osf-target=embedded:tests.conformance.test_conformance_concurrency:watched",
         "--osf-concurrency=16",
@@ -206,3 +246,6 @@ def test_list_changing_syncs_run_alone(run_suite: Callable[..., SuiteRun]) -> No
     assert run.result.ret == pytest.ExitCode.OK, run.text[-3000:]
     assert len(WATCH.overlaps) >= 4
     assert WATCH.overlaps == [0] * len(WATCH.overlaps)
+    # R5's simultaneous calls met at the server (it runs alone), nothing else with them
+    assert WATCH.beside_races, "the race's calls never overlapped each other"
+    assert WATCH.beside_races == [0] * len(WATCH.beside_races)

@@ -360,3 +360,20 @@ def test_variants_are_documented_factories() -> None:
         assert variant.target == f"embedded:tests.conformance.variants:{variant.name}"
         server = variant.factory()
         assert callable(server) and callable(server.provision)
+
+
+@pytest.mark.parametrize("concurrency", [1, 16, 32, 120])
+def test_the_shared_client_keeps_a_connection_open_for_every_check_in_flight(
+    concurrency: int,
+) -> None:
+    """httpx keeps 20 connections open by default: with more checks at once, the rest
+    were closed after each request and opened anew (a round trip each, far away)."""
+    from pytest_osfoundry.conformance._target import KEEP_ALIVE_SPARE, resolve_target
+
+    target = resolve_target(Settings(osf_target="embedded", osf_concurrency=concurrency))
+    try:
+        pool = target.http._transport._pool  # type: ignore[attr-defined]
+        assert pool._max_keepalive_connections == concurrency + KEEP_ALIVE_SPARE
+        assert pool._max_connections >= concurrency + KEEP_ALIVE_SPARE
+    finally:
+        target.close()

@@ -28,7 +28,16 @@ from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from pytest_osfoundry.server._auth import bearer_token
 
-__all__ = ["FAILS", "GAP", "RACES", "RacyCompletions", "RacyKeys", "racy_completions", "racy_keys"]
+__all__ = [
+    "FAILS",
+    "GAP",
+    "RACES",
+    "RacyCompletions",
+    "RacyKeys",
+    "racy_completions",
+    "racy_keys",
+    "run_call",
+]
 
 GAP = 0.25
 """Seconds between a key's look-up and its insert."""
@@ -39,7 +48,7 @@ FAILS = frozenset({"R5-concurrent-same-key"})
 _ALPHABET = string.ascii_letters + string.digits
 
 
-def _run_arguments(request: Request) -> dict[str, Any] | None:
+def run_call(request: Request) -> dict[str, Any] | None:
     """The arguments of a ``tools/call run_graph_session`` request with a usable key."""
     try:
         message = json.loads(request.body)
@@ -70,7 +79,7 @@ class RacyKeys(HandlerWrapper[ReferenceServer]):
         return self.inner.provision()
 
     def __call__(self, request: Request, /) -> Response:
-        message = _run_arguments(request)
+        message = run_call(request)
         if message is None:
             return self.inner(request)
         args = message["params"]["arguments"]

@@ -1,0 +1,185 @@
+"""What one check holds while the others run: the project's shared session list.
+
+Under ``--osf-concurrency`` the checks run alongside each other (only those whose
+evidence is timing run alone: the race of R5-concurrent-same-key and the opt-in
+timing check). A sync *replaces* the project's shared sessions (D10), and every sync
+of the other checks puts the fixed list back
+(:mod:`~pytest_osfoundry.conformance._sessions`). So a check that shares a list of its
+own (a hundred sessions, an overflow) and then reads what it shared *holds* the list
+for those few requests (``with c.desktop.changing_list():``) instead of running
+alone: meanwhile the other checks' syncs wait, and their other requests go on -- the
+fixed sessions stay shared in every list a hold shares, so queueing and listing are
+not disturbed. A list that may leave the fixed sessions unshared on a broken server
+(the refused overflow of D10-sync-max-100) is held with ``everything=True``: the
+other checks' reads that depend on the list (``run_graph_session``,
+``list_graph_sessions``) wait as well, so such a server fails only the check about it.
+
+Which requests a hold excludes is read off each request at the one transport every
+check's requests pass (:func:`kind_of`), so no check can forget to wait. A hold
+belongs to the check's context, not to a thread: the requests of the holding check
+pass, from any of its threads. A waiting hold goes before new requests it excludes
+(it is never starved); holds do not overlap each other.
+
+Holds are per process: under xdist, or with several CI jobs against one server,
+checks of another process may still sync meanwhile, which is why the checks that read
+the list after changing it try again a few times when they see the fixed list.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Literal
+
+from pytest_osfoundry.client import Transport
+from pytest_osfoundry.conformance._expected import RELAY_PREFIX
+from pytest_osfoundry.http import Response
+
+__all__ = ["LIST_TOOLS", "Guarded", "Holds", "Kind", "Scope", "guarded", "holds_of", "kind_of"]
+
+LIST_TOOLS = frozenset({"run_graph_session", "list_graph_sessions"})
+"""The tools whose answer depends on the project's shared sessions."""
+
+Kind = Literal["sync", "read", "other"]
+"""A request as the holds see it: a relay sync (it replaces the shared sessions), a
+read whose answer depends on them, or any other request."""
+
+Scope = Literal["syncs", "list"]
+"""What a hold keeps the other checks from sending: their syncs; their syncs and reads
+of the list."""
+
+_EXCLUDES: dict[Scope, frozenset[str]] = {
+    "syncs": frozenset({"sync"}),
+    "list": frozenset({"sync", "read"}),
+}
+_SYNC_PATH = RELAY_PREFIX + "/sync"
+
+
+class Holds:
+    """One target's holds: requests of every check, or one check's hold.
+
+    :meth:`request` surrounds one request of a check (``owner``: its context's
+    token); :meth:`hold` a stretch of one check's work (re-entrant; the outermost
+    block's scope counts).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._in_flight: dict[str, int] = {"sync": 0, "read": 0, "other": 0}
+        self._holder: object | None = None
+        self._scope: Scope = "syncs"
+        self._depth = 0
+        self._waiting: list[Scope] = []
+
+    def _excluded(self, kind: Kind) -> bool:
+        """Whether a new request of ``kind`` must wait (under the condition)."""
+        if self._holder is not None and kind in _EXCLUDES[self._scope]:
+            return True
+        return any(kind in _EXCLUDES[scope] for scope in self._waiting)
+
+    @contextmanager
+    def request(self, owner: object, kind: Kind) -> Iterator[None]:
+        """Around one request of ``owner``'s check: waits while another check's hold (or
+        one waiting) excludes it; the holder's own requests pass."""
+        with self._cond:
+            own = self._holder is owner
+            if not own:
+                while self._excluded(kind):
+                    self._cond.wait()
+                self._in_flight[kind] += 1
+        try:
+            yield
+        finally:
+            if not own:
+                with self._cond:
+                    self._in_flight[kind] -= 1
+                    self._cond.notify_all()
+
+    @contextmanager
+    def hold(self, owner: object, scope: Scope) -> Iterator[None]:
+        """Hold for ``owner``'s check: wait until no other hold is on and no request it
+        excludes is in flight, then keep new ones waiting until the block ends."""
+        with self._cond:
+            if self._holder is owner:
+                self._depth += 1
+            else:
+                self._waiting.append(scope)
+                try:
+                    while self._holder is not None or any(
+                        self._in_flight[kind] for kind in _EXCLUDES[scope]
+                    ):
+                        self._cond.wait()
+                finally:
+                    self._waiting.remove(scope)
+                self._holder, self._scope, self._depth = owner, scope, 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if not self._depth:
+                    self._holder = None
+                    self._cond.notify_all()
+
+
+def kind_of(method: str, url: str, mcp_url: str, body: bytes) -> Kind:
+    """What a request is to the holds: ``"sync"`` (a relay sync, which replaces the
+    shared sessions), ``"read"`` (a ``tools/call`` of :data:`LIST_TOOLS` at the MCP
+    endpoint), or ``"other"``."""
+    if method != "POST":
+        return "other"
+    if url.endswith(_SYNC_PATH):
+        return "sync"
+    if url != mcp_url or b"tools/call" not in body:
+        return "other"
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return "other"
+    params = message.get("params") if isinstance(message, dict) else None
+    return "read" if isinstance(params, dict) and params.get("name") in LIST_TOOLS else "other"
+
+
+class Guarded:
+    """A check's transport: each request waits while another check's hold excludes it."""
+
+    def __init__(self, inner: Transport, holds: Holds, mcp_url: str) -> None:
+        self.inner = inner
+        self.holds = holds
+        self.mcp_url = mcp_url
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        with self.holds.request(self, kind_of(method, url, self.mcp_url, body)):
+            return self.inner.request(method, url, headers, body)
+
+    def hold(self, scope: Scope) -> AbstractContextManager[None]:
+        """Hold ``scope`` for this check (its requests pass, from any thread)."""
+        return self.holds.hold(self, scope)
+
+    def __repr__(self) -> str:
+        return f"{self.inner!r} (held for a check's holds)"
+
+
+_ATTRIBUTE = "_osf_holds"
+_MAKING = threading.Lock()
+
+
+def holds_of(target: object) -> Holds:
+    """The :class:`Holds` of ``target``, kept on it (made on first use)."""
+    record = getattr(target, _ATTRIBUTE, None)
+    if isinstance(record, Holds):
+        return record
+    with _MAKING:
+        record = getattr(target, _ATTRIBUTE, None)
+        if not isinstance(record, Holds):
+            record = Holds()
+            setattr(target, _ATTRIBUTE, record)
+        return record
+
+
+def guarded(target: object, inner: Transport) -> Guarded:
+    """``inner`` for one check, its requests waiting while another check's hold
+    excludes them; its :meth:`Guarded.hold` holds for the check."""
+    return Guarded(inner, holds_of(target), str(getattr(target, "mcp_url", "")))
