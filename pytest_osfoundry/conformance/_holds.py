@@ -35,6 +35,7 @@ from typing import Literal
 
 from pytest_osfoundry.client import Transport
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX
+from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.http import Response
 
 __all__ = ["LIST_TOOLS", "Guarded", "Holds", "Kind", "Scope", "guarded", "holds_of", "kind_of"]
@@ -162,21 +163,9 @@ class Guarded:
         return f"{self.inner!r} (held for a check's holds)"
 
 
-_ATTRIBUTE = "_osf_holds"
-_MAKING = threading.Lock()
-
-
 def holds_of(target: object) -> Holds:
     """The :class:`Holds` of ``target``, kept on it (made on first use)."""
-    record = getattr(target, _ATTRIBUTE, None)
-    if isinstance(record, Holds):
-        return record
-    with _MAKING:
-        record = getattr(target, _ATTRIBUTE, None)
-        if not isinstance(record, Holds):
-            record = Holds()
-            setattr(target, _ATTRIBUTE, record)
-        return record
+    return kept_on(target, "_osf_holds", Holds, Holds)
 
 
 def guarded(target: object, inner: Transport) -> Guarded:

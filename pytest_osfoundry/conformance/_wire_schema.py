@@ -30,6 +30,7 @@ from pytest_osfoundry._mcp_schema import (
 )
 from pytest_osfoundry.client import Exchange, Transport, parse_sse
 from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
+from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.http import Response
 
 #: The revisions whose schema the suite judges answers by (its own copy of the names).
@@ -95,21 +96,9 @@ class SchemaLedger:
                     kept.append(finding)
 
 
-_ATTRIBUTE = "_osf_schema_ledger"
-_MAKING = threading.Lock()
-
-
 def ledger_of(target: object) -> SchemaLedger:
     """The :class:`SchemaLedger` of ``target``, kept on it (made on first use)."""
-    record = getattr(target, _ATTRIBUTE, None)
-    if isinstance(record, SchemaLedger):
-        return record
-    with _MAKING:
-        record = getattr(target, _ATTRIBUTE, None)
-        if not isinstance(record, SchemaLedger):
-            record = SchemaLedger()
-            setattr(target, _ATTRIBUTE, record)
-        return record
+    return kept_on(target, "_osf_schema_ledger", SchemaLedger, SchemaLedger)
 
 
 def family_of(method: str, answer: Mapping[str, Any]) -> str | None:
