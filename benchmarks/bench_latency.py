@@ -1,7 +1,8 @@
 """The whole conformance suite against a far-away server, serial against concurrent.
 
-Starts ``osfoundry-fake serve --latency SECONDS`` (the reference server on loopback,
-every answer delayed by 30 ms by default, like a nearby cloud region), then runs
+Starts ``osfoundry-fake serve --latency SECONDS --workers 128`` (the reference server
+on loopback, every answer delayed by 30 ms by default, like a nearby cloud region,
+with a thread for every answer that can be waiting), then runs
 ``python -m pytest --osf-target=URL`` against it once per ``--osf-concurrency`` value
 asked for, and against ``--osf-target=embedded`` (no added latency) serially and at
 the chosen concurrency. Each run is a fresh process from an empty folder; the wall
@@ -14,7 +15,8 @@ moment. The default concurrency the suite ships with is the smallest value withi
 
 Usage::
 
-    python benchmarks/bench_latency.py [--latency 0.03] [--levels 1,4,8,16] [--repeat 2] [--json]
+    python benchmarks/bench_latency.py [--latency 0.03] [--levels 1,8,16,32,64] [--repeat 2]
+        [--json]
 """
 
 from __future__ import annotations

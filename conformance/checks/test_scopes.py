@@ -340,7 +340,8 @@ def check_relay_agent_token(osf_conf: Conformance) -> None:
     command_id = c.agent.queue()["command_id"]
     try:
         for action, body in (
-            ("sync", {"project_id": c.roles.project_id, "sessions": []}),
+            # the fixed sessions: a server that takes the sync changes nothing others share
+            ("sync", {"project_id": c.roles.project_id, "sessions": c.roles.sessions}),
             ("start", {"execution_id": "osf-conf-agent-as-desktop"}),
             ("control", None),
             ("complete", {"execution_id": "osf-conf-agent-as-desktop", "status": CANCELLED}),
@@ -364,9 +365,9 @@ def check_relay_other_owner_sync(osf_conf: Conformance) -> None:
     c = osf_conf
     token = c.roles.need("stranger_desktop_token")
     try:
-        reply = c.desktop.raw(
-            "sync", body={"project_id": c.roles.project_id, "sessions": []}, token=token
-        )
+        # the fixed sessions: a server that takes the sync changes nothing others share
+        body = {"project_id": c.roles.project_id, "sessions": c.roles.sessions}
+        reply = c.desktop.raw("sync", body=body, token=token)
         c.wire.decisive()
         c.expect(
             reply.status in (401, 403, 404),

@@ -77,7 +77,10 @@ def test_bad_concurrency_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 # ---------------------------------------------------------------------- isolation
-_SYNC_ARGUMENT = re.compile(r"(?:desktop\.sync\(|_sync_answer\(c,)\s*([^),]*)")
+_SYNC_ARGUMENT = re.compile(
+    r"(?:desktop\.sync\(|_sync_answer\(c,)\s*([^),]*)"  # the desktop's syncs
+    r'|"sessions":\s*([^,}\n]*)'  # a raw sync's body (with any token: a broken server may take it)
+)
 _FIXED_LIST = ("", "c.roles.sessions")
 # The fixed sessions with one slug renamed (D13-slug-changed): every session stays
 # shared and no other check judges that slug, so that sync needs no hold.
@@ -87,7 +90,8 @@ _RENAMES = ("renamed",)
 def _other_lists(source: str) -> int:
     """How many syncs in ``source`` share something else than the fixed sessions."""
     return sum(
-        arg.strip() not in _FIXED_LIST + _RENAMES for arg in _SYNC_ARGUMENT.findall(source)
+        (call or raw).strip() not in _FIXED_LIST + _RENAMES
+        for call, raw in _SYNC_ARGUMENT.findall(source)
     )
 
 
