@@ -80,31 +80,28 @@ def bounded_seconds(high: float) -> Callable[[str], float]:
     return seconds
 
 
+def _whole_in(text: str, low: int, high: int, what: str) -> int:
+    """``text`` as a whole number from ``low`` to ``high``, refused naming ``what``."""
+    value = _parsed(text, int, what)
+    if not low <= value <= high:
+        raise _refuse(what, text)
+    return value
+
+
 def session_count(text: str) -> int:
     """How many sessions a desktop shares: 0 to 100 (what one sync carries at most, D10)."""
     what = f"a whole number from 0 to {MAX_SYNC_SESSIONS} (what one sync carries at most)"
-    value = _parsed(text, int, what)
-    if not 0 <= value <= MAX_SYNC_SESSIONS:
-        raise _refuse(what, text)
-    return value
+    return _whole_in(text, 0, MAX_SYNC_SESSIONS, what)
 
 
 def worker_count(text: str) -> int:
     """How many threads answer requests: 1 to :data:`MAX_WORKERS`."""
-    what = f"a whole number from 1 to {MAX_WORKERS}"
-    value = _parsed(text, int, what)
-    if not 1 <= value <= MAX_WORKERS:
-        raise _refuse(what, text)
-    return value
+    return _whole_in(text, 1, MAX_WORKERS, f"a whole number from 1 to {MAX_WORKERS}")
 
 
 def port(text: str) -> int:
     """A TCP port, 0 (any free one) to 65535."""
-    what = "a port number from 0 to 65535"
-    value = _parsed(text, int, what)
-    if not 0 <= value <= 65535:
-        raise _refuse(what, text)
-    return value
+    return _whole_in(text, 0, 65535, "a port number from 0 to 65535")
 
 
 def mcp_path(text: str) -> str:

@@ -38,20 +38,34 @@ from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.http import Response
 
-__all__ = ["LIST_TOOLS", "Guarded", "Holds", "Kind", "Scope", "guarded", "holds_of", "kind_of"]
+__all__ = [
+    "LIST_TOOLS",
+    "Guarded",
+    "Holds",
+    "Kind",
+    "ListUse",
+    "Scope",
+    "guarded",
+    "holds_of",
+    "kind_of",
+]
 
 LIST_TOOLS = frozenset({"run_graph_session", "list_graph_sessions"})
 """The tools whose answer depends on the project's shared sessions."""
 
+ListUse = Literal["sync", "read"]
+"""How a request depends on the shared sessions: a relay sync replaces them, a read's
+answer depends on them."""
+
 Kind = Literal["sync", "read", "other"]
-"""A request as the holds see it: a relay sync (it replaces the shared sessions), a
-read whose answer depends on them, or any other request."""
+"""A request as the holds see it: a :data:`ListUse`, or any other request (which no
+hold excludes)."""
 
 Scope = Literal["syncs", "list"]
 """What a hold keeps the other checks from sending: their syncs; their syncs and reads
 of the list."""
 
-_EXCLUDES: dict[Scope, frozenset[str]] = {
+_EXCLUDES: dict[Scope, frozenset[ListUse]] = {
     "syncs": frozenset({"sync"}),
     "list": frozenset({"sync", "read"}),
 }
@@ -68,22 +82,22 @@ class Holds:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._in_flight: dict[str, int] = {"sync": 0, "read": 0, "other": 0}
+        self._in_flight: dict[str, int] = {"sync": 0, "read": 0}
         self._holder: object | None = None
         self._scope: Scope = "syncs"
         self._depth = 0
         self._waiting: list[Scope] = []
 
-    def _excluded(self, kind: Kind) -> bool:
+    def _excluded(self, kind: ListUse) -> bool:
         """Whether a new request of ``kind`` must wait (under the condition)."""
         if self._holder is not None and kind in _EXCLUDES[self._scope]:
             return True
         return any(kind in _EXCLUDES[scope] for scope in self._waiting)
 
     @contextmanager
-    def request(self, owner: object, kind: Kind) -> Iterator[None]:
-        """Around one request of ``owner``'s check: waits while another check's hold (or
-        one waiting) excludes it; the holder's own requests pass."""
+    def request(self, owner: object, kind: ListUse) -> Iterator[None]:
+        """Around one request of ``owner``'s check that depends on the list: waits while
+        another check's hold (or one waiting) excludes it; the holder's own pass."""
         with self._cond:
             own = self._holder is owner
             if not own:
@@ -152,7 +166,10 @@ class Guarded:
         self.mcp_url = mcp_url
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
-        with self.holds.request(self, kind_of(method, url, self.mcp_url, body)):
+        kind = kind_of(method, url, self.mcp_url, body)
+        if kind == "other":  # no hold excludes it: straight on, no lock taken
+            return self.inner.request(method, url, headers, body)
+        with self.holds.request(self, kind):
             return self.inner.request(method, url, headers, body)
 
     def hold(self, scope: Scope) -> AbstractContextManager[None]:

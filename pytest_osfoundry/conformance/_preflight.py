@@ -41,7 +41,7 @@ from pytest_osfoundry.client import (
     ReplyLost,
     mask_token,
 )
-from pytest_osfoundry.conformance._eras import domain_protocol, served_revisions
+from pytest_osfoundry.conformance._eras import served_revisions
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._target import Target
 
@@ -108,46 +108,31 @@ def preflight(target: Target, protocol: str = "auto") -> None:
         return mask_token(text, secrets) if secrets else text
 
     transport = HttpxTransport(target.http)
-    # The era the target's first answer showed is the roles' too: they go straight to
-    # their request instead of each finding it out again (a round trip each, far away).
-    eras: dict[str, str] = {}
     roles = roles_of(target)
     first_agent = next((r for r in roles if r.kind == "agent"), None)
-    _check_mcp(target, transport, first_agent, mask, eras)
+    _check_mcp(target, transport, first_agent, mask)
     _check_protocol(target, protocol)
     checks = [
-        partial(_check_agent, target, transport, r, mask, eras)
-        if r.kind == "agent"
-        else partial(_check_desktop, target, transport, r, mask)
+        partial(_check_agent if r.kind == "agent" else _check_desktop, target, transport, r, mask)
         for r in roles
     ]
-    # The revision the domain checks will speak is settled meanwhile (kept on the
-    # target, which the checks of this process go on with): their first requests need
-    # not wait for it.
-    settle = partial(domain_protocol, target, protocol)
     if len(checks) < 2:
         for one in checks:
             one()
-        settle()
         return
     # The roles' requests are independent: sent at once, so a far-away target costs one
     # role's round trips, not all of them in a row (issue 23). The first problem is
     # still the first role's, in the order above (the message does not depend on timing).
-    with ThreadPoolExecutor(len(checks) + 1, thread_name_prefix="osf-preflight") as pool:
+    with ThreadPoolExecutor(len(checks), thread_name_prefix="osf-preflight") as pool:
         futures = [pool.submit(one) for one in checks]
-        pool.submit(settle)
     for future in futures:
         future.result()
 
 
 def _check_mcp(
-    target: Target,
-    transport: HttpxTransport,
-    role: Role | None,
-    mask: Callable[[str], str],
-    eras: dict[str, str],
+    target: Target, transport: HttpxTransport, role: Role | None, mask: Callable[[str], str]
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache=eras)
+    client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache={})
     where = f"--osf-target {target.label}"
     try:
         try:
@@ -202,13 +187,9 @@ def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:
 
 
 def _check_agent(
-    target: Target,
-    transport: HttpxTransport,
-    role: Role,
-    mask: Callable[[str], str],
-    eras: dict[str, str],
+    target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token, era_cache=dict(eras))
+    client = McpClient(transport, target.mcp_url, role.token, era_cache={})
     try:
         try:
             client.connect()

@@ -15,12 +15,14 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._holds import Holds, Kind, Scope, kind_of
+from pytest_osfoundry.conformance._holds import Guarded, Holds, ListUse, Scope, kind_of
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info, find_check
 from pytest_osfoundry.conformance._target import Target, resolve_target
+from pytest_osfoundry.http import Response
 
 MCP = "http://127.0.0.1:9/mcp"
+SYNC = "http://127.0.0.1:9/external-assistants/graph-relays/sync"
 WAIT = 5.0
 """Seconds a test waits for something that must happen (it happens at once)."""
 SETTLE = 0.2
@@ -74,8 +76,8 @@ def _in_thread(work: threading.Event, block: object) -> tuple[threading.Thread, 
     return thread, inside
 
 
-KINDS: tuple[Kind, ...] = ("sync", "read", "other")
-WAITS: dict[Scope, set[Kind]] = {"syncs": {"sync"}, "list": {"sync", "read"}}
+KINDS: tuple[ListUse, ...] = ("sync", "read")
+WAITS: dict[Scope, set[ListUse]] = {"syncs": {"sync"}, "list": {"sync", "read"}}
 
 
 @pytest.mark.parametrize("scope", list(WAITS))
@@ -95,6 +97,35 @@ def test_a_hold_keeps_the_requests_it_excludes_waiting_and_no_other(scope: Scope
         assert inside.wait(WAIT)
     for thread in [holder, *(t for t, _ in started.values())]:
         thread.join(WAIT)
+
+
+class _Inner:
+    """A transport that answers at once, noting what it was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def request(self, method: str, url: str, headers: object, body: bytes) -> Response:
+        self.sent.append(url)
+        return Response(200, {}, b"{}")
+
+
+def test_other_requests_go_on_during_a_hold_of_the_whole_list_and_reads_wait() -> None:
+    holds = Holds()
+    holder, other = Guarded(_Inner(), holds, MCP), Guarded(_Inner(), holds, MCP)
+    with holder.hold("list"):
+        holder.request("POST", SYNC, {}, b"{}")  # the holder's own sync goes
+        other.request("POST", MCP, {}, _call("get_graph_run"))  # not about the list: goes
+        other.request("GET", MCP, {}, b"")
+        read = threading.Thread(
+            target=other.request, args=("POST", MCP, {}, _call("list_graph_sessions"))
+        )
+        read.start()
+        read.join(SETTLE)
+        assert read.is_alive(), "a read of the list went during a hold of the whole list"
+    read.join(WAIT)
+    assert not read.is_alive()
+    assert isinstance(other.inner, _Inner) and len(other.inner.sent) == 3
 
 
 def test_requests_of_every_kind_go_at_once_together() -> None:

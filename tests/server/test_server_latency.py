@@ -39,30 +39,37 @@ def test_delayed_refuses_bad_latency(bad: object) -> None:
         Delayed(_echo, bad)  # type: ignore[arg-type]
 
 
-def test_loopback_delay_does_not_block_other_connections() -> None:
-    # Each answer's wait returns only once three requests are waiting at the same
-    # time: if one delayed request held up the others, the barrier would break.
-    barrier = threading.Barrier(3)
+def _waiting_at_once(count: int, workers: int = 16) -> tuple[list[int], list[float], bool]:
+    """``count`` requests at once to a delayed loopback server with ``workers`` threads,
+    each answer's wait returning only once ``count`` are waiting at the same time (if one
+    held up the others, the barrier would break): the statuses, the waits, and whether
+    the barrier broke."""
+    barrier = threading.Barrier(count)
     waited: list[float] = []
 
     def wait(seconds: float) -> None:
         waited.append(seconds)
         barrier.wait(timeout=20)
 
-    with LoopbackServer(Delayed(_echo, 0.03, sleep=wait)) as loop:
-        answers: list[int] = []
+    answers: list[int] = []
+    with LoopbackServer(Delayed(_echo, 0.03, sleep=wait), workers=workers) as loop:
 
         def get() -> None:
             answers.append(httpx.get(loop.origin + "/a", timeout=30).status_code)
 
-        threads = [threading.Thread(target=get) for _ in range(3)]
+        threads = [threading.Thread(target=get) for _ in range(count)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+    return answers, waited, barrier.broken
+
+
+def test_loopback_delay_does_not_block_other_connections() -> None:
+    answers, waited, broken = _waiting_at_once(3)
     assert answers == [200] * 3
     assert waited == [0.03] * 3
-    assert not barrier.broken
+    assert not broken
 
 
 @pytest.mark.parametrize(
@@ -107,21 +114,6 @@ def test_serve_workers_bound_the_delayed_answers_in_flight() -> None:
     args = build_parser().parse_args(["serve", "--latency", "0.03", "--workers", "24"])
     assert (args.workers, args.latency) == (24, 0.03)
     assert build_parser().parse_args(["serve"]).workers == 16
-    barrier = threading.Barrier(24)
-
-    def wait(seconds: float) -> None:
-        barrier.wait(timeout=20)  # breaks unless 24 answers wait at the same time
-
-    with LoopbackServer(Delayed(_echo, 0.03, sleep=wait), workers=args.workers) as loop:
-        answers: list[int] = []
-
-        def get() -> None:
-            answers.append(httpx.get(loop.origin + "/a", timeout=30).status_code)
-
-        threads = [threading.Thread(target=get) for _ in range(24)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert answers == [200] * 24
-    assert not barrier.broken
+    answers, waited, broken = _waiting_at_once(24, workers=args.workers)
+    assert answers == [200] * 24 and len(waited) == 24
+    assert not broken
