@@ -5,7 +5,9 @@
 * :class:`RelayClient` — the desktop's side of the relay API; :class:`RelayApiClient`
   is what the fake relay needs of one.
 * :class:`Transport` and its implementations: :class:`DirectTransport` (in-process),
-  :class:`HttpxTransport` (a socket or a respx mount), :class:`RecordingTransport`
+  :class:`HttpxTransport` (a socket or a respx mount), :class:`SocketTransport`
+  (plain ``http://`` over the standard library's sockets, the conformance suite's),
+  :class:`RecordingTransport`
   (keeps every :class:`Exchange`, tokens masked).
   :class:`BoundedClient` is the httpx client with one deadline per exchange.
 * The errors, all under :class:`OsfClientError`.
@@ -28,6 +30,7 @@ from pytest_osfoundry.client._errors import (
 from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
 from pytest_osfoundry.client._mcp_client import EraCache, McpClient, parse_sse
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
+from pytest_osfoundry.client._socket_transport import SocketTransport
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
 from pytest_osfoundry.client._transport import (
     ConnectionLost,
@@ -57,6 +60,7 @@ __all__ = [
     "RelayClient",
     "ReplyLost",
     "ResponseTooLarge",
+    "SocketTransport",
     "ToolError",
     "ToolReply",
     "Transport",

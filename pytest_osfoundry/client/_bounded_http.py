@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -175,6 +175,38 @@ class _DeadlineTransport(httpx.HTTPTransport):
         return response
 
 
+class _OnFirstUse(httpx.BaseTransport):
+    """A transport made when the first request needs it, not before.
+
+    httpx's socket transport loads the system's certificates when it is made (some
+    30 ms): a client that ends up sending nothing, such as the conformance suite's
+    fallback for an ``http://`` target (``SocketTransport`` sends those), should not
+    pay for it. Thread-safe: one transport is made, whichever thread asks first.
+    """
+
+    def __init__(self, make: Callable[[], httpx.BaseTransport]) -> None:
+        self._make = make
+        self._made: httpx.BaseTransport | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def inner(self) -> httpx.BaseTransport:
+        """The transport, made now if it was not yet."""
+        with self._lock:
+            if self._made is None:
+                self._made = self._make()
+            return self._made
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            made, self._made = self._made, None
+        if made is not None:
+            made.close()
+
+
 _HTTPX_DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 """What :class:`httpx.Client` uses when given no ``limits`` (and no transport)."""
 
@@ -205,7 +237,8 @@ class BoundedClient(httpx.Client):
         kwargs.setdefault("timeout", deadline)
         kwargs.setdefault("follow_redirects", False)
         limits = kwargs.pop("limits", None) or _HTTPX_DEFAULT_LIMITS
-        super().__init__(transport=_DeadlineTransport(deadline, limits=limits), **kwargs)
+        transport = _OnFirstUse(lambda: _DeadlineTransport(deadline, limits=limits))
+        super().__init__(transport=transport, **kwargs)
         self.deadline = deadline
         self.max_bytes = max_bytes
 

@@ -9,6 +9,7 @@ Transports never mutate the ``headers`` mapping they are given.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -260,12 +261,19 @@ def _before_any_answer(exc: BaseException, reading: _Reading) -> bool:
     return reading.phase == "headers" and isinstance(exc, connection_level)
 
 
+class _Bounds(Protocol):
+    """What :class:`_Reading` words its errors with: a transport's two bounds."""
+
+    timeout: float
+    max_bytes: int
+
+
 class _Reading:
-    """One exchange of an :class:`HttpxTransport` being read: what to say if it fails."""
+    """One exchange of a socket transport being read: what to say if it fails."""
 
     def __init__(
         self,
-        transport: HttpxTransport,
+        transport: _Bounds,
         method: str,
         url: str,
         headers: Mapping[str, str],
@@ -274,8 +282,14 @@ class _Reading:
         self.transport = transport
         self.method = method
         self.body = body
-        self.where = mask_url(url, secrets_in(url, headers))
+        self._url = url
+        self._headers = headers
         self.phase = "headers"  # then "body", or "stream" for an unanswered event stream
+
+    @functools.cached_property
+    def where(self) -> str:
+        """The URL with token-like values masked: worked out only for an error."""
+        return mask_url(self._url, secrets_in(self._url, self._headers))
 
     def _seconds(self) -> str:
         return f"{self.transport.timeout:g} s"

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_osfoundry.client import HttpxTransport, McpClient, OsfClientError
+from pytest_osfoundry.client import McpClient, OsfClientError
 from pytest_osfoundry.conformance._expected import (
     LEGACY_REVISIONS,
     MCP_METHOD_HEADER,
@@ -132,7 +132,7 @@ def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, An
     token = target.creds.agent_token
     if token:
         headers = {**headers, "Authorization": f"Bearer {token}"}
-    reply = HttpxTransport(target.http).request("POST", target.mcp_url, headers, body)
+    reply = target.transport.request("POST", target.mcp_url, headers, body)
     text = reply.body.decode("utf-8", "replace")
     if "text/event-stream" in reply.headers.get("content-type", ""):
         datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
@@ -212,9 +212,7 @@ def domain_protocol(target: Target, choice: str) -> str:
         return choice
     settled = _cached(_settled, target)
     if settled is None:
-        client = McpClient(
-            HttpxTransport(target.http), target.mcp_url, target.creds.agent_token, era_cache={}
-        )
+        client = McpClient(target.transport, target.mcp_url, target.creds.agent_token, era_cache={})
         try:
             era = client.connect()
         except OsfClientError:

@@ -33,12 +33,12 @@ from typing import Any
 
 from pytest_osfoundry.client import (
     HttpStatusError,
-    HttpxTransport,
     JsonRpcError,
     McpClient,
     OsfClientError,
     ProtocolViolation,
     ReplyLost,
+    Transport,
     mask_token,
 )
 from pytest_osfoundry.conformance._eras import served_revisions
@@ -107,7 +107,7 @@ def preflight(target: Target, protocol: str = "auto") -> None:
     def mask(text: str) -> str:
         return mask_token(text, secrets) if secrets else text
 
-    transport = HttpxTransport(target.http)
+    transport = target.transport
     roles = roles_of(target)
     first_agent = next((r for r in roles if r.kind == "agent"), None)
     _check_mcp(target, transport, first_agent, mask)
@@ -130,7 +130,7 @@ def preflight(target: Target, protocol: str = "auto") -> None:
 
 
 def _check_mcp(
-    target: Target, transport: HttpxTransport, role: Role | None, mask: Callable[[str], str]
+    target: Target, transport: Transport, role: Role | None, mask: Callable[[str], str]
 ) -> None:
     client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache={})
     where = f"--osf-target {target.label}"
@@ -187,7 +187,7 @@ def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:
 
 
 def _check_agent(
-    target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
+    target: Target, transport: Transport, role: Role, mask: Callable[[str], str]
 ) -> None:
     client = McpClient(transport, target.mcp_url, role.token, era_cache={})
     try:
@@ -230,7 +230,7 @@ def _tool_text(result: dict[str, Any]) -> str:
 
 
 def _check_desktop(
-    target: Target, transport: HttpxTransport, role: Role, mask: Callable[[str], str]
+    target: Target, transport: Transport, role: Role, mask: Callable[[str], str]
 ) -> None:
     url = f"{target.relay_url.rstrip('/')}{RELAY_PREFIX}/commands/{uuid.uuid4()}/control"
     headers = {"Accept": "application/json", "Authorization": f"Bearer {role.token}"}

@@ -28,7 +28,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from pytest_osfoundry.client import BoundedClient, McpClient, mask_token, mask_url
+from pytest_osfoundry.client import (
+    BoundedClient,
+    HttpxTransport,
+    McpClient,
+    SocketTransport,
+    Transport,
+    mask_token,
+    mask_url,
+)
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
@@ -88,6 +96,11 @@ class Target:
     relay_url: str
     creds: Credentials
     http: httpx.Client
+    transport: Transport
+    """What every request of the suite goes through: a
+    :class:`~pytest_osfoundry.client.SocketTransport` for plain ``http://`` URLs, falling
+    back to an :class:`~pytest_osfoundry.client.HttpxTransport` over :attr:`http`; both
+    bounded by ``--osf-timeout`` and ``--osf-max-response``."""
     timing_samples: int = 60
     protocol: str = "auto"
     """``--osf-protocol``: the MCP revision the domain checks speak (``auto`` or pinned)."""
@@ -108,7 +121,10 @@ class Target:
         return origin_of(self.mcp_url)
 
     def close(self) -> None:
-        """Close the HTTP client and stop an embedded server (idempotent)."""
+        """Close the HTTP clients and stop an embedded server (idempotent)."""
+        close = getattr(self.transport, "close", None)
+        if callable(close):
+            close()
         self.http.close()
         if self._loopback is not None:
             self._loopback.close()
@@ -194,7 +210,9 @@ def load_factory(ref: str) -> Callable[[], Any]:
     return factory  # type: ignore[no-any-return]
 
 
-def _embedded(settings: Settings, ref: str | None, http: httpx.Client) -> Target:
+def _embedded(
+    settings: Settings, ref: str | None, http: httpx.Client, transport: Transport
+) -> Target:
     if ref is None:
         from pytest_osfoundry.server import ReferenceServer
 
@@ -234,6 +252,7 @@ def _embedded(settings: Settings, ref: str | None, http: httpx.Client) -> Target
         relay_url=settings.osf_relay_url or loop.origin,
         creds=creds,
         http=http,
+        transport=transport,
         timing_samples=settings.osf_timing_samples,
         _loopback=loop,
     )
@@ -290,9 +309,17 @@ def resolve_target(settings: Settings) -> Target:
         max_bytes=settings.osf_max_response * 1024 * 1024,
         limits=_limits(settings.osf_concurrency),
     )
+    transport: Transport = HttpxTransport(http)
+    if settings.osf_http_client == "socket":
+        transport = SocketTransport(
+            timeout=float(settings.osf_timeout),
+            max_bytes=http.max_bytes,
+            keep=settings.osf_concurrency + KEEP_ALIVE_SPARE,
+            fallback=transport,
+        )
     try:
         if kind == "embedded":
-            return _embedded(settings, value, http)
+            return _embedded(settings, value, http, transport)
         assert value is not None
         creds = Credentials(
             agent_token=settings.osf_agent_token,
@@ -311,8 +338,12 @@ def resolve_target(settings: Settings) -> Target:
             relay_url=settings.osf_relay_url or origin_of(value),
             creds=creds,
             http=http,
+            transport=transport,
             timing_samples=settings.osf_timing_samples,
         )
     except BaseException:
+        close = getattr(transport, "close", None)
+        if callable(close):
+            close()
         http.close()
         raise

@@ -16,7 +16,6 @@ from typing import Any
 from pytest_osfoundry.client import (
     DeadlineExceeded,
     Exchange,
-    HttpxTransport,
     McpClient,
     OsfClientError,
     RecordingTransport,
@@ -97,7 +96,7 @@ class Wire:
     def __init__(self, target: Target, expect: Expect) -> None:
         self._target = target
         self._expect = expect
-        self._guard = guarded(target, watch(target, HttpxTransport(target.http)))
+        self._guard = guarded(target, watch(target, target.transport))
         self._counter = CountingTransport(self._guard)
         self.recorder = RecordingTransport(SchemaWatch(self._counter, ledger_of(target)), keep=40)
         """Every exchange of the check (the latest 40); each JSON-RPC answer validated

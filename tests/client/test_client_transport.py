@@ -251,3 +251,21 @@ def test_split_target_splits_as_urlsplit_does(scheme: str, rest: str) -> None:
             split_target(url)
         return
     assert split_target(url) == (parts.path or "/", parts.query)
+
+
+def test_a_bounded_client_makes_its_socket_transport_on_first_use() -> None:
+    """httpx's transport loads the certificates when made (~30 ms): a client that sends
+    nothing (the suite's fallback for an http:// target) must not pay for it."""
+    from pytest_osfoundry.client import BoundedClient
+    from pytest_osfoundry.client._bounded_http import _OnFirstUse
+    from pytest_osfoundry.server import LoopbackServer
+
+    client = BoundedClient(deadline=5.0)
+    lazy = client._transport
+    assert isinstance(lazy, _OnFirstUse) and lazy._made is None
+    with LoopbackServer(lambda _r: Response(204)) as server:
+        assert client.get(server.origin + "/").status_code == 204
+    assert lazy._made is not None  # made by the first request, then kept
+    client.close()
+    assert lazy._made is None
+    BoundedClient(deadline=5.0).close()  # closing one never used makes nothing

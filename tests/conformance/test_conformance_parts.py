@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osfoundry._ids import is_graph_session_id
+from pytest_osfoundry.client import SocketTransport
 from pytest_osfoundry.conformance._baseline import (
     BaselineError,
     parse_baseline,
@@ -84,6 +85,7 @@ def test_settings_read_options_then_environment() -> None:
         ({"OSF_TIMING": "maybe"}, "OSF_TIMING: expected 1/0"),
         ({"OSF_TIMING_SAMPLES": "x"}, "OSF_TIMING_SAMPLES: expected a whole number"),
         ({"OSF_TIMEOUT": "0"}, "OSF_TIMEOUT: must be at least 1"),
+        ({"OSF_HTTP_CLIENT": "curl"}, "OSF_HTTP_CLIENT: expected 'socket' or 'httpx'"),
         ({"OSF_PROJECT_ID": "  "}, "OSF_PROJECT_ID is set but empty"),
         ({"OSF_STRICT": ""}, "OSF_STRICT is set but empty"),
     ],
@@ -372,8 +374,29 @@ def test_the_shared_client_keeps_a_connection_open_for_every_check_in_flight(
 
     target = resolve_target(Settings(osf_target="embedded", osf_concurrency=concurrency))
     try:
-        pool = target.http._transport._pool  # type: ignore[attr-defined]
+        pool = target.http._transport.inner._pool  # type: ignore[attr-defined]
         assert pool._max_keepalive_connections == concurrency + KEEP_ALIVE_SPARE
         assert pool._max_connections >= concurrency + KEEP_ALIVE_SPARE
+        assert isinstance(target.transport, SocketTransport)
+        assert target.transport.keep == concurrency + KEEP_ALIVE_SPARE
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize(
+    ("choice", "kind"), [("socket", "SocketTransport"), ("httpx", "HttpxTransport")]
+)
+def test_the_http_client_option_picks_what_sends_the_requests(choice: str, kind: str) -> None:
+    from pytest_osfoundry.conformance._target import resolve_target
+
+    settings = Settings(osf_target="embedded", osf_http_client=choice, osf_timeout=7)
+    target = resolve_target(settings)
+    try:
+        assert type(target.transport).__name__ == kind
+        assert target.transport.timeout == 7.0  # type: ignore[attr-defined]
+        reply = target.transport.request(
+            "GET", target.origin + "/.well-known/oauth-protected-resource", {}, b""
+        )
+        assert reply.status == 200
     finally:
         target.close()

@@ -5,7 +5,9 @@ real loopback socket with a 2 s deadline and a 1 MiB size cap, and asserts that 
 exchange ends within 2 s plus a generous margin (these detect hangs; they are not
 benchmarks) with a peak of traced memory under 8 MiB, and that the error says what
 the server did. Without the bounds, ``huge`` grows without limit and the others
-never end.
+never end. Each runs through both socket transports, the httpx one and the
+conformance suite's :class:`~pytest_osfoundry.client.SocketTransport`: they keep the
+same promises in the same words.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pytest_osfoundry.client import (
     RelayClient,
     ReplyLost,
     ResponseTooLarge,
+    SocketTransport,
+    Transport,
 )
 from pytest_osfoundry.client._bounded_http import BoundedClient
 from tests.hostile.osf_hostile_kit import HostileServer
@@ -68,8 +72,25 @@ def _bounded(call: Callable[[], Any]) -> tuple[Any, BaseException | None, float,
     return result, error, elapsed, peak
 
 
-def _post(server: HostileServer, **kwargs: Any) -> Callable[[], Any]:
-    transport = HttpxTransport(timeout=DEADLINE, max_bytes=CAP, **kwargs)
+Make = Callable[[], Transport]
+
+
+@pytest.fixture(params=["httpx", "socket"])
+def make(request: pytest.FixtureRequest) -> Iterator[Make]:
+    """Builds the transport under test, bounded by ``DEADLINE`` and ``CAP``."""
+    made: list[HttpxTransport | SocketTransport] = []
+
+    def build() -> Transport:
+        kind = HttpxTransport if request.param == "httpx" else SocketTransport
+        made.append(kind(timeout=DEADLINE, max_bytes=CAP))
+        return made[-1]
+
+    yield build
+    for transport in made:
+        transport.close()
+
+
+def _post(server: HostileServer, transport: Transport) -> Callable[[], Any]:
     return lambda: transport.request("POST", server.url, HEADERS, PING)
 
 
@@ -85,10 +106,14 @@ def _post(server: HostileServer, **kwargs: Any) -> Callable[[], Any]:
     ],
 )
 def test_hostile_reply_fails_within_2s_and_8mib(
-    hostile: Callable[..., HostileServer], mode: str, error: type[Exception], message: str
+    hostile: Callable[..., HostileServer],
+    make: Make,
+    mode: str,
+    error: type[Exception],
+    message: str,
 ) -> None:
     server = hostile(mode)
-    _, err, elapsed, peak = _bounded(_post(server))
+    _, err, elapsed, peak = _bounded(_post(server, make()))
     assert isinstance(err, error), err
     assert str(err).startswith(message)
     assert elapsed < DEADLINE + MARGIN
@@ -96,10 +121,10 @@ def test_hostile_reply_fails_within_2s_and_8mib(
 
 
 def test_answer_then_open_stream_is_read_up_to_the_answer(
-    hostile: Callable[..., HostileServer],
+    hostile: Callable[..., HostileServer], make: Make
 ) -> None:
     server = hostile("answer-open")
-    reply, err, elapsed, peak = _bounded(_post(server))
+    reply, err, elapsed, peak = _bounded(_post(server, make()))
     assert err is None
     assert reply.status == 200 and b'"id": 7' in reply.body
     assert elapsed < DEADLINE  # it did not wait for the deadline
@@ -111,12 +136,12 @@ def test_answer_then_open_stream_is_read_up_to_the_answer(
     [("GET", b""), ("POST", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')],
 )
 def test_an_open_stream_answering_no_request_ends_at_its_headers(
-    hostile: Callable[..., HostileServer], method: str, body: bytes
+    hostile: Callable[..., HostileServer], make: Make, method: str, body: bytes
 ) -> None:
     # A GET stream (which a legacy-era server may open) or a stream answering a
     # notification carries no answer of ours: nothing to wait for.
     server = hostile("endless-stream")
-    transport = HttpxTransport(timeout=DEADLINE, max_bytes=CAP)
+    transport = make()
     reply, err, elapsed, peak = _bounded(
         lambda: transport.request(method, server.url, {"Accept": "text/event-stream"}, body)
     )
@@ -128,20 +153,20 @@ def test_an_open_stream_answering_no_request_ends_at_its_headers(
 
 
 def test_mcp_client_gets_its_answer_from_an_open_stream(
-    hostile: Callable[..., HostileServer],
+    hostile: Callable[..., HostileServer], make: Make
 ) -> None:
     server = hostile("answer-open")
-    client = McpClient(HttpxTransport(timeout=DEADLINE), server.url, auto_initialize=False)
+    client = McpClient(make(), server.url, auto_initialize=False)
     start = time.monotonic()
     assert client.rpc("ping") == {}
     assert time.monotonic() - start < DEADLINE
 
 
 def test_answer_then_silence_fails_the_second_request_only(
-    hostile: Callable[..., HostileServer],
+    hostile: Callable[..., HostileServer], make: Make
 ) -> None:
     server = hostile("answer-then-silence")
-    post = _post(server)
+    post = _post(server, make())
     assert post().status == 200
     _, err, elapsed, _ = _bounded(post)
     assert isinstance(err, DeadlineExceeded) and "no answer within 2 s" in str(err)
@@ -152,9 +177,10 @@ def test_redirect_loop_is_a_reply_or_a_clear_error(
     hostile: Callable[..., HostileServer],
 ) -> None:
     server = hostile("redirect")
-    assert _post(server)().status == 302  # not followed by default
+    assert _post(server, HttpxTransport(timeout=DEADLINE))().status == 302  # not followed
+    assert _post(server, SocketTransport(timeout=DEADLINE, max_bytes=CAP))().status == 302
     following = BoundedClient(deadline=DEADLINE, max_bytes=CAP, follow_redirects=True)
-    _, err, elapsed, _ = _bounded(_post(server, client=following))
+    _, err, elapsed, _ = _bounded(_post(server, HttpxTransport(following)))
     following.close()
     assert isinstance(err, ReplyLost) and "redirected again and again" in str(err)
     assert elapsed < DEADLINE + MARGIN
@@ -171,9 +197,9 @@ def test_a_bounded_client_alone_ends_a_drip_of_headers(
     assert elapsed < DEADLINE + MARGIN
 
 
-def test_relay_client_is_bounded_too(hostile: Callable[..., HostileServer]) -> None:
+def test_relay_client_is_bounded_too(hostile: Callable[..., HostileServer], make: Make) -> None:
     server = hostile("huge")
-    relay = RelayClient(HttpxTransport(timeout=DEADLINE, max_bytes=CAP), server.url, "t0ken-x")
+    relay = RelayClient(make(), server.url, "t0ken-x")
     _, err, elapsed, peak = _bounded(lambda: relay.sync("p", []))
     assert isinstance(err, ResponseTooLarge)
     assert elapsed < DEADLINE + MARGIN and peak < MEMORY
