@@ -5,21 +5,28 @@
   ``Content-Length`` body), so no worker waits on a slow client.
 * :class:`Connection` is one client connection: its socket, its deadline-bounded
   reader and its request handler.
-* The request handler parses with :mod:`http.server`, frames strictly (differing
-  ``Content-Length`` values, a malformed length or chunked body: 400; a body over
-  8 MiB: 413), hands the :class:`~pytest_osfoundry.http.Request` to the app, writes
-  the answer in one send, and logs nothing.
+* The request handler parses a plain request head itself (request line, then
+  ``name: value`` lines, all already in memory) and leaves anything else to
+  :mod:`http.server`'s parser, which answers what is malformed (400, 414, 431, 505);
+  it frames strictly (differing ``Content-Length`` values, a malformed length or
+  chunked body: 400; a body over 8 MiB: 413), hands the
+  :class:`~pytest_osfoundry.http.Request` to the app, writes the answer in one send,
+  and logs nothing. The head parser of its own is a speed trick on the path every
+  request of the conformance suite takes: http.server's goes through the ``email``
+  package, about a third of the door's time a request
+  (``benchmarks/bench_suite_floor.py --only embedded``; README, "Speed").
 
 The threads that run it are :mod:`~pytest_osfoundry.server._loopback`'s.
 """
 
 from __future__ import annotations
 
+import email.utils
 import io
 import re
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +126,80 @@ def whole(buf: bytearray) -> bool:
     return length > MAX_READ or len(buf) >= end + sep + length  # too large: refused at once
 
 
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_MAX_FIELDS = 100  # http.server's limits (more fields, or a longer line: 431)
+_MAX_LINE = 65536
+_PLAIN_VERSIONS = {"HTTP/1.1": False, "HTTP/1.0": True}
+"""The versions the fast path takes, and whether each closes by default."""
+
+
+class Fields:
+    """A request's header fields: case-insensitive lookups over the lines as sent."""
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self._pairs = [(name.lower(), value) for name, value in pairs]
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The first value of ``name`` (any case), or ``default``."""
+        name = name.lower()
+        for key, value in self._pairs:
+            if key == name:
+                return value
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        """Every value of ``name`` (any case), in order."""
+        name = name.lower()
+        return [value for key, value in self._pairs if key == name]
+
+    def lowered(self) -> dict[str, str]:
+        """Lower-cased names to values (the last one of a repeated name)."""
+        return dict(self._pairs)
+
+
+def plain_head(buf: bytearray) -> tuple[int, list[tuple[str, str]]] | None:
+    """The header fields at the start of ``buf`` and the head's length (with the blank
+    line), when every line is a plain ``token: value`` ending in CRLF; ``None`` for
+    anything else (no blank line yet, bare LF, folded or malformed lines, too many
+    fields, a head over 64 KiB), which http.server's parser then reads and answers.
+    Values keep what http.server keeps: leading blanks dropped, trailing ones not."""
+    if buf[:2] == b"\r\n":
+        return 2, []
+    end = buf.find(b"\r\n\r\n")
+    if end < 0 or end > _MAX_LINE:
+        return None
+    lines = bytes(buf[:end]).split(b"\r\n")
+    if len(lines) > _MAX_FIELDS:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for line in lines:
+        name, sep, value = line.partition(b":")
+        if not sep or _TOKEN.fullmatch(name) is None or b"\n" in value or b"\r" in value:
+            return None
+        pairs.append((name.decode("ascii"), value.lstrip(b" \t").decode("latin-1")))
+    return end + 4, pairs
+
+
+class _DateLine:
+    """The ``Date`` header's value, formatted once a second."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._text = ""
+
+    def now(self) -> str:
+        second = int(time.time())
+        if second != self._second:
+            self._text = email.utils.formatdate(second, usegmt=True)
+            self._second = second
+        return self._text
+
+
+_date = _DateLine()
+
+
 class Connection:
     """One client connection: its socket, reader, writer and request handler."""
 
@@ -142,6 +223,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     wbufsize = 64 * 1024
     rfile: Any
     app: Handler
+    fields: Fields
+    raw_requestline: bytes
 
     def __init__(  # deliberately not BaseRequestHandler.__init__, which serves at once
         self, conn: Connection, address: Any, server: LoopbackServer
@@ -154,8 +237,32 @@ class _RequestHandler(BaseHTTPRequestHandler):
         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
         self.close_connection = True
 
+    def parse_request(self) -> bool:
+        """The request line and a plain head parsed here; anything else by http.server."""
+        words = self.raw_requestline.decode("latin-1").rstrip("\r\n").split(" ")
+        plain = len(words) == 3 and words[2] in _PLAIN_VERSIONS and all(words)
+        parsed = plain_head(self.rfile.buf) if plain else None
+        if parsed is None:
+            if not super().parse_request():
+                return False
+            self.fields = Fields(self.headers.items())
+            return True
+        size, pairs = parsed
+        del self.rfile.buf[:size]
+        self.command, self.path, self.request_version = words
+        self.requestline = " ".join(words)
+        self.fields = Fields(pairs)
+        conntype = (self.fields.get("connection") or "").lower()  # as http.server reads it
+        self.close_connection = conntype == "close" or (
+            _PLAIN_VERSIONS[self.request_version] and conntype != "keep-alive"
+        )
+        expect = (self.fields.get("expect") or "").lower()
+        if expect == "100-continue" and self.request_version == "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
+
     def _serve(self) -> None:
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+        if "chunked" in (self.fields.get("transfer-encoding") or "").lower():
             chunked = self._read_chunked()
             if chunked is None:
                 return
@@ -169,7 +276,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self.close_connection = True  # the client went away mid-body
                 return
         path, _, query = self.path.partition("?")
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        headers = self.fields.lowered()
         try:
             response = self.app(Request(self.command, path, headers, body, query))
         except DropConnection:  # a lost reply (fault injection): close, answer nothing
@@ -181,7 +288,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         """The body's length; ``None`` when refused (400 or 413 already sent)."""
         values = {
             part.strip()
-            for field in self.headers.get_all("content-length") or []
+            for field in self.fields.get_all("content-length")
             for part in field.split(",")
         }
         if len(values) > 1:
@@ -232,14 +339,28 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return b"".join(parts)
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self.send_response(status)
+        """Write the answer in one piece; a ``Connection`` header of the app's says
+        whether the connection ends after it, as http.server's ``send_header`` does."""
+        reason = self.responses.get(status, ("",))[0]
+        lines = [
+            f"{self.protocol_version} {status} {reason}",
+            f"Server: {self.server_version}",
+            f"Date: {_date.now()}",
+        ]
         for name, value in headers.items():
-            if name != "content-length":
-                self.send_header(name, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD" and body:
-            self.wfile.write(body)
+            if name.lower() == "content-length":
+                continue
+            lines.append(f"{name}: {value}")
+            if name.lower() == "connection":
+                if value.lower() == "close":
+                    self.close_connection = True
+                elif value.lower() == "keep-alive":
+                    self.close_connection = False
+        lines.append(f"content-length: {len(body)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+        if self.request_version == "HTTP/0.9":  # no status line, no headers (http.server)
+            head = b""
+        self.wfile.write(head + body if self.command != "HEAD" and body else head)
 
     do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
