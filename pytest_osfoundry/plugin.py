@@ -58,6 +58,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     ``conftest.py`` implementing it loads whether or not the suite runs."""
     pluginmanager.add_hookspecs(_extra)
 
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--osf-...`` options (pytest's ``osfoundry`` group) and the
     ``osf_extra_checks`` ini option."""
@@ -89,7 +90,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # pytest_configure is a historic hook: the suite's own runs as it is registered.
         config.pluginmanager.register(suite, SUITE_PLUGIN)
-        if not config.pluginmanager.has_plugin(RELAY_PLUGIN):
+        if _runs_relay_checks(config, settings) and not config.pluginmanager.has_plugin(
+            RELAY_PLUGIN
+        ):
             config.pluginmanager.register(importlib.import_module(RELAY_MODULE), RELAY_PLUGIN)
 
 
@@ -108,6 +111,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if not _aio_tests.wants_virtual_loop(pyfuncitem):
         return None
     return _aio_tests.run_virtual_test(pyfuncitem)
+
+
+def _runs_relay_checks(config: pytest.Config, settings: Settings) -> bool:
+    """Whether relay checks may be collected: a relay command is given, or test paths
+    are (which may name relay checks). A server run with no paths collects only the
+    server checks, so the relay suite's modules are not even imported (~20 ms)."""
+    given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
+    return settings.relay_active or given
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:

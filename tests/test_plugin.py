@@ -107,3 +107,32 @@ def test_loading_the_plugin_imports_no_component() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+_RELAY_PROBE = """
+import sys
+
+def pytest_sessionfinish(session):
+    registered = session.config.pluginmanager.has_plugin("osfoundry-relay-conformance")
+    imported = "pytest_osfoundry.conformance.relay._harness" in sys.modules
+    print(f"relay-registered={registered} relay-imported={imported}")
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # The main job: the server checks alone, the relay suite not even imported.
+        (("--osf-target=embedded",), "relay-registered=False relay-imported=False"),
+        # Paths given may name relay checks: their hooks and fixtures are there.
+        (("--osf-target=embedded", "test_x.py"), "relay-registered=True relay-imported=True"),
+        (("--osf-relay-command=embedded",), "relay-registered=True relay-imported=True"),
+    ],
+)
+def test_the_relay_suite_is_loaded_only_when_relay_checks_may_run(
+    pytester: pytest.Pytester, args: tuple[str, ...], expected: str
+) -> None:
+    pytester.makeconftest(_RELAY_PROBE)
+    pytester.makepyfile(test_x="def test_x():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "--co", *args)
+    assert expected in result.stdout.str()

@@ -53,6 +53,7 @@ from pytest_osfoundry.conformance._finish import (
     pytest_terminal_summary,
     pytest_testnodedown,
 )
+from pytest_osfoundry.conformance._gc import freeze_collected
 from pytest_osfoundry.conformance._layout import checks_dir
 from pytest_osfoundry.conformance._makereport import ResultsGatherer, pytest_runtest_makereport
 from pytest_osfoundry.conformance._options import Settings
@@ -93,6 +94,7 @@ __all__ = [
     "osf_target",
     "pytest_collect_directory",
     "pytest_collect_file",
+    "pytest_collection_finish",
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_pycollect_makeitem",
@@ -205,6 +207,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         config.stash[PREFLIGHT_FAILED] = True
         refused_run(settings, problem, getattr(config.option, "xmlpath", None))
         raise pytest.UsageError(f"osfoundry preflight: {problem}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Leave what the run keeps (modules, items) out of the collector's full passes
+    (:mod:`~pytest_osfoundry.conformance._gc`)."""
+    if run_settings(session.config).active:
+        freeze_collected()
 
 
 def _distributed(config: pytest.Config) -> bool:
