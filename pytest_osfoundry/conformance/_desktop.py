@@ -58,13 +58,23 @@ class Desktop:
             self.synced = True
         return commands
 
-    def changing_list(self, *, everything: bool = False) -> AbstractContextManager[None]:
+    def changing_list(
+        self, *, everything: bool = False, sharing: str | None = None
+    ) -> AbstractContextManager[None]:
         """Hold the project's shared session list for a block: meanwhile no other check
         of this process syncs, and with ``everything`` none sends a request whose answer
         depends on the list (:mod:`~pytest_osfoundry.conformance._holds`). For a check
         that shares a list of its own and reads what it shared; leave the fixed list
-        shared again."""
-        return self._wire.hold("list" if everything else "syncs")
+        shared again. Checks whose blocks sync one and the same list (and nothing else)
+        name it in ``sharing`` and hold together.
+
+        Raises:
+            ValueError: ``everything`` with ``sharing`` (a list that may unshare the
+                fixed sessions is held alone).
+        """
+        if everything and sharing is not None:
+            raise ValueError("a hold of everything is held alone: no sharing")
+        return self._wire.hold("list" if everything else "syncs", sharing)
 
     def start(self, command_id: str) -> str:
         """Start one of the check's commands as the desktop; the status answered."""

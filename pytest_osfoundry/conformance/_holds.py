@@ -18,7 +18,10 @@ Which requests a hold excludes is read off each request at the one transport eve
 check's requests pass (:func:`kind_of`), so no check can forget to wait. A hold
 belongs to the check's context, not to a thread: the requests of the holding check
 pass, from any of its threads. A waiting hold goes before new requests it excludes
-(it is never starved); holds do not overlap each other.
+(it is never starved). Holds do not overlap each other, but for those that share one
+list (``sharing``: R8-default-limit and the first steps of D10-sync-replaces and
+D10-sync-max-100 all share the same hundred sessions): they hold together, and a
+waiting hold of another kind goes before new ones joining them.
 
 Holds are per process: under xdist, or with several CI jobs against one server,
 checks of another process may still sync meanwhile, which is why the checks that read
@@ -73,33 +76,45 @@ _SYNC_PATH = RELAY_PREFIX + "/sync"
 
 
 class Holds:
-    """One target's holds: requests of every check, or one check's hold.
+    """One target's holds: requests of every check, or the checks holding the list.
 
     :meth:`request` surrounds one request of a check (``owner``: its context's
     token); :meth:`hold` a stretch of one check's work (re-entrant; the outermost
-    block's scope counts).
+    block's scope counts). Holds with the same ``sharing`` name share one list (every
+    holder syncs exactly that list), so they hold at once; any other hold is alone.
     """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._in_flight: dict[str, int] = {"sync": 0, "read": 0}
-        self._holder: object | None = None
+        self._holders: dict[object, int] = {}
+        """Who holds now, and how deep: several only when they share one list."""
         self._scope: Scope = "syncs"
-        self._depth = 0
-        self._waiting: list[Scope] = []
+        self._sharing: str | None = None
+        self._waiting: list[tuple[Scope, str | None]] = []
 
     def _excluded(self, kind: ListUse) -> bool:
         """Whether a new request of ``kind`` must wait (under the condition)."""
-        if self._holder is not None and kind in _EXCLUDES[self._scope]:
+        if self._holders and kind in _EXCLUDES[self._scope]:
             return True
-        return any(kind in _EXCLUDES[scope] for scope in self._waiting)
+        return any(kind in _EXCLUDES[scope] for scope, _ in self._waiting)
+
+    def _may_hold(self, scope: Scope, sharing: str | None) -> bool:
+        """Whether a hold may begin now (under the condition): nobody holds, or the
+        holders share its list and no other hold waits to go first; and no request it
+        excludes is in flight."""
+        if self._holders:
+            joins = sharing is not None and (scope, sharing) == (self._scope, self._sharing)
+            if not joins or any(other != (scope, sharing) for other in self._waiting):
+                return False
+        return not any(self._in_flight[kind] for kind in _EXCLUDES[scope])
 
     @contextmanager
     def request(self, owner: object, kind: ListUse) -> Iterator[None]:
         """Around one request of ``owner``'s check that depends on the list: waits while
-        another check's hold (or one waiting) excludes it; the holder's own pass."""
+        another check's hold (or one waiting) excludes it; the holders' own pass."""
         with self._cond:
-            own = self._holder is owner
+            own = owner in self._holders
             if not own:
                 while self._excluded(kind):
                     self._cond.wait()
@@ -113,29 +128,32 @@ class Holds:
                     self._cond.notify_all()
 
     @contextmanager
-    def hold(self, owner: object, scope: Scope) -> Iterator[None]:
-        """Hold for ``owner``'s check: wait until no other hold is on and no request it
-        excludes is in flight, then keep new ones waiting until the block ends."""
+    def hold(self, owner: object, scope: Scope, sharing: str | None = None) -> Iterator[None]:
+        """Hold for ``owner``'s check: wait until no other hold is on (but those sharing
+        its list) and no request it excludes is in flight, then keep new ones waiting
+        until the block ends."""
         with self._cond:
-            if self._holder is owner:
-                self._depth += 1
+            if owner in self._holders:
+                self._holders[owner] += 1
             else:
-                self._waiting.append(scope)
+                me = (scope, sharing)
+                self._waiting.append(me)  # new requests it excludes wait from now on
                 try:
-                    while self._holder is not None or any(
-                        self._in_flight[kind] for kind in _EXCLUDES[scope]
-                    ):
+                    while not self._may_hold(scope, sharing):
                         self._cond.wait()
                 finally:
-                    self._waiting.remove(scope)
-                self._holder, self._scope, self._depth = owner, scope, 1
+                    self._waiting.remove(me)
+                    self._cond.notify_all()
+                if not self._holders:
+                    self._scope, self._sharing = scope, sharing
+                self._holders[owner] = 1
         try:
             yield
         finally:
             with self._cond:
-                self._depth -= 1
-                if not self._depth:
-                    self._holder = None
+                self._holders[owner] -= 1
+                if not self._holders[owner]:
+                    del self._holders[owner]
                     self._cond.notify_all()
 
 
@@ -172,9 +190,10 @@ class Guarded:
         with self.holds.request(self, kind):
             return self.inner.request(method, url, headers, body)
 
-    def hold(self, scope: Scope) -> AbstractContextManager[None]:
-        """Hold ``scope`` for this check (its requests pass, from any thread)."""
-        return self.holds.hold(self, scope)
+    def hold(self, scope: Scope, sharing: str | None = None) -> AbstractContextManager[None]:
+        """Hold ``scope`` for this check (its requests pass, from any thread); holds
+        ``sharing`` one list go together."""
+        return self.holds.hold(self, scope, sharing)
 
     def __repr__(self) -> str:
         return f"{self.inner!r} (held for a check's holds)"

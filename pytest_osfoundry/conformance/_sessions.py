@@ -16,12 +16,19 @@ from typing import Any
 from pytest_osfoundry.conformance._expected import SYNC_MAX_SESSIONS
 
 __all__ = [
+    "HUNDRED",
     "RENAMED",
     "extra_sessions",
     "fixed_sessions",
     "overflow_sessions",
     "unshared_session_id",
 ]
+
+HUNDRED = "fixed+extra"
+"""The ``sharing`` name of the holds whose blocks sync the fixed sessions and the extra
+ones (:func:`extra_sessions`), the largest allowed sync, and nothing else: such
+blocks of different checks hold the list together
+(:meth:`~pytest_osfoundry.conformance._desktop.Desktop.changing_list`)."""
 
 #: What the re-check's rename appends to the rename session's slug.
 RENAMED = "-renamed"

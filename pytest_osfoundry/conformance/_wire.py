@@ -155,11 +155,11 @@ class Wire:
             self._expect.fail(f"tools/call {tool}: {err}")
         return decode_reply(reply)
 
-    def hold(self, scope: Scope) -> AbstractContextManager[None]:
+    def hold(self, scope: Scope, sharing: str | None = None) -> AbstractContextManager[None]:
         """Hold ``scope`` for this check while the block runs: the other checks of this
-        process send no request it excludes meanwhile
-        (:mod:`~pytest_osfoundry.conformance._holds`)."""
-        return self._guard.hold(scope)
+        process send no request it excludes meanwhile, but those holding ``sharing`` the
+        same list (:mod:`~pytest_osfoundry.conformance._holds`)."""
+        return self._guard.hold(scope, sharing)
 
     @property
     def requests(self) -> int:

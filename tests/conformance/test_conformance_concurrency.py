@@ -171,11 +171,19 @@ class _Watch:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.syncs_in_flight = 0
-        self.open: list[list[int]] = []
+        self.syncs_in_flight: list[str] = []  # the list each sync in flight carries
+        self.open: list[tuple[str, list[int]]] = []
         self.overlaps: list[int] = []
         self.keys_in_flight: list[str | None] = []  # each request's idempotency key
         self.beside_races: list[int] = []  # other requests in flight beside a race
+
+
+def _list_of(body: bytes) -> str:
+    """Which list a sync carries: the overflow, the hundred (fixed and extra), or the
+    fixed sessions alone."""
+    if b"overflow-" in body:
+        return "overflow"
+    return "hundred" if b"osf-conformance-extra-" in body else "fixed"
 
 
 def _run_key(request: Request) -> str | None:
@@ -200,9 +208,8 @@ class _Watched(HandlerWrapper[ReferenceServer]):
 
     def __call__(self, request: Request, /) -> Response:
         sync = request.path.endswith("/sync")
-        other_list = sync and (
-            b"osf-conformance-extra-" in request.body or b"overflow-" in request.body
-        )
+        listed = _list_of(request.body) if sync else "fixed"
+        other_list = sync and listed != "fixed"
         mine = [0]
         key = _run_key(request)
         with WATCH.lock:
@@ -210,12 +217,12 @@ class _Watched(HandlerWrapper[ReferenceServer]):
             if key is not None and WATCH.keys_in_flight.count(key) > 1:  # a race's calls
                 WATCH.beside_races.append(sum(k != key for k in WATCH.keys_in_flight))
             if sync:
-                WATCH.syncs_in_flight += 1
-                for seen in WATCH.open:
-                    seen[0] += 1
+                WATCH.syncs_in_flight.append(listed)
+                for kind, seen in WATCH.open:
+                    seen[0] += kind != listed  # the same list synced beside it: no harm
             if other_list:
-                mine[0] += WATCH.syncs_in_flight - 1
-                WATCH.open.append(mine)
+                mine[0] += sum(kind != listed for kind in WATCH.syncs_in_flight)
+                WATCH.open.append((listed, mine))
         try:
             if key is not None:
                 time.sleep(RUN_DELAY)  # so that a race's simultaneous calls meet here
@@ -224,9 +231,9 @@ class _Watched(HandlerWrapper[ReferenceServer]):
             with WATCH.lock:
                 WATCH.keys_in_flight.remove(key)
                 if sync:
-                    WATCH.syncs_in_flight -= 1
+                    WATCH.syncs_in_flight.remove(listed)
                 if other_list:
-                    WATCH.open.remove(mine)
+                    WATCH.open[:] = [entry for entry in WATCH.open if entry[1] is not mine]
                     WATCH.overlaps.append(mine[0])
 
 
@@ -238,9 +245,10 @@ def watched() -> _Watched:
 def test_no_other_sync_overlaps_a_list_changing_sync(
     run_suite: Callable[..., SuiteRun],
 ) -> None:
-    """The checks holding the list run alongside the others, yet no other check's sync
-    reaches the server while one of theirs is there (``_holds``); and the race's calls
-    meet there alone."""
+    """The checks holding the list run alongside the others, yet no sync of another list
+    reaches the server while one of theirs is there (``_holds``: only the hundred-session
+    syncs of the checks sharing that list may meet); and the race's calls meet there
+    alone."""
     WATCH.overlaps.clear()
     WATCH.beside_races.clear()
     run = run_suite(

@@ -3,7 +3,8 @@
 The checks that share a list of their own (R8-default-limit, D10-sync-replaces,
 D10-sync-max-100) run alongside the others; what keeps them apart is :class:`Holds`:
 while one holds, the other checks' requests it excludes wait (syncs; with the list
-held whole, reads of it too), and their other requests go on.
+held whole, reads of it too), and their other requests go on. Holds sharing one list
+(the hundred sessions those three sync) hold together.
 """
 
 from __future__ import annotations
@@ -191,6 +192,54 @@ def test_holds_do_not_overlap() -> None:
         thread.join(WAIT)
 
 
+def test_holds_sharing_one_list_hold_together_and_others_wait_for_all() -> None:
+    holds = Holds()
+    first_done, second_done = threading.Event(), threading.Event()
+    first, one = _in_thread(first_done, holds.hold(object(), "syncs", "hundred"))
+    assert one.wait(WAIT)
+    second, two = _in_thread(second_done, holds.hold(object(), "syncs", "hundred"))
+    assert two.wait(WAIT), "two checks sharing one list did not hold together"
+    # another check's sync, a hold of another list and an unshared hold all wait ...
+    sync_done = threading.Event()
+    syncer, synced = _in_thread(sync_done, holds.request(object(), "sync"))
+    other_done = threading.Event()
+    other, held = _in_thread(other_done, holds.hold(object(), "syncs", "another"))
+    assert not synced.wait(SETTLE) and not held.wait(0)
+    # ... until every holder of the shared list has let go
+    first_done.set()
+    first.join(WAIT)
+    assert not synced.wait(SETTLE) and not held.wait(0)
+    second_done.set()
+    assert held.wait(WAIT), "the other list's hold did not follow"
+    assert not synced.wait(SETTLE), "a sync went during the other list's hold"
+    other_done.set()
+    assert synced.wait(WAIT)
+    sync_done.set()
+    for thread in (second, other, syncer):
+        thread.join(WAIT)
+
+
+def test_a_waiting_hold_of_another_kind_goes_before_new_sharers() -> None:
+    holds = Holds()
+    sharing_done = threading.Event()
+    sharer, shared = _in_thread(sharing_done, holds.hold(object(), "syncs", "hundred"))
+    assert shared.wait(WAIT)
+    alone_done = threading.Event()
+    loner, alone = _in_thread(alone_done, holds.hold(object(), "list"))
+    assert not alone.wait(SETTLE)
+    late_done = threading.Event()
+    latecomer, late = _in_thread(late_done, holds.hold(object(), "syncs", "hundred"))
+    assert not late.wait(SETTLE), "a new sharer joined while another hold waited"
+    sharing_done.set()
+    assert alone.wait(WAIT)
+    assert not late.wait(SETTLE), "the sharer went during the hold of the whole list"
+    alone_done.set()
+    assert late.wait(WAIT)
+    late_done.set()
+    for thread in (sharer, loner, latecomer):
+        thread.join(WAIT)
+
+
 def test_the_holders_own_requests_pass_from_any_thread_and_holding_nests() -> None:
     holds, check = Holds(), object()
     with holds.hold(check, "list"), holds.hold(check, "syncs"):
@@ -259,3 +308,10 @@ def test_another_checks_sync_waits_for_the_holder_and_its_tool_calls_go(
     viewing.join(WAIT)
     holder.close()
     other.close()
+
+
+def test_a_hold_of_everything_is_never_shared(target: Target) -> None:
+    holder = _context(target, "D10-sync-max-100")
+    with pytest.raises(ValueError, match="held alone"):
+        holder.desktop.changing_list(everything=True, sharing="hundred")
+    holder.close()
