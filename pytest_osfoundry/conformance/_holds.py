@@ -18,10 +18,11 @@ Which requests a hold excludes is read off each request at the one transport eve
 check's requests pass (:func:`kind_of`), so no check can forget to wait. A hold
 belongs to the check's context, not to a thread: the requests of the holding check
 pass, from any of its threads. A waiting hold goes before new requests it excludes
-(it is never starved). Holds do not overlap each other, but for those that share one
-list (``sharing``: R8-default-limit and the first steps of D10-sync-replaces and
-D10-sync-max-100 all share the same hundred sessions): they hold together, and a
-waiting hold of another kind goes before new ones joining them.
+(it is never starved), and holds begin in the order they came. Holds do not overlap
+each other, but for those that share one list (``sharing``: R8-default-limit and the
+first steps of D10-sync-replaces and D10-sync-max-100 all share the same hundred
+sessions): they hold together, and a waiting hold of another kind goes before new ones
+joining them.
 
 Holds are per process: under xdist, or with several CI jobs against one server,
 checks of another process may still sync meanwhile, which is why the checks that read
@@ -91,23 +92,31 @@ class Holds:
         """Who holds now, and how deep: several only when they share one list."""
         self._scope: Scope = "syncs"
         self._sharing: str | None = None
-        self._waiting: list[tuple[Scope, str | None]] = []
+        self._waiting: list[tuple[object, Scope, str | None]] = []
+        """The holds waiting to begin, first come first: (a token, scope, sharing)."""
 
     def _excluded(self, kind: ListUse) -> bool:
         """Whether a new request of ``kind`` must wait (under the condition)."""
         if self._holders and kind in _EXCLUDES[self._scope]:
             return True
-        return any(kind in _EXCLUDES[scope] for scope, _ in self._waiting)
+        return any(kind in _EXCLUDES[scope] for _, scope, _ in self._waiting)
 
-    def _may_hold(self, scope: Scope, sharing: str | None) -> bool:
-        """Whether a hold may begin now (under the condition): nobody holds, or the
-        holders share its list and no other hold waits to go first; and no request it
-        excludes is in flight."""
+    def _may_hold(self, token: object, scope: Scope, sharing: str | None) -> bool:
+        """Whether the waiting hold ``token`` may begin now (under the condition): no
+        hold of another kind waits before it; nobody holds, or the holders share its
+        list and no hold of another kind waits at all; and no request it excludes is in
+        flight."""
+        kind = (scope, sharing)
+        order = [entry[0] for entry in self._waiting]
+        ahead = self._waiting[: order.index(token)]
+        if any((other_scope, other) != kind for _, other_scope, other in ahead):
+            return False
         if self._holders:
-            joins = sharing is not None and (scope, sharing) == (self._scope, self._sharing)
-            if not joins or any(other != (scope, sharing) for other in self._waiting):
+            joins = sharing is not None and kind == (self._scope, self._sharing)
+            others = any((s, o) != kind for _, s, o in self._waiting)
+            if not joins or others:
                 return False
-        return not any(self._in_flight[kind] for kind in _EXCLUDES[scope])
+        return not any(self._in_flight[use] for use in _EXCLUDES[scope])
 
     @contextmanager
     def request(self, owner: object, kind: ListUse) -> Iterator[None]:
@@ -136,13 +145,13 @@ class Holds:
             if owner in self._holders:
                 self._holders[owner] += 1
             else:
-                me = (scope, sharing)
-                self._waiting.append(me)  # new requests it excludes wait from now on
+                token = object()
+                self._waiting.append((token, scope, sharing))  # excluded requests wait now
                 try:
-                    while not self._may_hold(scope, sharing):
+                    while not self._may_hold(token, scope, sharing):
                         self._cond.wait()
                 finally:
-                    self._waiting.remove(me)
+                    self._waiting = [entry for entry in self._waiting if entry[0] is not token]
                     self._cond.notify_all()
                 if not self._holders:
                     self._scope, self._sharing = scope, sharing
