@@ -40,7 +40,10 @@ from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 from pytest_osfoundry.conformance._weights import weight
 
-__all__ = ["ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
+__all__ = ["RUNNER_PLUGIN", "ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
+
+RUNNER_PLUGIN = "osfoundry-conformance-concurrent"
+"""The name the concurrent runner is registered under."""
 
 _FIXTURE = "osf_conf"
 
@@ -185,6 +188,12 @@ class ConcurrentRunner:
         if outcome.error is not None:
             raise outcome.error
         return True
+
+    def context_of(self, item: pytest.Item) -> Conformance | None:
+        """The context ``item``'s check ran with in the pre-run (closed already), or
+        ``None`` when it has not run yet (the batch's first) or is not pre-run."""
+        outcome = self._outcomes.get(item.nodeid)
+        return None if outcome is None else outcome.conf
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         """Re-raise what closing a pre-run check's context raised (a teardown error)."""

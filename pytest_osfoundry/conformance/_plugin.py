@@ -45,7 +45,7 @@ from pytest_osfoundry.conformance._collection import (
     pytest_pycollect_makeitem,
     pytest_pycollect_makemodule,
 )
-from pytest_osfoundry.conformance._concurrent import ConcurrentRunner
+from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance._ending import EndWatcher
 from pytest_osfoundry.conformance._extra import extra_check_paths
 from pytest_osfoundry.conformance._finish import (
@@ -146,7 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args[:] = [str(CHECKS_DIR), *map(str, extra_check_paths(config))]
     if settings.osf_concurrency > 1:
         runner = ConcurrentRunner(settings.osf_concurrency, new_context, attach_context)
-        config.pluginmanager.register(runner, "osfoundry-conformance-concurrent")
+        config.pluginmanager.register(runner, RUNNER_PLUGIN)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -159,7 +159,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for name in (
         "osfoundry-conformance-results",
         "osfoundry-conformance-ending",
-        "osfoundry-conformance-concurrent",
+        RUNNER_PLUGIN,
     ):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance._eras import settled_revision
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import stop_if_gone
@@ -69,13 +70,20 @@ def _resolved(settings: Settings) -> Target:
 
 @pytest.fixture
 def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Conformance]:
-    """A fresh :class:`Conformance` context for the check being run; ends its runs after."""
-    conf = new_context(request.node, osf_target)
+    """A fresh :class:`Conformance` context for the check being run; ends its runs after.
+
+    A check the concurrent runner has already run gets the context it ran with
+    (closed by the runner): making and closing a fresh one it would never use cost
+    the suite's run a few per cent against ``embedded``."""
+    runner = request.config.pluginmanager.get_plugin(RUNNER_PLUGIN)
+    ran = runner.context_of(request.node) if isinstance(runner, ConcurrentRunner) else None
+    conf = ran if ran is not None else new_context(request.node, osf_target)
     request.node.stash[CONF] = conf
     try:
         yield conf
     finally:
-        conf.close()
+        if ran is None:
+            conf.close()
         stop_if_gone(request.session, osf_target)
 
 

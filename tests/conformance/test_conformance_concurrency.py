@@ -261,3 +261,41 @@ def test_no_other_sync_overlaps_a_list_changing_sync(
     # R5's simultaneous calls met at the server (it runs alone), nothing else with them
     assert WATCH.beside_races, "the race's calls never overlapped each other"
     assert WATCH.beside_races == [0] * len(WATCH.beside_races)
+
+
+_COUNT_CONTEXTS = """
+import pytest
+from pytest_osfoundry.conformance import _harness
+
+made = []
+_init = _harness.Conformance.__init__
+
+def _counting(self, *args, **kwargs):
+    made.append(self)
+    _init(self, *args, **kwargs)
+
+_harness.Conformance.__init__ = _counting
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    conf = item.funcargs.get("osf_conf")
+    if conf is not None and conf is not made[-1] and conf not in made:
+        raise AssertionError("osf_conf was made outside Conformance")
+
+def pytest_sessionfinish(session):
+    print(f"contexts={len(made)} items={len(session.items)}")
+"""
+
+
+def test_a_pre_run_check_gets_the_context_it_ran_with(pytester: pytest.Pytester) -> None:
+    """Each check's context is made once (by the pre-run), not again by the fixture:
+    the one extra is the batch's first item's, made before the pre-run began."""
+    pytester.makeconftest(_COUNT_CONTEXTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-s", "--osf-target=embedded", "--osf-concurrency=8"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    found = re.search(r"contexts=(\d+) items=(\d+)", result.stdout.str())
+    assert found is not None, result.stdout.str()[-3000:]
+    contexts, items = int(found[1]), int(found[2])
+    assert contexts == items + 1, found[0]
