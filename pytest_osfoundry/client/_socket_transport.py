@@ -133,10 +133,9 @@ class _Conn:
 class _Exchange:
     """One request on one connection, every socket operation bounded by ``at``."""
 
-    def __init__(self, conn: _Conn, at: float, reading: _Reading) -> None:
+    def __init__(self, conn: _Conn, at: float) -> None:
         self.conn = conn
         self.at = at
-        self.reading = reading
 
     def _timeout(self) -> float:
         left = self.at - time.monotonic()
@@ -210,6 +209,10 @@ class _Exchange:
             minor, status = int(match.group(1)), int(match.group(2))
             fields: list[tuple[str, str]] = []
             for raw in lines:
+                if raw[:1] in (b" ", b"\t") and fields:  # obs-fold: unfolded, as h11 does
+                    name_, value_ = fields[-1]
+                    fields[-1] = (name_, f"{value_} {raw.strip().decode('latin-1')}".strip())
+                    continue
                 name, sep, value = raw.partition(b":")
                 if not sep or _TOKEN.fullmatch(name) is None:
                     raise _Failure("RemoteProtocolError", "malformed header line")
@@ -324,18 +327,12 @@ class SocketTransport:
         self._fallback = fallback
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._lock = threading.Lock()
-        self._direct: dict[str, bool] = {}
         self._agent = _user_agent()
 
     # ------------------------------------------------------------------ public
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request and read the reply, within the deadline and the size cap."""
-        scheme, _, rest = url.partition("://")
-        key = scheme + "://" + rest.partition("/")[0].partition("?")[0]
-        direct = self._direct.get(key)
-        if direct is None:  # the environment is read once per origin
-            direct = self._direct[key] = serves_directly(url)
-        if not direct:
+        if not serves_directly(url):
             return self._fallback_transport().request(method, url, headers, body)
         return self._send(method, url, headers, body)
 
@@ -405,7 +402,7 @@ class SocketTransport:
         try:
             if conn is None:
                 conn = self._connect(host, port, at)
-            exchange = _Exchange(conn, at, reading)
+            exchange = _Exchange(conn, at)
             try:
                 exchange.send(self._head(method, parts, headers, body) + body)
             except _Failure as unsent:

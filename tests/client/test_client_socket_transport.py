@@ -181,6 +181,13 @@ def test_reply_headers_are_lower_cased_and_repeats_joined(
     assert reply.headers["www-authenticate"] == "Bearer x"
 
 
+def test_a_folded_header_line_is_unfolded_as_h11_does(
+    scripted: type[Scripted], transport: SocketTransport
+) -> None:
+    server = scripted([b"HTTP/1.1 200 OK\r\nX-A: one\r\n\t two\r\ncontent-length: 0\r\n\r\n"])
+    assert transport.request("GET", server.url, {}, b"").headers["x-a"] == "one two"
+
+
 def test_chunked_bodies_are_joined_and_trailers_dropped(
     scripted: type[Scripted], transport: SocketTransport
 ) -> None:
@@ -286,6 +293,7 @@ def test_a_stale_pooled_connection_is_dropped_before_use(
     [
         (b"HTTP/2 200 OK\r\n\r\n", ConnectionLost, "RemoteProtocolError"),
         (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", ConnectionLost, "RemoteProtocolError"),
+        # a continuation with nothing to continue
         (b"HTTP/1.1 200 OK\r\n folded: x\r\n\r\n", ConnectionLost, "RemoteProtocolError"),
         (
             b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}",
