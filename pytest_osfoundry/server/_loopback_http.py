@@ -21,7 +21,6 @@ The threads that run it are :mod:`~pytest_osfoundry.server._loopback`'s.
 
 from __future__ import annotations
 
-import email.utils
 import io
 import re
 import socket
@@ -182,24 +181,6 @@ def plain_head(buf: bytearray) -> tuple[int, list[tuple[str, str]]] | None:
     return end + 4, pairs
 
 
-class _DateLine:
-    """The ``Date`` header's value, formatted once a second."""
-
-    def __init__(self) -> None:
-        self._second = -1
-        self._text = ""
-
-    def now(self) -> str:
-        second = int(time.time())
-        if second != self._second:
-            self._text = email.utils.formatdate(second, usegmt=True)
-            self._second = second
-        return self._text
-
-
-_date = _DateLine()
-
-
 class Connection:
     """One client connection: its socket, reader, writer and request handler."""
 
@@ -345,7 +326,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         lines = [
             f"{self.protocol_version} {status} {reason}",
             f"Server: {self.server_version}",
-            f"Date: {_date.now()}",
+            f"Date: {self.date_time_string()}",
         ]
         for name, value in headers.items():
             if name.lower() == "content-length":
