@@ -309,7 +309,7 @@ def resolve_target(settings: Settings) -> Target:
         max_bytes=settings.osf_max_response * 1024 * 1024,
         limits=_limits(settings.osf_concurrency),
     )
-    transport: Transport = HttpxTransport(http)
+    transport: HttpxTransport | SocketTransport = HttpxTransport(http)
     if settings.osf_http_client == "socket":
         transport = SocketTransport(
             timeout=float(settings.osf_timeout),
@@ -342,8 +342,6 @@ def resolve_target(settings: Settings) -> Target:
             timing_samples=settings.osf_timing_samples,
         )
     except BaseException:
-        close = getattr(transport, "close", None)
-        if callable(close):
-            close()
+        transport.close()
         http.close()
         raise
