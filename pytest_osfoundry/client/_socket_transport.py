@@ -5,9 +5,9 @@
 the size cap, an event stream read only until the answer to the request's id, the
 same errors in the same words) with a few hundred lines of standard library instead
 of httpx, httpcore and h11. It exists for speed on the path users wait for: a
-conformance run is some 500 requests, and through httpx each cost about twice the
-round trip itself (``benchmarks/bench_suite_floor.py --only embedded``; README,
-"Speed"). What it does not do, it hands to ``fallback`` (an ``HttpxTransport``):
+conformance run is some 500 requests, and through httpx each round trip takes 2.4x
+as long (``benchmarks/bench_http_paths.py``; the whole suite against ``embedded``
+1.35x: README, "Speed"). What it does not do, it hands to ``fallback`` (an ``HttpxTransport``):
 ``https://`` URLs, URLs with credentials in them, and hosts the environment sends
 through a proxy (``HTTP_PROXY``/``ALL_PROXY``/``NO_PROXY``, read as httpx reads them).
 
@@ -15,7 +15,7 @@ What it sends: the caller's headers, plus those httpx would add when the caller 
 none (``Host``, ``Content-Length``, ``Accept: */*``, ``Accept-Encoding: gzip,
 deflate``, ``Connection: keep-alive`` and a ``User-Agent`` naming the kit). What it
 reads: a status line (interim ``1xx`` answers skipped), headers (lower-cased names,
-repeated ones joined with ``", "``), then a body framed by ``Content-Length``,
+repeated ones joined with ``", "``, folded ones unfolded), then a body framed by ``Content-Length``,
 ``chunked``, or the connection's close; ``gzip`` and ``deflate`` bodies are decoded.
 Malformed framing is the server's fault and is reported as httpx's
 ``RemoteProtocolError`` was. A connection is kept for the next request only when its
