@@ -168,6 +168,7 @@ def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
     f"{CALLERS} simultaneous run_graph_session calls with one key and the same arguments, "
     "on separate connections, queue one run: every success carries the same command id.",
     exclusive=True,  # its calls must overlap each other, not queue behind other checks'
+    waits_within=True,  # only the calls: the sync and the clients are made alongside
 )
 def check_concurrent_same_key(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -175,9 +176,10 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
     args = c.agent.run_args()
     token = c.roles.need("agent_token")
     clients = [c.wire.initialized(c.roles.mcp(token)) for _ in range(CALLERS)]
-    answers: list[ToolReply | str] = _together(
-        CALLERS, lambda i: decode_reply(clients[i].call_tool_raw("run_graph_session", args))
-    )
+    with c.alone():
+        answers: list[ToolReply | str] = _together(
+            CALLERS, lambda i: decode_reply(clients[i].call_tool_raw("run_graph_session", args))
+        )
     c.wire.decisive()
     command_ids: set[str] = set()
     for index, out in enumerate(answers):

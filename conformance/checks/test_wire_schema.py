@@ -7,9 +7,10 @@ of its family itself in every revision the target serves (so it has evidence whe
 alone, and a revision the domain checks do not speak is judged too), then fails on any
 answer of the family that broke the schema -- that answer's exchange attached, the
 method, the JSON pointer and the schema path named. The checks are ``last``: under
-``--osf-concurrency`` they run after every other check (alongside each other: they
-change nothing another check reads), and this module is collected last, so a serial
-run judges every earlier answer too.
+``--osf-concurrency`` they judge after every other check has ended (they send their
+own requests from the start, alongside the others: they change nothing another
+check reads, and the ledger counts every answer whenever it came), and this module
+is collected last, so a serial run judges every earlier answer too.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def _on_each(c: Conformance, revisions: Sequence[str], send: Callable[[McpClient
 
 
 def _judge(c: Conformance, family: str) -> None:
-    """Fail on the first answer of ``family`` that broke the schema (all counted)."""
+    """Once every other check has ended, fail on the first answer of ``family`` that
+    broke the schema (all counted)."""
+    c.after_the_rest()
     ledger = ledger_of(c.target)
     judged = ledger.judged.get(family, 0)
     findings = ledger.findings.get(family, [])
@@ -74,6 +77,7 @@ def _judge(c: Conformance, family: str) -> None:
     "R1-wire-schema-discover",
     "Every server/discover answer matches MCP 2026-07-28's DiscoverResultResponse.",
     last=True,
+    waits_within=True,
 )
 def check_wire_schema_discover(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -92,6 +96,7 @@ def check_wire_schema_discover(osf_conf: Conformance) -> None:
     "R1-wire-schema-initialize",
     "Every initialize answer matches the InitializeResult of the revision it answers.",
     last=True,
+    waits_within=True,
 )
 def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -109,6 +114,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     "Every tools/list answer matches the revision's ListToolsResult (each inputSchema "
     "an object schema).",
     last=True,
+    waits_within=True,
 )
 def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -121,6 +127,7 @@ def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     "Every tools/call result matches the revision's CallToolResult (content items typed) "
     "in a JSON-RPC 2.0 response.",
     last=True,
+    waits_within=True,
 )
 def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -138,6 +145,7 @@ def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     "Every JSON-RPC error answer matches the revision's error response (integer code, "
     "string message).",
     last=True,
+    waits_within=True,
 )
 def check_wire_schema_error(osf_conf: Conformance) -> None:
     c = osf_conf

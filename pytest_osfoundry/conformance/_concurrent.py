@@ -11,9 +11,12 @@ and the terminal summary are those of a serial run (apart from timings). Under x
 each worker pre-runs the items it has been given.
 
 Isolation: a check whose :class:`~pytest_osfoundry.conformance._registry.CheckInfo`
-is ``exclusive`` (its evidence depends on time: a race, latencies) runs alone, after
-the concurrent ones of its batch; a ``last`` one (it judges what the whole process
-received) runs after those, alongside the other ``last`` ones. Every other check
+is ``exclusive`` (its evidence depends on time: a race, latencies) runs alone, once
+the concurrent ones of its batch have ended; a ``last`` one (it judges what the whole
+process received) runs after those, alongside the other ``last`` ones. Each of them
+has a thread and a :mod:`~pytest_osfoundry.conformance._stages` stage of its own from
+the start of the batch, so one declared ``waits_within`` does its other work
+meanwhile and waits only around the part that needs it. Every other check
 shares the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`) and
 judges only its own command ids; the few that share another list hold it meanwhile
 (:mod:`~pytest_osfoundry.conformance._holds`), so they run concurrently too.
@@ -38,6 +41,7 @@ from pytest_osfoundry.conformance._crowding import InFlight, amend
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
+from pytest_osfoundry.conformance._stages import Interrupted, Stage, Stages, Treatment
 from pytest_osfoundry.conformance._weights import weight
 
 __all__ = ["RUNNER_PLUGIN", "ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
@@ -61,17 +65,27 @@ class Outcome:
 
 @dataclass
 class Phases:
-    """A batch of checks filed by the phase their :class:`CheckInfo` asks for."""
+    """A batch of checks filed by the phase their :class:`CheckInfo` asks for.
+
+    ``waits_within`` says whether the runner's contexts let a check wait in its own
+    body (the server suite's :class:`Conformance` does); without it, a check declared
+    ``waits_within`` is waited for whole, like any exclusive or ``last`` check.
+    """
 
     concurrent: list[pytest.Function] = field(default_factory=list)
     alone: list[pytest.Function] = field(default_factory=list)
     last: list[pytest.Function] = field(default_factory=list)
+    waits_within: bool = False
+    within: set[str] = field(default_factory=set)
+    """The node ids of the checks that wait in their own body."""
     _weights: dict[str, int] = field(default_factory=dict)
 
     def add(self, item: pytest.Function, info: CheckInfo) -> None:
         """File ``item`` under the phase its check asks for."""
         phase = self.alone if info.exclusive else self.last if info.last else self.concurrent
         phase.append(item)
+        if self.waits_within and info.waits_within and phase is not self.concurrent:
+            self.within.add(item.nodeid)
         self._weights[item.nodeid] = weight(info.check_id)
 
     def longest_first(self) -> None:
@@ -81,16 +95,57 @@ class Phases:
 
 
 def run_phases(
-    phases: Phases, one: Callable[[pytest.Function], None], workers: int, name: str
+    phases: Phases, one: Callable[[pytest.Function, Stage], None], workers: int, name: str
 ) -> None:
-    """Run ``one`` on every item of ``phases`` in their order: the concurrent ones
-    ``workers`` at a time, then the exclusive ones one by one, then the ``last`` ones
-    ``workers`` at a time. Used by the server suite and the relay suite alike; ``name``
-    prefixes the pool's thread names."""
-    _in_pool(one, phases.concurrent, workers, name)
-    for item in phases.alone:
-        one(item)
-    _in_pool(one, phases.last, workers, name)
+    """Run ``one`` on every item of ``phases``: the concurrent ones ``workers`` at a
+    time; each exclusive and ``last`` one in a thread of its own from the start, where
+    it waits at its stage (:mod:`~pytest_osfoundry.conformance._stages`): the exclusive
+    ones alone once nothing else runs, one by one, then the ``last`` ones alongside each
+    other -- whole, or (those in ``phases.within``) only where their body says. Used by
+    the server suite and the relay suite alike; ``name`` prefixes the threads' names.
+    ``one`` gets the item and its stage, and must not raise."""
+    stages = Stages()
+    treatments: list[tuple[pytest.Function, Treatment]] = [
+        *[(item, "pool") for item in phases.concurrent],
+        *[(item, "alone") for item in phases.alone],
+        *[(item, "last") for item in phases.last],
+    ]
+    # Every check is counted before any starts: "nothing else runs" must not be true
+    # merely because the pool has not begun yet.
+    joined = {item.nodeid: stages.join(treatment) for item, treatment in treatments}
+
+    def staged(item: pytest.Function) -> None:
+        stage = joined[item.nodeid]
+        try:
+            if stage.treatment == "pool" or item.nodeid in phases.within:
+                one(item, stage)
+            elif stage.treatment == "alone":
+                with stage.alone():
+                    one(item, stage)
+            else:
+                stage.after_the_rest()
+                one(item, stage)
+        except Interrupted:  # Ctrl-C while it waited: it never ran
+            pass
+        finally:
+            stage.ended()
+
+    threads = [
+        threading.Thread(target=staged, args=(item,), name=f"{name}-{treatment}", daemon=True)
+        for item, treatment in treatments
+        if treatment != "pool"
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        _in_pool(staged, phases.concurrent, workers, name)
+        for thread in threads:
+            thread.join()
+    except BaseException:  # interrupted: wake the waiting ones, let the running ones end
+        stages.abort()
+        for thread in threads:
+            thread.join()
+        raise
 
 
 def _in_pool(
@@ -139,12 +194,27 @@ def run_check(
         except BaseException as err:  # stored, re-raised by the item's call
             outcome.error = err
             amend(err, in_flight.count - 1, concurrency)
+        else:
+            outcome.error = _undeclared_wait(conf)
     try:
         conf.close()
     except BaseException as err:  # stored, re-raised at the item's teardown
         outcome.close_error = err
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _undeclared_wait(conf: Conformance) -> TypeError | None:
+    """The error of a check declared ``waits_within`` that returned without waiting at
+    its stage (it ran alongside the others where it promised not to), or ``None``."""
+    info = conf.info
+    if not info.waits_within or conf.stage.waited:
+        return None
+    call = "with c.alone():" if info.exclusive else "c.after_the_rest()"
+    return TypeError(
+        f"check {info.check_id} is declared waits_within=True but returned without "
+        f"{call}: it ran alongside the other checks; wait where its evidence needs it"
+    )
 
 
 class ConcurrentRunner:
@@ -203,7 +273,7 @@ class ConcurrentRunner:
 
     # ------------------------------------------------------------------ pre-running
     def _prerun(self, first: pytest.Function, target: Any) -> None:
-        plan = Phases()
+        plan = Phases(waits_within=True)
         for item in [first, *_upcoming(first)]:
             info = _runnable(item)
             if info is None or item.nodeid in self._outcomes:
@@ -212,8 +282,10 @@ class ConcurrentRunner:
             plan.add(item, info)
         plan.longest_first()
 
-        def one(item: pytest.Function) -> None:
+        def one(item: pytest.Function, stage: Stage) -> None:
             conf = self._make_context(item, target)
+            stage.idle = self._in_flight.idle  # its waits from here on are not in flight
+            conf.stage = stage
             outcome = run_check(item, conf, self._in_flight, self.workers)
             with self._lock:
                 self._outcomes[item.nodeid] = outcome

@@ -49,6 +49,18 @@ class InFlight:
             with self._lock:
                 self._count -= 1
 
+    @contextmanager
+    def idle(self) -> Iterator[None]:
+        """Count the caller's check as not in flight for the ``with`` block (while it
+        waits for the others at its stage, sending nothing)."""
+        with self._lock:
+            self._count -= 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._count += 1
+
     @property
     def count(self) -> int:
         """The checks in flight now, the caller's own included."""

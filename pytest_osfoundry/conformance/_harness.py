@@ -19,6 +19,9 @@ convention) and works through its parts, each with one job:
 * ``c.wire`` -- raw HTTP and the record of exchanges
   (:class:`~pytest_osfoundry.conformance._wire.Wire`): ``c.wire.http``,
   ``c.wire.rpc``, ``c.wire.decisive()`` ...
+* ``c.alone()`` and ``c.after_the_rest()`` -- where a check declared
+  ``waits_within`` waits for the others under ``--osf-concurrency``
+  (:mod:`~pytest_osfoundry.conformance._stages`).
 
 The texts and figures checks assert are in
 :mod:`~pytest_osfoundry.conformance._expected`; the sessions the suite shares in
@@ -28,6 +31,7 @@ The texts and figures checks assert are in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 from pytest_osfoundry.client import Exchange
 from pytest_osfoundry.conformance._agent import Agent
@@ -36,6 +40,7 @@ from pytest_osfoundry.conformance._expect import CheckFailure, Expect
 from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._runs import Runs
+from pytest_osfoundry.conformance._stages import Stage, no_stage
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
 
@@ -61,9 +66,40 @@ class Conformance:
         self.agent = Agent(
             info.check_id, self.wire, self.roles, self.runs, self.desktop, self.expect
         )
+        self.stage: Stage = no_stage()
+        """The check's place in a concurrent batch (set by the runner; outside one, its
+        waits return at once)."""
 
     def __repr__(self) -> str:
         return f"Conformance(check={self.info.check_id!r}, target={self.target.label!r})"
+
+    def alone(self) -> AbstractContextManager[None]:
+        """The part of an ``exclusive`` check (declared ``waits_within``) that needs the
+        target to itself: under ``--osf-concurrency`` it begins once every other check
+        has ended or waits too.
+
+        Raises:
+            TypeError: the check is not declared ``exclusive=True, waits_within=True``.
+        """
+        self._declared("exclusive", self.info.exclusive, "with c.alone():")
+        return self.stage.alone()
+
+    def after_the_rest(self) -> None:
+        """Where a ``last`` check (declared ``waits_within``) waits until every other
+        check of its batch has ended, before judging what they received.
+
+        Raises:
+            TypeError: the check is not declared ``last=True, waits_within=True``.
+        """
+        self._declared("last", self.info.last, "c.after_the_rest()")
+        self.stage.after_the_rest()
+
+    def _declared(self, kind: str, flag: bool, call: str) -> None:
+        if not (flag and self.info.waits_within):
+            raise TypeError(
+                f"check {self.info.check_id} calls {call} but is not declared "
+                f"@check(..., {kind}=True, waits_within=True): only such a check waits there"
+            )
 
     @property
     def notes(self) -> list[str]:

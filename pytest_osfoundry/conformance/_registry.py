@@ -189,6 +189,10 @@ class CheckInfo:
     checks): under ``--osf-concurrency`` it runs after every other check of its batch,
     the exclusive ones included, alongside the other ``last`` checks (it changes
     nothing another check reads, so it need not run alone).
+    ``waits_within`` (with ``exclusive`` or ``last``) says the check itself marks the
+    part that needs that: ``with c.alone():`` around what must have the target to
+    itself, ``c.after_the_rest()`` before judging; the rest of it runs from the start
+    of the batch, alongside the others (:mod:`~pytest_osfoundry.conformance._stages`).
     ``shared_evidence`` says the check judges evidence the suite gathers once per
     process (the target's era discovery), so it may send no request of its own: its
     ``requests`` count in the JSON report can be 0. Every other check that runs sends
@@ -205,6 +209,7 @@ class CheckInfo:
     opt_in: str | None = None
     exclusive: bool = False
     last: bool = False
+    waits_within: bool = False
     shared_evidence: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -235,6 +240,7 @@ def check(
     opt_in: str | None = None,
     exclusive: bool = False,
     last: bool = False,
+    waits_within: bool = False,
     shared_evidence: bool = False,
     rule: ExtraRule | None = None,
 ) -> Callable[[_F], _F]:
@@ -245,7 +251,9 @@ def check(
     that enables a check that does not run by default (the check is deselected
     without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
     (see :class:`CheckInfo`); ``last`` makes it run after all others, alongside the
-    other ``last`` ones (see :class:`CheckInfo`). ``shared_evidence`` marks a check that
+    other ``last`` ones (see :class:`CheckInfo`); with either, ``waits_within`` says the
+    check waits for that itself, around the part that needs it (see :class:`CheckInfo`).
+    ``shared_evidence`` marks a check that
     judges what the suite found once per process and may send no request itself (see
     :class:`CheckInfo`).
 
@@ -271,6 +279,11 @@ def check(
         raise ValueError(
             f"check {check_id}: exclusive (runs alone) and last (runs alongside the other "
             "last checks) contradict each other; choose one"
+        )
+    if waits_within and not (exclusive or last):
+        raise ValueError(
+            f"check {check_id}: waits_within says where an exclusive or last check waits; "
+            "declare exclusive=True or last=True with it"
         )
     if opt_in is not None and opt_in not in OPT_INS:
         raise ValueError(
@@ -315,6 +328,7 @@ def check(
         opt_in=opt_in,
         exclusive=exclusive,
         last=last,
+        waits_within=waits_within,
         shared_evidence=shared_evidence,
     )
 

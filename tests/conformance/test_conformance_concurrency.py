@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import _check_modules, all_checks, check_info
+from pytest_osfoundry.conformance._registry import (
+    CheckInfo,
+    _check_modules,
+    all_checks,
+    check_info,
+)
 from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
@@ -125,6 +130,19 @@ def test_checks_that_share_other_session_lists_hold_the_list() -> None:
     wire = {cid for cid in found if cid.startswith("R1-wire-schema-")}
     assert len(wire) == 5
     assert {cid for cid, (*_, last) in found.items() if last} == wire
+    # R5 and the wire-schema checks wait only where their evidence needs it (_stages):
+    # R5 around its simultaneous calls, a wire-schema check before judging
+    within = {cid for cid in found if _info_of(cid).waits_within}
+    assert within == wire | {"R5-concurrent-same-key"}
+
+
+def _info_of(check_id: str) -> CheckInfo:
+    for module in _check_modules():
+        for value in vars(module).values():
+            info = check_info(value)
+            if info is not None and info.check_id == check_id:
+                return info
+    raise LookupError(check_id)
 
 
 # a check sends requests through the context's parts, or hands the context to a helper

@@ -1,5 +1,6 @@
 """The relay suite's concurrent batch keeps the server suite's phases: the pool, then
-the exclusive checks one by one, then the ``last`` checks alongside each other
+the exclusive checks one by one (in either order), then the ``last`` checks alongside
+each other, each whole
 (``relay._concurrent.RelayConcurrentRunner`` through ``_concurrent.run_phases``)."""
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
 
-def _info(name: str, *, exclusive: bool = False, last: bool = False) -> CheckInfo:
+def _info(
+    name: str, *, exclusive: bool = False, last: bool = False, waits_within: bool = False
+) -> CheckInfo:
     return CheckInfo(
         check_id=f"R14-{name}",
         rule="R14",
@@ -26,6 +29,7 @@ def _info(name: str, *, exclusive: bool = False, last: bool = False) -> CheckInf
         order=0,
         exclusive=exclusive,
         last=last,
+        waits_within=waits_within,
     )
 
 
@@ -34,7 +38,8 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         "a": _info("a"),
         "b": _info("b"),
         "alone-1": _info("alone-1", exclusive=True),
-        "alone-2": _info("alone-2", exclusive=True),
+        # a relay context has no stage: declared waits_within, it is still waited for whole
+        "alone-2": _info("alone-2", exclusive=True, waits_within=True),
         "last-1": _info("last-1", last=True),
         "last-2": _info("last-2", last=True),
     }
@@ -72,8 +77,9 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         return events.index((kind, name))
 
     pool_ended = max(at("end", "a"), at("end", "b"))
-    assert pool_ended < at("start", "alone-1") < at("end", "alone-1") < at("start", "alone-2")
-    assert at("end", "alone-2") < min(at("start", "last-1"), at("start", "last-2"))
+    first, second = sorted(["alone-1", "alone-2"], key=lambda name: at("start", name))
+    assert pool_ended < at("start", first) < at("end", first) < at("start", second)
+    assert at("end", second) < min(at("start", "last-1"), at("start", "last-2"))
     assert not both_last.broken
     assert all(runner._outcomes[name].error is None for name in infos)
 

@@ -9,7 +9,8 @@ reports, baselines, ``-x``, ``-k`` and JUnit XML are those of a serial run (apar
 from timings). The phases are the server suite's
 (:func:`~pytest_osfoundry.conformance._concurrent.run_phases`): a check marked
 ``exclusive`` runs alone after the others, one marked ``last`` after those, alongside
-the other ``last`` ones. ``--osf-relay-concurrency 1`` turns this off.
+the other ``last`` ones, each whole (a relay context has no stage to wait at, so
+``waits_within`` changes nothing here). ``--osf-relay-concurrency 1`` turns this off.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from pytest_osfoundry.conformance._concurrent import Phases, _upcoming, run_phases
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
+from pytest_osfoundry.conformance._stages import Stage
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
 __all__ = ["FIXTURE", "RelayConcurrentRunner", "RelayOutcome"]
@@ -93,7 +95,7 @@ class RelayConcurrentRunner:
             assert info is not None and isinstance(item, pytest.Function)  # _runnable
             phases.add(item, info)
 
-        def one(item: pytest.Item) -> None:
+        def one(item: pytest.Function, _stage: Stage) -> None:
             outcome = RelayOutcome()
             began = time.perf_counter()
             try:
@@ -103,7 +105,7 @@ class RelayConcurrentRunner:
             else:
                 item.stash[RELAY_CONF] = conf  # the report shows what its relay sent
                 try:
-                    item.obj(**{FIXTURE: conf})  # type: ignore[attr-defined]
+                    item.obj(**{FIXTURE: conf})
                 except BaseException as err:  # stored, re-raised by the item's call
                     outcome.error = err
                 try:
