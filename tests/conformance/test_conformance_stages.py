@@ -22,7 +22,9 @@ from pytest_osfoundry.conformance._registry import CheckInfo, check
 from pytest_osfoundry.conformance._stages import Interrupted, Stages, no_stage
 
 
-def _info(name: str, **flags: bool) -> CheckInfo:
+def _info(
+    name: str, *, exclusive: bool = False, last: bool = False, waits_within: bool = False
+) -> CheckInfo:
     return CheckInfo(
         check_id=f"R1-{name}",
         rule="R1",
@@ -31,7 +33,9 @@ def _info(name: str, **flags: bool) -> CheckInfo:
         spec="",
         asserts=name,
         order=0,
-        **flags,
+        exclusive=exclusive,
+        last=last,
+        waits_within=waits_within,
     )
 
 
@@ -61,9 +65,11 @@ def _run_batch(
     monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
     monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
     monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
-    runner = _concurrent.ConcurrentRunner(
-        workers, lambda item, target: _Context(infos[item.nodeid]), lambda item, conf: None
-    )
+
+    def make_context(item: pytest.Item, target: Any) -> Any:  # a stand-in for Conformance
+        return _Context(infos[item.nodeid])
+
+    runner = _concurrent.ConcurrentRunner(workers, make_context, lambda item, conf: None)
     runner._prerun(items[0], target=None)
     return runner._outcomes
 
