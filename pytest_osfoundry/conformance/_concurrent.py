@@ -20,7 +20,7 @@ meanwhile and waits only around the part that needs it. Every other check
 shares the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`) and
 judges only its own command ids; the few that share another list hold it meanwhile
 (:mod:`~pytest_osfoundry.conformance._holds`), so they run concurrently too.
-The concurrent ones start longest first
+The concurrent ones start with the list's holders, then longest first
 (:mod:`~pytest_osfoundry.conformance._weights`).
 
 ``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
@@ -42,7 +42,7 @@ from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 from pytest_osfoundry.conformance._stages import Interrupted, Stage, Stages, Treatment
-from pytest_osfoundry.conformance._weights import weight
+from pytest_osfoundry.conformance._weights import order_key
 
 __all__ = ["RUNNER_PLUGIN", "ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
 
@@ -78,7 +78,7 @@ class Phases:
     waits_within: bool = False
     within: set[str] = field(default_factory=set)
     """The node ids of the checks that wait in their own body."""
-    _weights: dict[str, int] = field(default_factory=dict)
+    _order: dict[str, tuple[bool, int]] = field(default_factory=dict)
 
     def add(self, item: pytest.Function, info: CheckInfo) -> None:
         """File ``item`` under the phase its check asks for."""
@@ -86,12 +86,13 @@ class Phases:
         phase.append(item)
         if self.waits_within and info.waits_within and phase is not self.concurrent:
             self.within.add(item.nodeid)
-        self._weights[item.nodeid] = weight(info.check_id)
+        self._order[item.nodeid] = order_key(info.check_id)
 
     def longest_first(self) -> None:
-        """Order the concurrent checks by the requests they send, most first
-        (:mod:`~pytest_osfoundry.conformance._weights`; ties keep their order)."""
-        self.concurrent.sort(key=lambda item: -self._weights.get(item.nodeid, 0))
+        """Order the concurrent checks: those holding the shared list first, then by the
+        requests they send, most first (:mod:`~pytest_osfoundry.conformance._weights`;
+        ties keep their order)."""
+        self.concurrent.sort(key=lambda item: self._order.get(item.nodeid, (True, 0)))
 
 
 def run_phases(

@@ -18,8 +18,10 @@ from urllib.parse import quote
 from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance._expect import Expect, short
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX, RUNNING
+from pytest_osfoundry.conformance._holds import Scope
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._runs import Runs, new_execution_id
+from pytest_osfoundry.conformance._sessions import FIXED
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
 from pytest_osfoundry.http import Response
@@ -66,7 +68,9 @@ class Desktop:
         depends on the list (:mod:`~pytest_osfoundry.conformance._holds`). For a check
         that shares a list of its own and reads what it shared; leave the fixed list
         shared again. Checks whose blocks sync one and the same list (and nothing else)
-        name it in ``sharing`` and hold together.
+        name it in ``sharing`` and hold together. A block syncing the fixed sessions
+        alone names :data:`~pytest_osfoundry.conformance._sessions.FIXED`: every other
+        check syncs those too, so it keeps out only the holds of other lists.
 
         Raises:
             ValueError: ``everything`` with ``sharing`` (a list that may unshare the
@@ -74,7 +78,8 @@ class Desktop:
         """
         if everything and sharing is not None:
             raise ValueError("a hold of everything is held alone: no sharing")
-        return self._wire.hold("list" if everything else "syncs", sharing)
+        scope: Scope = "list" if everything else "holds" if sharing == FIXED else "syncs"
+        return self._wire.hold(scope, sharing)
 
     def start(self, command_id: str) -> str:
         """Start one of the check's commands as the desktop; the status answered."""

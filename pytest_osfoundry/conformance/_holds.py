@@ -22,7 +22,9 @@ pass, from any of its threads. A waiting hold goes before new requests it exclud
 each other, but for those that share one list (``sharing``: R8-default-limit and the
 first steps of D10-sync-replaces and D10-sync-max-100 all share the same hundred
 sessions): they hold together, and a waiting hold of another kind goes before new ones
-joining them.
+joining them. A hold whose block syncs the fixed list itself (``sharing=FIXED``:
+D10-sync-replaces' sync leaving the extra sessions out, and the read after it) keeps
+out only the other holds: the other checks' syncs share that very list.
 
 Holds are per process: under xdist, or with several CI jobs against one server,
 checks of another process may still sync meanwhile, which is why the checks that read
@@ -65,11 +67,13 @@ Kind = Literal["sync", "read", "other"]
 """A request as the holds see it: a :data:`ListUse`, or any other request (which no
 hold excludes)."""
 
-Scope = Literal["syncs", "list"]
-"""What a hold keeps the other checks from sending: their syncs; their syncs and reads
-of the list."""
+Scope = Literal["holds", "syncs", "list"]
+"""What a hold keeps the other checks from sending: nothing (it only keeps other holds
+out: its block syncs the list every other check syncs); their syncs; their syncs and
+reads of the list."""
 
 _EXCLUDES: dict[Scope, frozenset[ListUse]] = {
+    "holds": frozenset(),
     "syncs": frozenset({"sync"}),
     "list": frozenset({"sync", "read"}),
 }

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_osfoundry.conformance._expected import SYNC_MAX_SESSIONS
 
 __all__ = [
+    "FIXED",
     "HUNDRED",
     "RENAMED",
     "extra_sessions",
@@ -29,6 +30,12 @@ HUNDRED = "fixed+extra"
 ones (:func:`extra_sessions`), the largest allowed sync, and nothing else: such
 blocks of different checks hold the list together
 (:meth:`~pytest_osfoundry.conformance._desktop.Desktop.changing_list`)."""
+
+FIXED = "fixed"
+"""The ``sharing`` name of a hold whose block syncs the fixed sessions alone -- what
+every other check's sync shares too (or the same sessions, one slug renamed): such a
+hold keeps out only the holds of other lists, never another check's sync
+(D10-sync-replaces' sync leaving the extra sessions out, and the read after it)."""
 
 #: What the re-check's rename appends to the rename session's slug.
 RENAMED = "-renamed"

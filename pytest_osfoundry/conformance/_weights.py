@@ -1,4 +1,4 @@
-"""How many requests each check of the rule book sends, to start the longest first.
+"""The order a batch's concurrent checks start in: the list's holders, then the longest.
 
 Under ``--osf-concurrency`` the checks of a batch are handed to the pool in order of
 these figures, most requests first (a stable sort, so equal ones keep the collection
@@ -8,6 +8,14 @@ long chain started last would keep the run waiting after everything else had end
 here (a project's own) counts :data:`UNLISTED`. Only the order of the pre-run changes:
 every check runs and reports as before.
 
+Before all of them start the checks that hold the project's shared session list
+(:data:`HOLDERS`, :mod:`~pytest_osfoundry.conformance._holds`): while one holds it,
+every other check's sync waits, so the holds are best over while the other checks are
+still at their first requests, and the holders of one list, started together, hold it
+once instead of once each. Against the 30 ms server the run's session took 0.88-0.93 s
+started so against 1.04-1.08 s longest first alone (one run each, 2026-12-03; the
+paired figure is in ``docs/choices.md``).
+
 The figures are the ``requests`` of each check in the JSON report of a serial run
 against ``--osf-target=embedded`` (MCP ``2026-07-28``);
 ``tests/conformance/test_conformance_weights.py`` fails, printing the table to put
@@ -16,7 +24,7 @@ here, when one is missing, stale or off.
 
 from __future__ import annotations
 
-__all__ = ["REQUESTS", "UNLISTED", "weight"]
+__all__ = ["HOLDERS", "REQUESTS", "UNLISTED", "order_key", "weight"]
 
 UNLISTED = 3
 """What a check missing from :data:`REQUESTS` counts (the most common figure)."""
@@ -150,6 +158,18 @@ REQUESTS: dict[str, int] = {
     "R9-start-twice": 3,
 }
 """Requests each rule-book check sends (a serial run against the reference server)."""
+
+
+HOLDERS = frozenset({"R8-default-limit", "D10-sync-replaces", "D10-sync-max-100"})
+"""The rule book's checks that hold the shared session list (``c.desktop.changing_list``):
+they start first. ``tests/conformance/test_conformance_concurrency.py`` fails when a
+check holds the list and is missing here, or is here and holds nothing."""
+
+
+def order_key(check_id: str) -> tuple[bool, int]:
+    """Sorts a batch's concurrent checks: the :data:`HOLDERS` first, then by
+    :func:`weight`, most first (ties keep their order in a stable sort)."""
+    return (check_id not in HOLDERS, -weight(check_id))
 
 
 def weight(check_id: str) -> int:

@@ -19,6 +19,7 @@ from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._holds import Guarded, Holds, ListUse, Scope, kind_of
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info, find_check
+from pytest_osfoundry.conformance._sessions import FIXED
 from pytest_osfoundry.conformance._target import Target, resolve_target
 from pytest_osfoundry.http import Response
 
@@ -78,7 +79,8 @@ def _in_thread(work: threading.Event, block: object) -> tuple[threading.Thread, 
 
 
 KINDS: tuple[ListUse, ...] = ("sync", "read")
-WAITS: dict[Scope, set[ListUse]] = {"syncs": {"sync"}, "list": {"sync", "read"}}
+WAITS: dict[Scope, set[ListUse]] = {"holds": set(), "syncs": {"sync"}, "list": {"sync", "read"}}
+EXCLUDING: list[Scope] = [scope for scope, kinds in WAITS.items() if kinds]
 
 
 @pytest.mark.parametrize("scope", list(WAITS))
@@ -139,7 +141,7 @@ def test_requests_of_every_kind_go_at_once_together() -> None:
         thread.join(WAIT)
 
 
-@pytest.mark.parametrize("scope", list(WAITS))
+@pytest.mark.parametrize("scope", EXCLUDING)
 def test_a_hold_waits_for_a_sync_in_flight_and_goes_before_new_ones(scope: Scope) -> None:
     holds = Holds()
     release_first = threading.Event()
@@ -240,6 +242,32 @@ def test_a_waiting_hold_of_another_kind_goes_before_new_sharers() -> None:
         thread.join(WAIT)
 
 
+@pytest.mark.parametrize("first", ["fixed", "hundred"])
+def test_a_hold_of_the_fixed_list_keeps_out_only_the_holds_of_other_lists(first: str) -> None:
+    """D10-sync-replaces' sync leaving the extra sessions out, and its read: every other
+    check's sync shares that list, so they go on; a hundred-session sync must not come
+    between, so the holds of other lists never overlap it, whichever came first."""
+    holds = Holds()
+    scopes: dict[str, Scope] = {"fixed": "holds", "hundred": "syncs"}
+    second = "hundred" if first == "fixed" else "fixed"
+    first_done, second_done = threading.Event(), threading.Event()
+    one, held_one = _in_thread(first_done, holds.hold(object(), scopes[first], first))
+    assert held_one.wait(WAIT)
+    two, held_two = _in_thread(second_done, holds.hold(object(), scopes[second], second))
+    assert not held_two.wait(SETTLE), f"a hold of the {second} list overlapped the {first} one"
+    first_done.set()
+    assert held_two.wait(WAIT)
+    if second == "fixed":  # another check's sync goes during the hold of the fixed list
+        sync_done = threading.Event()
+        syncer, synced = _in_thread(sync_done, holds.request(object(), "sync"))
+        assert synced.wait(WAIT), "a sync of the fixed list waited for its hold"
+        sync_done.set()
+        syncer.join(WAIT)
+    second_done.set()
+    for thread in (one, two):
+        thread.join(WAIT)
+
+
 def test_the_holders_own_requests_pass_from_any_thread_and_holding_nests() -> None:
     holds, check = Holds(), object()
     with holds.hold(check, "list"), holds.hold(check, "syncs"):
@@ -306,6 +334,17 @@ def test_another_checks_sync_waits_for_the_holder_and_its_tool_calls_go(
     assert synced.wait(WAIT)
     syncing.join(WAIT)
     viewing.join(WAIT)
+    holder.close()
+    other.close()
+
+
+def test_a_hold_of_the_fixed_list_lets_the_other_checks_sync(target: Target) -> None:
+    holder, other = _context(target, "D10-sync-replaces"), _context(target, "D1-run-only-queues")
+    with holder.desktop.changing_list(sharing=FIXED):
+        syncing = threading.Thread(target=other.desktop.sync, daemon=True)
+        syncing.start()
+        syncing.join(WAIT)
+        assert not syncing.is_alive(), "another check's sync waited for the fixed list's hold"
     holder.close()
     other.close()
 

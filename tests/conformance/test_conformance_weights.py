@@ -13,7 +13,7 @@ import pytest
 
 from pytest_osfoundry.conformance._concurrent import Phases
 from pytest_osfoundry.conformance._registry import CheckInfo
-from pytest_osfoundry.conformance._weights import REQUESTS, UNLISTED, weight
+from pytest_osfoundry.conformance._weights import HOLDERS, REQUESTS, UNLISTED, weight
 from tests.conformance.osf_conformance_kit import SuiteRun
 
 
@@ -68,3 +68,18 @@ def test_the_pool_starts_the_longest_checks_first_ties_in_collection_order() -> 
     same = [n for n in order if weight(n) == UNLISTED]
     assert same == [n for n in names if n in same]
     assert [item.nodeid for item in plan.alone] == ["R5-concurrent-same-key"]
+
+
+def test_the_checks_holding_the_list_start_before_the_longest() -> None:
+    """While a check holds the shared list every other check's sync waits: the holders
+    start first, together, and then the rest longest first."""
+    long_ = "R11-concurrent-same-completion"
+    assert all(REQUESTS[holder] < REQUESTS[long_] for holder in HOLDERS)
+    plan = Phases()
+    names = [long_, "D8-cancel-running", *sorted(HOLDERS), "X1-acme-own"]
+    for name in reversed(names):
+        plan.add(_item(name), _info(name))
+    plan.longest_first()
+    order = [item.nodeid for item in plan.concurrent]
+    assert set(order[: len(HOLDERS)]) == HOLDERS
+    assert order[len(HOLDERS) :] == [long_, "D8-cancel-running", "X1-acme-own"]
