@@ -35,6 +35,7 @@ import urllib.request
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
+from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
 from pytest_osfoundry.client._errors import ProtocolViolation, ReplyLost
@@ -78,17 +79,41 @@ def _proxied(host: str) -> bool:
     return not bypass(host)
 
 
+class _Direct(NamedTuple):
+    """What a request to a URL served directly needs of it, read once."""
+
+    host: str
+    port: int
+    target: str
+    """The request target: the path (``/`` if none) and query, percent-encoded."""
+    host_field: str
+    """The ``Host`` header: the host (bracketed if IPv6), with its port unless 80."""
+
+
+def _direct(url: str) -> _Direct | None:
+    """``url`` read for :class:`SocketTransport`, or ``None`` when it goes to the
+    fallback (:func:`serves_directly`)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # a port that is not a number
+        return None
+    host = parts.hostname
+    if parts.scheme.lower() != "http" or not host or "@" in parts.netloc or _proxied(host):
+        return None
+    target = quote(parts.path or "/", safe=_PATH_SAFE)
+    if parts.query:
+        target += "?" + quote(parts.query, safe=_QUERY_SAFE)
+    field = f"[{host}]" if ":" in host else host
+    if port is not None and port != 80:
+        field += f":{port}"
+    return _Direct(host, port or 80, target, field)
+
+
 def serves_directly(url: str) -> bool:
     """Whether :class:`SocketTransport` sends to ``url`` itself rather than through its
     fallback: a plain ``http://`` URL, no credentials in it, and no proxy for its host."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return False
-    if parts.scheme.lower() != "http" or not parts.hostname or "@" in parts.netloc:
-        return False
-    return not _proxied(parts.hostname)
+    return _direct(url) is not None
 
 
 class _Failure(Exception):
@@ -332,9 +357,10 @@ class SocketTransport:
     # ------------------------------------------------------------------ public
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request and read the reply, within the deadline and the size cap."""
-        if not serves_directly(url):
+        direct = _direct(url)
+        if direct is None:
             return self._fallback_transport().request(method, url, headers, body)
-        return self._send(method, url, headers, body)
+        return self._send(method, url, direct, headers, body)
 
     def close(self) -> None:
         """Close every kept connection, and the fallback (idempotent)."""
@@ -391,20 +417,19 @@ class SocketTransport:
         left = time_left()
         return at if left is None else min(at, time.monotonic() + left)
 
-    def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+    def _send(
+        self, method: str, url: str, direct: _Direct, headers: Mapping[str, str], body: bytes
+    ) -> Response:
         reading = _Reading(self, method, url, headers, body)
         at = self._deadline()
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port or 80
-        key = (host, port)
+        key = (direct.host, direct.port)
         conn = self._checkout(key)
         try:
             if conn is None:
-                conn = self._connect(host, port, at)
+                conn = self._connect(direct.host, direct.port, at)
             exchange = _Exchange(conn, at)
             try:
-                exchange.send(self._head(method, parts, headers, body) + body)
+                exchange.send(self._head(method, direct, headers, body) + body)
             except _Failure as unsent:
                 # As httpcore does: a server may answer (413, 400) and close before it
                 # has read the whole request; its answer is still there to read.
@@ -449,19 +474,9 @@ class SocketTransport:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return _Conn(sock)
 
-    def _head(self, method: str, parts: object, headers: Mapping[str, str], body: bytes) -> bytes:
-        from urllib.parse import SplitResult
-
-        assert isinstance(parts, SplitResult)
-        target = quote(parts.path or "/", safe=_PATH_SAFE)
-        if parts.query:
-            target += "?" + quote(parts.query, safe=_QUERY_SAFE)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        if parts.port is not None and parts.port != 80:
-            host += f":{parts.port}"
-        fields: dict[str, tuple[str, str]] = {"host": ("Host", host)}
+    def _head(self, method: str, direct: _Direct, headers: Mapping[str, str], body: bytes) -> bytes:
+        target = direct.target
+        fields: dict[str, tuple[str, str]] = {"host": ("Host", direct.host_field)}
         if body or method.upper() in _BODY_METHODS:
             fields["content-length"] = ("Content-Length", str(len(body)))
         fields["accept"] = ("Accept", "*/*")

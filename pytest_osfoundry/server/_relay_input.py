@@ -80,9 +80,18 @@ _ATOMS = (str, int, float, bool, type(None))
 
 
 def copied(value: Any) -> Any:
-    """A deep copy of a JSON value (an immutable scalar is its own copy)."""
-    if type(value) in _ATOMS:
+    """A deep copy of a JSON value: its dicts and lists new, an immutable scalar its own
+    copy; anything else (a tuple) through :func:`copy.deepcopy`.
+
+    What the server stores or answers (sessions, arguments, results, the tool
+    listing) is only ever JSON, so this walk does what :func:`copy.deepcopy` did
+    without its memo and dispatch: 2.7-3.1x faster on the sessions, a sync's waiting
+    arguments and the tool listing (``benchmarks/bench_json_copy.py``)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copied(item) for key, item in value.items()}
+    if kind is list:
+        return [copied(item) for item in value]
+    if kind in _ATOMS:
         return value
-    if not value and type(value) is dict:  # the usual arguments: none
-        return {}
     return copy.deepcopy(value)

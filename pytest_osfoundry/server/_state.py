@@ -20,7 +20,6 @@ Time comes from the clock the state is given. All public methods are thread-safe
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import secrets
@@ -162,7 +161,7 @@ class ServerState:
             count = MAX_LIST_LIMIT if limit is None else limit
             return {
                 "project_id": project.project_id,
-                "sessions": copy.deepcopy(project.sessions[:count]),
+                "sessions": copied(project.sessions[:count]),
             }
 
     def run_graph_session(
@@ -188,7 +187,7 @@ class ServerState:
                 project_id=project.project_id,
                 graph_session_id=graph_session_id,
                 slug=str(session["slug"]),
-                arguments=copy.deepcopy(args),
+                arguments=copied(args),
                 queued_at=self.clock.now(),
             )
             self.runs[run.command_id] = run

@@ -13,7 +13,6 @@ would, and otherwise defers to jsonschema.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from pytest_osfoundry._vocabulary import (
     RUN_GRAPH_SESSION,
     RUN_SCOPE,
 )
+from pytest_osfoundry.server._relay_input import copied
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -220,4 +220,4 @@ def argument_error(tool: str, arguments: dict[str, Any]) -> str | None:
 
 def tools_listing() -> list[dict[str, Any]]:
     """A deep copy of :data:`TOOLS`, safe for a caller to mutate or serialise."""
-    return copy.deepcopy(list(TOOLS))
+    return [copied(tool) for tool in TOOLS]
