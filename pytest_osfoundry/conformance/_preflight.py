@@ -110,10 +110,15 @@ def preflight(target: Target, protocol: str = "auto") -> None:
     transport = target.transport
     roles = roles_of(target)
     first_agent = next((r for r in roles if r.kind == "agent"), None)
-    _check_mcp(target, transport, first_agent, mask)
+    # The era the target's first answer showed is every role's: their clients start in
+    # it instead of each probing again (one round trip fewer against a far target).
+    eras: dict[str, str] = {}
+    _check_mcp(target, transport, first_agent, mask, eras)
     _check_protocol(target, protocol)
     checks = [
-        partial(_check_agent if r.kind == "agent" else _check_desktop, target, transport, r, mask)
+        partial(_check_agent, target, transport, r, mask, eras)
+        if r.kind == "agent"
+        else partial(_check_desktop, target, transport, r, mask)
         for r in roles
     ]
     if len(checks) < 2:
@@ -130,9 +135,13 @@ def preflight(target: Target, protocol: str = "auto") -> None:
 
 
 def _check_mcp(
-    target: Target, transport: Transport, role: Role | None, mask: Callable[[str], str]
+    target: Target,
+    transport: Transport,
+    role: Role | None,
+    mask: Callable[[str], str],
+    eras: dict[str, str],
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache={})
+    client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache=eras)
     where = f"--osf-target {target.label}"
     try:
         try:
@@ -187,9 +196,13 @@ def _said(err: HttpStatusError, mask: Callable[[str], str]) -> str:
 
 
 def _check_agent(
-    target: Target, transport: Transport, role: Role, mask: Callable[[str], str]
+    target: Target,
+    transport: Transport,
+    role: Role,
+    mask: Callable[[str], str],
+    eras: dict[str, str],
 ) -> None:
-    client = McpClient(transport, target.mcp_url, role.token, era_cache={})
+    client = McpClient(transport, target.mcp_url, role.token, era_cache=eras)
     try:
         try:
             client.connect()

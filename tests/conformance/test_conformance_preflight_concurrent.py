@@ -117,3 +117,17 @@ def test_the_checks_go_on_with_the_target_the_preflight_reached(
     # speak with one server/discover; a target resolved anew would also probe it first.
     assert "ping" not in handler.methods, handler.methods
     assert sorted(handler.methods) == sorted([*preflight, "tools/list", "server/discover"])
+
+
+def test_the_roles_start_in_the_era_the_first_answer_showed(
+    run_suite: Callable[..., SuiteRun], overlap: tuple[_Overlap, str, Provisioned]
+) -> None:
+    """One probe of the target's era, not one per role: a far-away target pays two round
+    trips for the preflight (the probe, then every role at once), not three."""
+    handler, url, made = overlap
+    handler.delay = 0.0
+    run = run_suite(f"--osf-target={url}", *_creds(made), "-k", "no-such-check")
+    assert run.result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, run.text[-2000:]
+    assert handler.methods.count("server/discover") == 1, handler.methods
+    agents = 3  # agent, other agent, read-only: each lists the project's sessions once
+    assert handler.methods.count("tools/call") == agents, handler.methods
