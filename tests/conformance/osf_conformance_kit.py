@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry.conformance._registry import CheckInfo
+
 VARIANTS_MODULE = "tests.conformance.variants"
 
 
@@ -41,3 +43,28 @@ def variant_target(name: str) -> str:
 def read(path: Path) -> str:
     """A file's text."""
     return path.read_text(encoding="utf-8")
+
+
+def made_info(
+    check_id: str,
+    area: str = "schema",
+    /,
+    *,
+    exclusive: bool = False,
+    last: bool = False,
+    waits_within: bool = False,
+) -> CheckInfo:
+    """A check's metadata made by hand, for the runner's own tests (its rule is the id's
+    first part; no rule-book prose is looked up)."""
+    return CheckInfo(
+        check_id=check_id,
+        rule=check_id.split("-")[0],
+        level="reconstructed",
+        area=area,
+        spec="",
+        asserts=check_id,
+        order=0,
+        exclusive=exclusive,
+        last=last,
+        waits_within=waits_within,
+    )

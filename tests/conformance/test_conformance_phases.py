@@ -13,13 +13,11 @@ import pytest
 from pytest_osfoundry.conformance import _concurrent
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import CheckInfo, check
+from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(name: str, *, exclusive: bool = False, last: bool = False) -> CheckInfo:
-    return CheckInfo(
-        check_id=f"R1-{name}", rule="R1", level="reconstructed", area="schema", spec="",
-        asserts=name, order=0, exclusive=exclusive, last=last,
-    )
+def _info(name: str, **flags: bool) -> CheckInfo:
+    return made_info(f"R1-{name}", **flags)
 
 
 def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(

@@ -20,23 +20,11 @@ from pytest_osfoundry.conformance._crowding import InFlight
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._registry import CheckInfo, check
 from pytest_osfoundry.conformance._stages import Interrupted, Stages, no_stage
+from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(
-    name: str, *, exclusive: bool = False, last: bool = False, waits_within: bool = False
-) -> CheckInfo:
-    return CheckInfo(
-        check_id=f"R1-{name}",
-        rule="R1",
-        level="reconstructed",
-        area="schema",
-        spec="",
-        asserts=name,
-        order=0,
-        exclusive=exclusive,
-        last=last,
-        waits_within=waits_within,
-    )
+def _info(name: str, **flags: bool) -> CheckInfo:
+    return made_info(f"R1-{name}", **flags)
 
 
 class _Context:

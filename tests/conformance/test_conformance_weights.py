@@ -14,7 +14,7 @@ import pytest
 from pytest_osfoundry.conformance._concurrent import Phases
 from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance._weights import HOLDERS, REQUESTS, UNLISTED, weight
-from tests.conformance.osf_conformance_kit import SuiteRun
+from tests.conformance.osf_conformance_kit import SuiteRun, made_info
 
 
 def test_the_table_holds_what_a_serial_run_sends(
@@ -35,16 +35,7 @@ def _item(name: str) -> mock.Mock:
 
 
 def _info(check_id: str, *, exclusive: bool = False) -> CheckInfo:
-    return CheckInfo(
-        check_id=check_id,
-        rule=check_id.split("-")[0],
-        level="reconstructed",
-        area="queue",
-        spec="",
-        asserts=check_id,
-        order=0,
-        exclusive=exclusive,
-    )
+    return made_info(check_id, "queue", exclusive=exclusive)
 
 
 def test_the_pool_starts_the_longest_checks_first_ties_in_collection_order() -> None:

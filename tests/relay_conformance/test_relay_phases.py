@@ -14,23 +14,11 @@ import pytest
 from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
+from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(
-    name: str, *, exclusive: bool = False, last: bool = False, waits_within: bool = False
-) -> CheckInfo:
-    return CheckInfo(
-        check_id=f"R14-{name}",
-        rule="R14",
-        level="reconstructed",
-        area="relay",
-        spec="",
-        asserts=name,
-        order=0,
-        exclusive=exclusive,
-        last=last,
-        waits_within=waits_within,
-    )
+def _info(name: str, **flags: bool) -> CheckInfo:
+    return made_info(f"R14-{name}", "relay", **flags)
 
 
 def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.MonkeyPatch) -> None:
