@@ -139,18 +139,24 @@ class Stage:
         """Whether the check has waited at this stage (entered :meth:`alone` or
         returned from :meth:`after_the_rest`)."""
         self._ended = False
+        self._inside = False
 
     @contextmanager
     def alone(self) -> Iterator[None]:
         """A stretch with the target to itself: begins once every other check of the
-        batch has ended or waits at a stage, and no other stretch is on."""
-        if self._stages is None:
+        batch has ended or waits at a stage, and no other stretch is on. Re-entrant: a
+        stretch inside the check's own stretch is part of it."""
+        if self._stages is None or self._inside:
             self.waited = True
             yield
             return
         with self._stages._alone_stretch(self.idle):
             self.waited = True
-            yield
+            self._inside = True
+            try:
+                yield
+            finally:
+                self._inside = False
 
     def after_the_rest(self) -> None:
         """Return once every check of the batch that is not ``last`` has ended."""

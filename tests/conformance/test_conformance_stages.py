@@ -173,6 +173,23 @@ def test_a_whole_exclusive_check_never_overlaps_an_alone_stretch(
     assert overlaps == []
 
 
+def test_a_stretch_alone_inside_the_checks_own_is_part_of_it() -> None:
+    stages = Stages()
+    race, other = stages.join("alone"), stages.join("pool")
+    other.ended()
+    done = threading.Event()
+
+    def nested() -> None:
+        with race.alone(), race.alone():  # would wait for itself were it not re-entrant
+            done.set()
+        race.ended()
+
+    thread = threading.Thread(target=nested, daemon=True)
+    thread.start()
+    assert done.wait(5), "a stretch inside the check's own stretch waited for it"
+    thread.join(5)
+
+
 def test_a_check_declared_waits_within_that_never_waits_fails(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
