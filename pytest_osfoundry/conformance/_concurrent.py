@@ -98,14 +98,15 @@ class Phases:
 def run_phases(
     phases: Phases, one: Callable[[pytest.Function, Stage], None], workers: int, name: str
 ) -> None:
-    """Run ``one`` on every item of ``phases``: the concurrent ones ``workers`` at a
-    time; each exclusive and ``last`` one in a thread of its own from the start, where
-    it waits at its stage (:mod:`~pytest_osfoundry.conformance._stages`): the exclusive
-    ones alone once nothing else runs, one by one, then the ``last`` ones alongside each
-    other -- whole, or (those in ``phases.within``) only where their body says. Used by
-    the server suite and the relay suite alike; ``name`` prefixes the threads' names.
-    ``one`` gets the item and its stage, and must not raise."""
-    stages = Stages()
+    """Run ``one`` on every item of ``phases``, never more than ``workers`` at work at
+    once: the concurrent ones in a pool; each exclusive and ``last`` one in a thread of
+    its own from the start, where it waits at its stage
+    (:mod:`~pytest_osfoundry.conformance._stages`, a wait lets its slot go): the
+    exclusive ones alone once nothing else runs, one by one, then the ``last`` ones
+    alongside each other -- whole, or (those in ``phases.within``) only where their body
+    says. Used by the server suite and the relay suite alike; ``name`` prefixes the
+    threads' names. ``one`` gets the item and its stage, and must not raise."""
+    stages = Stages(workers)
     treatments: list[tuple[pytest.Function, Treatment]] = [
         *[(item, "pool") for item in phases.concurrent],
         *[(item, "alone") for item in phases.alone],
@@ -118,13 +119,13 @@ def run_phases(
     def staged(item: pytest.Function) -> None:
         stage = joined[item.nodeid]
         try:
-            if stage.treatment == "pool" or item.nodeid in phases.within:
-                one(item, stage)
-            elif stage.treatment == "alone":
-                with stage.alone():
+            if stage.treatment == "alone" and item.nodeid not in phases.within:
+                with stage.alone(), stage.running():
                     one(item, stage)
-            else:
+                return
+            if stage.treatment == "last" and item.nodeid not in phases.within:
                 stage.after_the_rest()
+            with stage.running():
                 one(item, stage)
         except Interrupted:  # Ctrl-C while it waited: it never ran
             pass

@@ -17,6 +17,10 @@ and waits only where its evidence needs it:
 * :meth:`Stage.after_the_rest` -- returns when every check of the batch that is not
   ``last`` has ended.
 
+The batch's concurrency still bounds how many checks work at once: every check holds
+one of the batch's ``slots`` while it runs (:meth:`Stage.running`), and lets it go
+while it waits at a stage, so those threads never add to what the server sees.
+
 A check declared ``waits_within=True`` calls these itself around the part that needs
 them (R5 races alone, its sync and clients made beforehand; a wire-schema check sends
 its own requests at once and waits only to judge). Any other exclusive or ``last``
@@ -56,7 +60,11 @@ class Stages:
     every waiter with :class:`Interrupted`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, slots: int) -> None:
+        if slots < 1:
+            raise ValueError(f"a batch needs at least 1 slot, got {slots!r}")
+        self._slots = threading.BoundedSemaphore(slots)
+        """How many checks may work at once (the batch's concurrency)."""
         self._cond = threading.Condition()
         self._busy = 0
         """Checks not ended and not waiting at a stage (queued ones included)."""
@@ -140,6 +148,21 @@ class Stage:
         returned from :meth:`after_the_rest`)."""
         self._ended = False
         self._inside = False
+        self._holding = False
+        """Whether the check holds one of the batch's slots now."""
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold one of the batch's slots while the check works (it waits for one first);
+        its waits at this stage let the slot go meanwhile."""
+        if self._stages is None:
+            yield
+            return
+        self._take_slot()
+        try:
+            yield
+        finally:
+            self._let_slot_go()
 
     @contextmanager
     def alone(self) -> Iterator[None]:
@@ -150,7 +173,10 @@ class Stage:
             self.waited = True
             yield
             return
+        held = self._let_slot_go()
         with self._stages._alone_stretch(self.idle):
+            if held:  # a slot is free: nobody else works now
+                self._take_slot()
             self.waited = True
             self._inside = True
             try:
@@ -161,8 +187,24 @@ class Stage:
     def after_the_rest(self) -> None:
         """Return once every check of the batch that is not ``last`` has ended."""
         if self._stages is not None:
+            held = self._let_slot_go()
             self._stages._after_the_rest(self.idle)
+            if held:
+                self._take_slot()
         self.waited = True
+
+    def _take_slot(self) -> None:
+        assert self._stages is not None
+        self._stages._slots.acquire()
+        self._holding = True
+
+    def _let_slot_go(self) -> bool:
+        """Let the check's slot go; whether it held one."""
+        if not self._holding or self._stages is None:
+            return False
+        self._holding = False
+        self._stages._slots.release()
+        return True
 
     def ended(self) -> None:
         """The check has ended (called once, by the runner; later calls do nothing)."""

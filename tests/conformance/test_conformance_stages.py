@@ -174,7 +174,7 @@ def test_a_whole_exclusive_check_never_overlaps_an_alone_stretch(
 
 
 def test_a_stretch_alone_inside_the_checks_own_is_part_of_it() -> None:
-    stages = Stages()
+    stages = Stages(4)
     race, other = stages.join("alone"), stages.join("pool")
     other.ended()
     done = threading.Event()
@@ -188,6 +188,53 @@ def test_a_stretch_alone_inside_the_checks_own_is_part_of_it() -> None:
     thread.start()
     assert done.wait(5), "a stretch inside the check's own stretch waited for it"
     thread.join(5)
+
+
+def test_no_more_checks_work_at_once_than_the_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exclusive and ``last`` checks' own threads never add to ``--osf-concurrency``:
+    each holds a slot while it works and lets it go while it waits."""
+    working: list[str] = []
+    most: list[int] = []
+    lock = threading.Lock()
+
+    def work(name: str) -> None:
+        with lock:
+            working.append(name)
+            most.append(len(working))
+        time.sleep(0.01)
+        with lock:
+            working.remove(name)
+
+    def race(conf: Any) -> None:
+        work("race set-up")
+        with conf.stage.alone():
+            work("race")
+        work("race after")
+
+    def judge(conf: Any) -> None:
+        work("judge sends")
+        conf.stage.after_the_rest()
+        work("judge judges")
+
+    infos = {f"p{i}": _info(f"p{i}") for i in range(6)}
+    infos |= {
+        "race": _info("race", exclusive=True, waits_within=True),
+        "timing": _info("timing", exclusive=True),
+        **{f"judge{i}": _info(f"judge{i}", last=True, waits_within=True) for i in range(3)},
+        "whole": _info("whole", last=True),
+    }
+
+    def plain(name: str) -> Callable[[Any], None]:
+        return lambda conf: work(name)
+
+    bodies = {name: plain(name) for name in infos}
+    bodies["race"] = race
+    bodies |= {f"judge{i}": judge for i in range(3)}
+    outcomes = _run_batch(monkeypatch, infos, bodies, workers=2)
+    assert all(outcome.error is None for outcome in outcomes.values()), outcomes
+    assert max(most) <= 2, f"{max(most)} checks worked at once under a concurrency of 2"
 
 
 def test_a_check_declared_waits_within_that_never_waits_fails(
@@ -240,7 +287,7 @@ def test_outside_a_batch_the_waits_return_at_once() -> None:
 
 
 def test_an_interrupted_batch_wakes_its_waiting_checks() -> None:
-    stages = Stages()
+    stages = Stages(4)
     busy = stages.join("pool")  # never ends: the pool was interrupted
     waiter = stages.join("last")
     errors: list[BaseException] = []
@@ -264,7 +311,7 @@ def test_an_interrupted_batch_wakes_its_waiting_checks() -> None:
 def test_a_waiting_check_is_not_in_flight() -> None:
     """A connection failure in an alone stretch gets no concurrency hint: the ``last``
     checks waiting meanwhile send nothing."""
-    stages = Stages()
+    stages = Stages(4)
     in_flight = InFlight()
     race, judge = stages.join("alone"), stages.join("last")
     race.idle = judge.idle = in_flight.idle
