@@ -15,7 +15,13 @@ Two paired measurements, each A B A B ... in this one invocation:
   less, the race inside one check aside);
 * **the suite's own cost**: the suite against ``--osf-target=embedded`` against a
   pytest run of one trivial test in the same environment; the median of the pairs'
-  ratios (aim: at most 1.8).
+  ratios (aim: at most 1.8);
+* **the forked server** (``--only fork``, not part of the default): the suite against
+  ``embedded`` as it runs (the server forked into a child process of its own, on
+  Linux) against the same suite with the server kept in pytest's process, as it is
+  whenever another thread runs (a plugin here starts one idle thread); the median of
+  the pairs' ratios and differences. It says whether
+  ``pytest_osfoundry/server/_forked.py`` still pays for itself.
 
 The delayed server runs with ``--workers 128`` (``bench_latency.SERVER_WORKERS``), as
 does the undelayed one: each delayed answer waits in a server thread, and with fewer
@@ -24,7 +30,7 @@ threads than requests in flight the server, not the suite, would set the pace.
 Usage::
 
     python benchmarks/bench_suite_floor.py [--pairs 5] [--latency 0.03] [--concurrency N]
-        [--only latency|embedded] [--json]
+        [--only latency|embedded|fork] [--json]
 """
 
 from __future__ import annotations
@@ -132,6 +138,45 @@ def measure_embedded(pairs: int, concurrency: int) -> dict[str, Any]:
     }
 
 
+_ONE_MORE_THREAD = (
+    "import threading\n"
+    "threading.Thread(target=threading.Event().wait, daemon=True, name='idle').start()\n"
+)
+"""A pytest plugin starting one idle thread: the suite then keeps its embedded server in
+pytest's own process (``_forked.can_fork`` refuses a process with other threads)."""
+
+
+def measure_fork(pairs: int, concurrency: int) -> dict[str, Any]:
+    """The suite against ``embedded`` forked, against it in-process, pair by pair."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}
+    with tempfile.TemporaryDirectory(prefix="osf-bench-plugin-") as folder:
+        (Path(folder) / "osf_bench_one_more_thread.py").write_text(_ONE_MORE_THREAD)
+        paths = [folder, *filter(None, [base.get("PYTHONPATH")])]
+        addopts = " ".join(
+            filter(None, [base.get("PYTEST_ADDOPTS"), "-p osf_bench_one_more_thread"])
+        )
+        in_process = {**base, "PYTHONPATH": os.pathsep.join(paths), "PYTEST_ADDOPTS": addopts}
+        run_suite("embedded", concurrency, _writing(base))  # warm caches
+        run_suite("embedded", concurrency, _writing(in_process))
+        forked: list[float] = []
+        kept: list[float] = []
+        for _ in range(pairs):
+            forked.append(run_suite("embedded", concurrency, base)["wall_s"])
+            kept.append(run_suite("embedded", concurrency, in_process)["wall_s"])
+    return {
+        "pairs": pairs,
+        "concurrency": concurrency,
+        "forked_wall_median_s": round(statistics.median(forked), 3),
+        "in_process_wall_median_s": round(statistics.median(kept), 3),
+        "forked_over_in_process": round(
+            statistics.median(f / k for f, k in zip(forked, kept, strict=True)), 3
+        ),
+        "forked_minus_in_process_s": round(
+            statistics.median(f - k for f, k in zip(forked, kept, strict=True)), 3
+        ),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -145,8 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("latency", "embedded"),
-        help="measure one of the two (default: both)",
+        choices=("latency", "embedded", "fork"),
+        help="measure one of them (default: latency and embedded)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     args = parser.parse_args(argv)
@@ -160,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["latency"] = measure_latency(pairs, args.latency, args.concurrency)
     if args.only in (None, "embedded"):
         figures["embedded"] = measure_embedded(pairs, args.concurrency)
+    if args.only == "fork":
+        figures["fork"] = measure_fork(pairs, args.concurrency)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -180,6 +227,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  embedded against one trivial test: {f['embedded_over_trivial']:.2f}x "
             f"({f['embedded_wall_median_s']:.2f} s against {f['trivial_wall_median_s']:.2f} s; "
             "aim: at most 1.8x)"
+        )
+    if "fork" in figures:
+        f = figures["fork"]
+        print(
+            f"  embedded forked against in-process: {f['forked_over_in_process']:.3f}x, "
+            f"{f['forked_minus_in_process_s']:+.3f} s ({f['forked_wall_median_s']:.2f} s "
+            f"against {f['in_process_wall_median_s']:.2f} s)"
         )
     return 0
 
