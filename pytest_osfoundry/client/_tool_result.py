@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_osfoundry._wirejson import loads as fast_loads
+
 __all__ = ["ReplyKind", "ToolReply", "ToolResult", "decode_answer", "read_tool_result"]
 
 ReplyKind = Literal["result", "tool_error", "rpc_error", "http_error", "malformed"]
@@ -48,7 +50,7 @@ def _parsed_object(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        parsed = json.loads(text)
+        parsed = fast_loads(text, json.loads)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from pytest_osfoundry._wirejson import loads as fast_loads
 from pytest_osfoundry.client import (
     DeadlineExceeded,
     Exchange,
@@ -72,7 +73,7 @@ def decode_reply(reply: Response) -> ToolReply:
     raw = b""
     if ctype == "application/json":
         try:
-            message = json.loads(reply.body)
+            message = fast_loads(reply.body, json.loads)
             raw = reply.body
         except ValueError:
             message = None
@@ -81,7 +82,7 @@ def decode_reply(reply: Response) -> ToolReply:
             if event != "message":
                 continue
             try:
-                candidate = json.loads(data)
+                candidate = fast_loads(data, json.loads)
             except ValueError:
                 continue
             if isinstance(candidate, dict) and ("result" in candidate or "error" in candidate):
