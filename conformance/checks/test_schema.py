@@ -13,10 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
-
 from pytest_osfoundry.client import OsfClientError
 from pytest_osfoundry.conformance._expected import (
     KEY_MAX,
@@ -29,6 +25,7 @@ from pytest_osfoundry.conformance._expected import (
     TOOLS,
 )
 from pytest_osfoundry.conformance._harness import Conformance
+from pytest_osfoundry.conformance._input_schema import InputSchema, schema_problem
 from pytest_osfoundry.conformance._registry import check
 
 GSID = "gs_" + "0" * 32
@@ -62,19 +59,15 @@ def _tool(conf: Conformance, name: str) -> dict[str, Any]:
     return tool
 
 
-def _validator(conf: Conformance, tool: dict[str, Any]) -> Any:
+def _validator(conf: Conformance, tool: dict[str, Any]) -> InputSchema:
     __tracebackhide__ = True
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
         conf.expect.fail(f"{tool.get('name')} has no inputSchema object")
-    try:
-        cls = validator_for(schema, default=Draft202012Validator)
-        cls.check_schema(schema)
-        return cls(schema)
-    except SchemaError as err:
-        conf.expect.fail(
-            f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {err.message}"
-        )
+    problem = schema_problem(schema)
+    if problem is not None:
+        conf.expect.fail(f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {problem}")
+    return InputSchema(schema)
 
 
 def _judge(
@@ -85,12 +78,12 @@ def _judge(
     validator = _validator(conf, tool)
     for instance in allowed:
         conf.expect(
-            validator.is_valid(instance),
+            validator.accepts(instance, expected=True),
             f"{name}'s inputSchema refuses {json.dumps(instance)}, which SPEC D3 allows",
         )
     for instance in forbidden:
         conf.expect(
-            not validator.is_valid(instance),
+            not validator.accepts(instance, expected=False),
             f"{name}'s inputSchema accepts {json.dumps(instance)}, which SPEC D3 forbids",
         )
 
@@ -282,11 +275,10 @@ def check_schemas_closed(osf_conf: Conformance) -> None:
 )
 def check_schemas_valid(osf_conf: Conformance) -> None:
     for name, tool in sorted(_tools(osf_conf).items()):
-        try:
-            Draft202012Validator.check_schema(tool.get("inputSchema"))
-        except SchemaError as err:
+        problem = schema_problem(tool.get("inputSchema"), as_2020_12=True)
+        if problem is not None:
             osf_conf.expect.fail(
-                f"{name}'s inputSchema is not valid JSON Schema 2020-12: {err.message}"
+                f"{name}'s inputSchema is not valid JSON Schema 2020-12: {problem}"
             )
 
 
