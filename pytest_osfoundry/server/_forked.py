@@ -4,10 +4,10 @@
 one process they share one interpreter lock, so the server's work (about 40 % of the
 CPU of a run) and the checks' work take turns on one core. :class:`ForkedServer`
 serves the same handler from a forked child instead: the two halves then run on two
-cores, and the whole run takes about 0.1 s less (``python
-benchmarks/bench_suite_floor.py --only embedded`` prints the ratio, and ``--only
-fork`` the two side by side). It is a speed trick on the path users wait for most, so
-it is taken only where it is safe; :func:`can_fork` says where.
+cores, and the whole run takes 0.94-0.96x as long (0.05-0.07 s less on 2 cores;
+``python benchmarks/bench_suite_floor.py --only fork`` measures it, paired). It is a
+speed trick on the path users wait for most, so it is taken only where it is safe;
+:func:`can_fork` says where.
 
 Promises:
 
