@@ -91,7 +91,12 @@ class ForkedServer:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as err:  # out of processes or memory
+            for fd in (ready_read, ready_write, stop_read, stop_write):
+                os.close(fd)
+            raise ForkError(f"cannot fork the server's child process: {err}") from None
         if pid == 0:  # the child: never returns
             os.close(ready_read)
             os.close(stop_write)
@@ -145,10 +150,12 @@ def _await_port(ready: int) -> int:
     """The port the child reports on ``ready``; ForkError if it reports a failure,
     ends, or says nothing within :data:`READY_WITHIN`."""
     deadline = time.monotonic() + READY_WITHIN
+    waiting = select.poll()  # not select(): a descriptor above 1023 is refused there
+    waiting.register(ready, select.POLLIN)
     data = b""
     while not data.endswith(b"\n"):
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([ready], [], [], left)[0]:
+        if left <= 0 or not waiting.poll(left * 1000):
             raise ForkError(f"the server's child process did not listen within {READY_WITHIN} s")
         chunk = os.read(ready, 1024)
         if not chunk:

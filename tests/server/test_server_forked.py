@@ -90,6 +90,18 @@ try:
 except ChildProcessError:
     out["children_left"] = False
 """,
+    "fork_fails": """
+import errno
+fds = len(os.listdir("/proc/self/fd"))
+def refused():
+    raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+os.fork = refused
+try:
+    ForkedServer(ReferenceServer())
+except ForkError as err:
+    out["error"] = str(err)
+out["fds_left"] = len(os.listdir("/proc/self/fd")) - fds
+""",
     "threads": """
 out["alone"] = can_fork()
 threading.Thread(target=threading.Event().wait, daemon=True).start()
@@ -151,6 +163,14 @@ def test_a_child_that_cannot_serve_is_a_clear_error_and_leaves_no_process() -> N
     assert "could not listen" in seen["error"]
     assert "TypeError: handler must be callable" in seen["error"]
     assert seen["children_left"] is False
+
+
+def test_a_fork_the_system_refuses_is_a_clear_error_and_leaks_no_pipe() -> None:
+    seen = _report("fork_fails")
+    assert seen["error"] == (
+        "cannot fork the server's child process: [Errno 11] Resource temporarily unavailable"
+    )
+    assert seen["fds_left"] == 0
 
 
 def test_no_fork_while_another_thread_runs() -> None:
