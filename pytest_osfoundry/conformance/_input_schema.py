@@ -11,11 +11,23 @@ whose server runs in a child process of its own).
 One rule keeps ``jsonschema`` the authority: **an answer that would fail a check is
 always ``jsonschema``'s.** ``jsonschema-rs``'s answer stands only when it is the one the
 check expects (the schema is valid; the allowed instance is accepted; the forbidden
-one refused). Wherever ``jsonschema-rs`` cannot answer alike -- it is not importable,
-the schema names another ``$schema`` than 2020-12, or it cannot compile the schema
-(a pattern in another regex dialect, a remote ``$ref``: it never fetches one) --
-``jsonschema`` answers everything. Formats are not asserted, as ``jsonschema`` without
-a format checker does not.
+one refused), and only for a schema both read alike. ``jsonschema`` answers everything
+wherever they might not:
+
+* ``jsonschema-rs`` is not importable, or cannot compile the schema (a remote
+  ``$ref``: it never fetches one);
+* the schema names another ``$schema`` than 2020-12;
+* the schema holds a regular expression (``pattern``, ``patternProperties``): the two
+  read them in different dialects (ECMA-262 against Python's ``re``), and
+  ``jsonschema`` checks that each compiles (``"[" is not a 'regex'``), which
+  ``jsonschema-rs``'s meta-schema check does not;
+* it holds a URI the meta-schema gives a format to (``$id``, ``$ref``,
+  ``$dynamicRef``, ``$vocabulary``) or an anchor (whose meta-schema pattern is a
+  regular expression too): ``jsonschema`` checks those formats where the packages it
+  needs for them are installed.
+
+Instances' formats are not asserted, as ``jsonschema`` without a format checker does
+not.
 """
 
 from __future__ import annotations
@@ -27,6 +39,40 @@ from typing import Any
 __all__ = ["InputSchema", "schema_problem"]
 
 _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+_NOT_ALIKE = frozenset(
+    {
+        "pattern",
+        "patternProperties",
+        "$id",
+        "$ref",
+        "$dynamicRef",
+        "$vocabulary",
+        "$anchor",
+        "$dynamicAnchor",
+    }
+)
+"""Keywords whose values the two implementations may read differently (a key of that
+name anywhere in the schema sends it to ``jsonschema``: a property so named too, which
+only costs the fast path)."""
+
+
+def _read_alike(schema: Any) -> bool:
+    """Whether ``jsonschema-rs`` reads ``schema`` as ``jsonschema`` does: JSON Schema
+    2020-12 and none of :data:`_NOT_ALIKE` at any depth."""
+    if not _is_2020_12(schema):
+        return False
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if not _NOT_ALIKE.isdisjoint(value):
+                return False
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return True
 
 
 def _is_2020_12(schema: Any) -> bool:
@@ -51,7 +97,7 @@ def schema_problem(schema: Any, *, as_2020_12: bool = False) -> str | None:
     """``None`` when ``schema`` is a valid JSON Schema of the draft its ``$schema`` names
     (2020-12 if none), or of 2020-12 whatever it names with ``as_2020_12``; else
     ``jsonschema``'s message saying why it is not."""
-    rs = _rs() if _is_2020_12(schema) else None
+    rs = _rs() if _read_alike(schema) else None
     if rs is not None:
         try:
             if rs.meta.is_valid(schema):
@@ -72,7 +118,7 @@ def schema_problem(schema: Any, *, as_2020_12: bool = False) -> str | None:
 
 def _fast(schema: Any) -> Callable[[Any], bool] | None:
     """``jsonschema-rs``'s test of instances against ``schema``, or ``None``."""
-    rs = _rs() if _is_2020_12(schema) else None
+    rs = _rs() if _read_alike(schema) else None
     if rs is None:
         return None
     try:

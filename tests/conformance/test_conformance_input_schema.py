@@ -90,6 +90,37 @@ def test_another_draft_is_judged_by_jsonschema_alone(monkeypatch: pytest.MonkeyP
     assert InputSchema(draft_07)._fast is None
 
 
+def test_a_pattern_that_does_not_compile_makes_the_schema_invalid() -> None:
+    """jsonschema-rs's meta-schema check calls it valid; jsonschema, the authority, does
+    not: such a schema never reaches jsonschema-rs."""
+    broken = {"type": "object", "properties": {"k": {"type": "string", "pattern": "["}}}
+    assert schema_problem(broken) == "'[' is not a 'regex'"
+    assert schema_problem(broken, as_2020_12=True) == "'[' is not a 'regex'"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^\\d+$"},
+        {"type": "object", "patternProperties": {"^x-": {}}},
+        {"$id": "urn:example:tool", "type": "object"},
+        {"$defs": {"k": {"type": "string"}}, "$ref": "#/$defs/k"},
+        {"type": "object", "properties": {"a": {"$anchor": "a"}}},
+    ],
+)
+def test_regular_expressions_and_uris_are_judged_by_jsonschema_alone(
+    monkeypatch: pytest.MonkeyPatch, schema: dict[str, Any]
+) -> None:
+    def no_fast_path() -> Any:
+        raise AssertionError("jsonschema-rs was asked about a schema it may read otherwise")
+
+    monkeypatch.setattr(_input_schema, "_rs", no_fast_path)
+    assert schema_problem(schema) is None
+    judged = InputSchema(schema)
+    assert judged._fast is None
+    assert judged.accepts("x", expected=False) is Draft202012Validator(schema).is_valid("x")
+
+
 def test_a_remote_ref_is_never_fetched() -> None:
     asked: list[str] = []
 
