@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,22 +120,37 @@ def measure_latency(pairs: int, latency: float, concurrency: int) -> dict[str, A
 def measure_embedded(pairs: int, concurrency: int) -> dict[str, Any]:
     """The suite against ``embedded`` against a trivial run, pair by pair; medians."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}
-    embedded: list[float] = []
-    trivial: list[float] = []
     run_suite("embedded", concurrency, _writing(base))  # warm caches
     trivial_run(_writing(base))
-    for _ in range(pairs):
-        embedded.append(run_suite("embedded", concurrency, base)["wall_s"])
-        trivial.append(trivial_run(base))
+    embedded, trivial = _paired(
+        pairs,
+        lambda: float(run_suite("embedded", concurrency, base)["wall_s"]),
+        lambda: trivial_run(base),
+    )
     return {
         "pairs": pairs,
         "concurrency": concurrency,
         "embedded_wall_median_s": round(statistics.median(embedded), 3),
         "trivial_wall_median_s": round(statistics.median(trivial), 3),
-        "embedded_over_trivial": round(
-            statistics.median(e / t for e, t in zip(embedded, trivial, strict=True)), 2
-        ),
+        "embedded_over_trivial": round(_median_ratio(embedded, trivial), 2),
     }
+
+
+def _paired(
+    pairs: int, first: Callable[[], float], second: Callable[[], float]
+) -> tuple[list[float], list[float]]:
+    """``first`` and ``second`` timed in turn, ``pairs`` times (A B A B ...)."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(pairs):
+        a.append(first())
+        b.append(second())
+    return a, b
+
+
+def _median_ratio(a: list[float], b: list[float]) -> float:
+    """The median of the pairs' ratios ``a / b``."""
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
 _ONE_MORE_THREAD = (
@@ -158,19 +173,17 @@ def measure_fork(pairs: int, concurrency: int) -> dict[str, Any]:
         in_process = {**base, "PYTHONPATH": os.pathsep.join(paths), "PYTEST_ADDOPTS": addopts}
         run_suite("embedded", concurrency, _writing(base))  # warm caches
         run_suite("embedded", concurrency, _writing(in_process))
-        forked: list[float] = []
-        kept: list[float] = []
-        for _ in range(pairs):
-            forked.append(run_suite("embedded", concurrency, base)["wall_s"])
-            kept.append(run_suite("embedded", concurrency, in_process)["wall_s"])
+        forked, kept = _paired(
+            pairs,
+            lambda: float(run_suite("embedded", concurrency, base)["wall_s"]),
+            lambda: float(run_suite("embedded", concurrency, in_process)["wall_s"]),
+        )
     return {
         "pairs": pairs,
         "concurrency": concurrency,
         "forked_wall_median_s": round(statistics.median(forked), 3),
         "in_process_wall_median_s": round(statistics.median(kept), 3),
-        "forked_over_in_process": round(
-            statistics.median(f / k for f, k in zip(forked, kept, strict=True)), 3
-        ),
+        "forked_over_in_process": round(_median_ratio(forked, kept), 3),
         "forked_minus_in_process_s": round(
             statistics.median(f - k for f, k in zip(forked, kept, strict=True)), 3
         ),
