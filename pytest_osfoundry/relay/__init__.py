@@ -5,11 +5,22 @@
 * :class:`Outbox`, :class:`MemoryOutbox`, :class:`FileOutbox` — where completions wait
   until a 2xx (D17).
 * :func:`bounded_completion` — the all-or-nothing 100,000-character bound (D18).
+
+Everything but :func:`bounded_completion` is imported on first use: the server suite's
+truncation checks need only the bound, and a server run then loads neither the relay
+nor the fake Graph engine it drives (about 10 ms).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from pytest_osfoundry.relay._bounded import bounded_completion
-from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, RelayEvent
-from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, RelayEvent
+    from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 
 __all__ = [
     "FakeRelay",
@@ -20,3 +31,26 @@ __all__ = [
     "RelayEvent",
     "bounded_completion",
 ]
+
+_ON_FIRST_USE = {
+    "FakeRelay": "_desktop",
+    "PassRecord": "_desktop",
+    "RelayEvent": "_desktop",
+    "FileOutbox": "_outbox",
+    "MemoryOutbox": "_outbox",
+    "Outbox": "_outbox",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The relay's classes, imported when first asked for."""
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,3 +145,29 @@ def test_the_scan_reads_each_form_of_import(
     path = tmp_path / "m.py"
     path.write_text(source, encoding="utf-8")
     assert [(m, n) for m, n, _ in _kit_imports(path)] == ([found] if found else [])
+
+
+_HEAVY_IN_A_SERVER_RUN = (
+    "pytest_osfoundry.relay._desktop",  # the fake relay: the relay suite's
+    "pytest_osfoundry.engine",  # the fake Graph engine it drives
+    "jsonschema",  # only where a verdict would fail (conformance/_input_schema.py)
+)
+
+
+def test_the_server_suite_loads_no_relay_engine_or_jsonschema() -> None:
+    """Importing every server check module (what a server run collects) and the
+    suite's plugin leaves the relay's desktop, the engine and jsonschema unloaded: a
+    passing run against ``embedded`` never needs them in the suite's process."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import pytest_osfoundry.conformance._plugin\n"
+        "import pytest_osfoundry.conformance.rulebook.checks as checks\n"
+        "for found in pkgutil.iter_modules(checks.__path__, checks.__name__ + '.'):\n"
+        "    importlib.import_module(found.name)\n"
+        f"print([m for m in {_HEAVY_IN_A_SERVER_RUN!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
