@@ -64,11 +64,6 @@ _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 _QUERY_SAFE = _PATH_SAFE + "?"
 
 
-_ROUTES_KEPT = 256
-"""URLs whose reading a transport keeps (a run uses a handful; a caller sending to
-ever new URLs reads each anew rather than growing the table without end)."""
-
-
 def _user_agent() -> str:
     from pytest_osfoundry import __version__
 
@@ -356,22 +351,13 @@ class SocketTransport:
         self.keep = keep
         self._fallback = fallback
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
-        self._routes: dict[str, _Direct | None] = {}
         self._lock = threading.Lock()
         self._agent = _user_agent()
 
     # ------------------------------------------------------------------ public
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send the request and read the reply, within the deadline and the size cap."""
-        try:
-            direct = self._routes[url]
-        except KeyError:
-            # Read once per URL: its parts, and whether a proxy variable covers its host
-            # (the environment as at the URL's first request; httpx reads it once a
-            # client). A run's few URLs then cost a dict lookup, not a parse each.
-            direct = _direct(url)
-            if len(self._routes) < _ROUTES_KEPT:
-                self._routes[url] = direct
+        direct = _direct(url)
         if direct is None:
             return self._fallback_transport().request(method, url, headers, body)
         return self._send(method, url, direct, headers, body)

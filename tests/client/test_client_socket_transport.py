@@ -377,48 +377,6 @@ def test_what_it_does_not_serve_goes_to_the_fallback() -> None:
     assert seen == ["https://osf.test/mcp", "closed"]
 
 
-def test_a_url_is_read_once_per_transport_and_the_table_is_bounded(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Its parts and its proxy verdict are read at the URL's first request (as httpx
-    reads the environment once a client); a proxy set afterwards changes nothing for
-    that transport, and a new transport reads it anew."""
-    from pytest_osfoundry.client import _socket_transport
-
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    reads: list[str] = []
-    real = _socket_transport._direct
-
-    def counted(url: str) -> object:
-        reads.append(url)
-        return real(url)
-
-    monkeypatch.setattr(_socket_transport, "_direct", counted)
-    seen: list[str] = []
-
-    class Fallback:
-        def request(self, method: str, url: str, headers: object, body: bytes) -> Response:
-            seen.append(url)
-            return Response(200, {}, b"fallback")
-
-    with LoopbackServer(lambda request: Response(200, {}, b"ok")) as server:
-        url = server.origin + "/mcp"
-        transport = SocketTransport(timeout=2.0, max_bytes=100, fallback=Fallback())
-        assert transport.request("GET", url, {}, b"").body == b"ok"
-        monkeypatch.setenv("HTTP_PROXY", "http://proxy.test:3128")
-        monkeypatch.setenv("NO_PROXY", "")
-        assert transport.request("GET", url, {}, b"").body == b"ok"
-        assert reads == [url]
-        transport.close()
-        later = SocketTransport(timeout=2.0, max_bytes=100, fallback=Fallback())
-        assert later.request("GET", url, {}, b"").body == b"fallback"
-        assert seen == [url]
-    for n in range(_socket_transport._ROUTES_KEPT + 10):
-        later.request("GET", f"https://osf.test/{n}", {}, b"")
-    assert len(later._routes) == _socket_transport._ROUTES_KEPT
-
-
 def test_the_default_fallback_is_a_bounded_httpx_transport() -> None:
     transport = SocketTransport(timeout=3.0, max_bytes=99)
     fallback = transport._fallback_transport()
