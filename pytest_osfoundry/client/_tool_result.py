@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_osfoundry._wirejson import loads as fast_loads
+from pytest_osfoundry._wirejson import loads as _fast_loads
 
 __all__ = ["ReplyKind", "ToolReply", "ToolResult", "decode_answer", "read_tool_result"]
 
@@ -50,7 +50,7 @@ def _parsed_object(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        parsed = fast_loads(text, json.loads)
+        parsed = _fast_loads(text, json.loads)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Literal
 
-from pytest_osfoundry._wirejson import loads as fast_loads
+from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Transport
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._kept import kept_on
@@ -182,7 +182,7 @@ def kind_of(method: str, url: str, mcp_url: str, body: bytes) -> Kind:
     if url != mcp_url or b"tools/call" not in body:
         return "other"
     try:
-        message = fast_loads(body, json.loads)
+        message = _fast_loads(body, json.loads)
     except ValueError:
         return "other"
     params = message.get("params") if isinstance(message, dict) else None

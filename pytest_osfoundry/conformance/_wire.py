@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from pytest_osfoundry._wirejson import loads as fast_loads
+from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import (
     DeadlineExceeded,
     Exchange,
@@ -73,7 +73,7 @@ def decode_reply(reply: Response) -> ToolReply:
     raw = b""
     if ctype == "application/json":
         try:
-            message = fast_loads(reply.body, json.loads)
+            message = _fast_loads(reply.body, json.loads)
             raw = reply.body
         except ValueError:
             message = None
@@ -82,7 +82,7 @@ def decode_reply(reply: Response) -> ToolReply:
             if event != "message":
                 continue
             try:
-                candidate = fast_loads(data, json.loads)
+                candidate = _fast_loads(data, json.loads)
             except ValueError:
                 continue
             if isinstance(candidate, dict) and ("result" in candidate or "error" in candidate):

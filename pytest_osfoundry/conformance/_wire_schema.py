@@ -28,7 +28,7 @@ from pytest_osfoundry._mcp_schema import (
     definition_names,
     first_violation,
 )
-from pytest_osfoundry._wirejson import loads as fast_loads
+from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Exchange, Transport, parse_sse
 from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
 from pytest_osfoundry.conformance._kept import kept_on
@@ -181,7 +181,7 @@ def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
     ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
     if ctype == "application/json":
         try:
-            message = fast_loads(reply.body, json.loads)
+            message = _fast_loads(reply.body, json.loads)
         except ValueError:
             return None
         return message if isinstance(message, dict) else None
@@ -191,7 +191,7 @@ def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
         if event != "message":
             continue
         try:
-            message = fast_loads(data, json.loads)
+            message = _fast_loads(data, json.loads)
         except ValueError:
             continue
         if (
@@ -220,7 +220,7 @@ class SchemaWatch:
 
     def _judge(self, url: str, headers: Mapping[str, str], body: bytes, reply: Response) -> None:
         try:
-            request = fast_loads(body, json.loads)
+            request = _fast_loads(body, json.loads)
         except ValueError:
             return
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
