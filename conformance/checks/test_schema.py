@@ -13,6 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
 from pytest_osfoundry.client import OsfClientError
 from pytest_osfoundry.conformance._expected import (
     KEY_MAX,
@@ -25,7 +29,6 @@ from pytest_osfoundry.conformance._expected import (
     TOOLS,
 )
 from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._input_schema import InputSchema, schema_problem
 from pytest_osfoundry.conformance._registry import check
 
 GSID = "gs_" + "0" * 32
@@ -59,15 +62,19 @@ def _tool(conf: Conformance, name: str) -> dict[str, Any]:
     return tool
 
 
-def _validator(conf: Conformance, tool: dict[str, Any]) -> InputSchema:
+def _validator(conf: Conformance, tool: dict[str, Any]) -> Any:
     __tracebackhide__ = True
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
         conf.expect.fail(f"{tool.get('name')} has no inputSchema object")
-    problem = schema_problem(schema)
-    if problem is not None:
-        conf.expect.fail(f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {problem}")
-    return InputSchema(schema)
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        return cls(schema)
+    except SchemaError as err:
+        conf.expect.fail(
+            f"{tool.get('name')}'s inputSchema is not a valid JSON Schema: {err.message}"
+        )
 
 
 def _judge(
@@ -78,12 +85,12 @@ def _judge(
     validator = _validator(conf, tool)
     for instance in allowed:
         conf.expect(
-            validator.accepts(instance, expected=True),
+            validator.is_valid(instance),
             f"{name}'s inputSchema refuses {json.dumps(instance)}, which SPEC D3 allows",
         )
     for instance in forbidden:
         conf.expect(
-            not validator.accepts(instance, expected=False),
+            not validator.is_valid(instance),
             f"{name}'s inputSchema accepts {json.dumps(instance)}, which SPEC D3 forbids",
         )
 
@@ -275,10 +282,11 @@ def check_schemas_closed(osf_conf: Conformance) -> None:
 )
 def check_schemas_valid(osf_conf: Conformance) -> None:
     for name, tool in sorted(_tools(osf_conf).items()):
-        problem = schema_problem(tool.get("inputSchema"), as_2020_12=True)
-        if problem is not None:
+        try:
+            Draft202012Validator.check_schema(tool.get("inputSchema"))
+        except SchemaError as err:
             osf_conf.expect.fail(
-                f"{name}'s inputSchema is not valid JSON Schema 2020-12: {problem}"
+                f"{name}'s inputSchema is not valid JSON Schema 2020-12: {err.message}"
             )
 
 
