@@ -16,12 +16,14 @@ Two paired measurements, each A B A B ... in this one invocation:
 * **the suite's own cost**: the suite against ``--osf-target=embedded`` against a
   pytest run of one trivial test in the same environment; the median of the pairs'
   ratios (aim: at most 1.8);
-* **the forked server** (``--only fork``, not part of the default): the suite against
-  ``embedded`` as it runs (the server forked into a child process of its own, on
-  Linux) against the same suite with the server kept in pytest's process, as it is
-  whenever another thread runs (a plugin here starts one idle thread); the median of
-  the pairs' ratios and differences. It says whether
-  ``pytest_osfoundry/server/_forked.py`` still pays for itself.
+* **what each saving of the main job pays** (``--only parts``, not part of the
+  default): the suite against ``embedded`` as it runs, against the same with one
+  saving undone by a plugin of this benchmark, each saving paired on its own; the
+  median of the pairs' ratios and differences. The savings: the server forked into a
+  child process (``server/_forked.py``; undone by one idle thread, with which the
+  suite keeps the server in pytest's process) and the fake relay left unloaded by a
+  server run (``relay/__init__.py``; undone by importing it). Each says whether the
+  code that buys it still pays for itself.
 
 The delayed server runs with ``--workers 128`` (``bench_latency.SERVER_WORKERS``), as
 does the undelayed one: each delayed answer waits in a server thread, and with fewer
@@ -30,7 +32,7 @@ threads than requests in flight the server, not the suite, would set the pace.
 Usage::
 
     python benchmarks/bench_suite_floor.py [--pairs 5] [--latency 0.03] [--concurrency N]
-        [--only latency|embedded|fork] [--json]
+        [--only latency|embedded|parts] [--json]
 """
 
 from __future__ import annotations
@@ -153,41 +155,45 @@ def _median_ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
-_ONE_MORE_THREAD = (
-    "import threading\n"
-    "threading.Thread(target=threading.Event().wait, daemon=True, name='idle').start()\n"
-)
-"""A pytest plugin starting one idle thread: the suite then keeps its embedded server in
-pytest's own process (``_forked.can_fork`` refuses a process with other threads)."""
+PARTS: dict[str, str] = {
+    "the server forked into a child": (
+        "import threading\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True, name='idle').start()\n"
+    ),
+    "the fake relay left unloaded": "import pytest_osfoundry.relay._desktop\n",
+}
+"""Each saving of the main job, and the source of a pytest plugin that undoes it: one
+idle thread (``_forked.can_fork`` then keeps the server in pytest's process), or the
+import the saving spares."""
 
 
-def measure_fork(pairs: int, concurrency: int) -> dict[str, Any]:
-    """The suite against ``embedded`` forked, against it in-process, pair by pair."""
+def measure_parts(pairs: int, concurrency: int) -> dict[str, Any]:
+    """The suite against ``embedded`` as it runs, against it with each saving undone."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}
+    figures: dict[str, Any] = {"pairs": pairs, "concurrency": concurrency, "parts": {}}
+    run_suite("embedded", concurrency, _writing(base))  # warm caches
     with tempfile.TemporaryDirectory(prefix="osf-bench-plugin-") as folder:
-        (Path(folder) / "osf_bench_one_more_thread.py").write_text(_ONE_MORE_THREAD)
-        paths = [folder, *filter(None, [base.get("PYTHONPATH")])]
-        addopts = " ".join(
-            filter(None, [base.get("PYTEST_ADDOPTS"), "-p osf_bench_one_more_thread"])
-        )
-        in_process = {**base, "PYTHONPATH": os.pathsep.join(paths), "PYTEST_ADDOPTS": addopts}
-        run_suite("embedded", concurrency, _writing(base))  # warm caches
-        run_suite("embedded", concurrency, _writing(in_process))
-        forked, kept = _paired(
-            pairs,
-            lambda: float(run_suite("embedded", concurrency, base)["wall_s"]),
-            lambda: float(run_suite("embedded", concurrency, in_process)["wall_s"]),
-        )
-    return {
-        "pairs": pairs,
-        "concurrency": concurrency,
-        "forked_wall_median_s": round(statistics.median(forked), 3),
-        "in_process_wall_median_s": round(statistics.median(kept), 3),
-        "forked_over_in_process": round(_median_ratio(forked, kept), 3),
-        "forked_minus_in_process_s": round(
-            statistics.median(f - k for f, k in zip(forked, kept, strict=True)), 3
-        ),
-    }
+        for n, (part, source) in enumerate(PARTS.items()):
+            module = f"osf_bench_undo_{n}"
+            (Path(folder) / f"{module}.py").write_text(source, encoding="utf-8")
+            paths = [folder, *filter(None, [base.get("PYTHONPATH")])]
+            addopts = " ".join(filter(None, [base.get("PYTEST_ADDOPTS"), f"-p {module}"]))
+            undone = {**base, "PYTHONPATH": os.pathsep.join(paths), "PYTEST_ADDOPTS": addopts}
+            run_suite("embedded", concurrency, _writing(undone))
+            kept, without = _paired(
+                pairs,
+                lambda: float(run_suite("embedded", concurrency, base)["wall_s"]),
+                lambda env=undone: float(run_suite("embedded", concurrency, env)["wall_s"]),
+            )
+            figures["parts"][part] = {
+                "wall_median_s": round(statistics.median(kept), 3),
+                "undone_wall_median_s": round(statistics.median(without), 3),
+                "ratio": round(_median_ratio(kept, without), 3),
+                "difference_s": round(
+                    statistics.median(a - b for a, b in zip(kept, without, strict=True)), 3
+                ),
+            }
+    return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -203,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("latency", "embedded", "fork"),
+        choices=("latency", "embedded", "parts"),
         help="measure one of them (default: latency and embedded)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -218,8 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["latency"] = measure_latency(pairs, args.latency, args.concurrency)
     if args.only in (None, "embedded"):
         figures["embedded"] = measure_embedded(pairs, args.concurrency)
-    if args.only == "fork":
-        figures["fork"] = measure_fork(pairs, args.concurrency)
+    if args.only == "parts":
+        figures["parts"] = measure_parts(pairs, args.concurrency)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -241,12 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({f['embedded_wall_median_s']:.2f} s against {f['trivial_wall_median_s']:.2f} s; "
             "aim: at most 1.8x)"
         )
-    if "fork" in figures:
-        f = figures["fork"]
+    for part, f in figures.get("parts", {}).get("parts", {}).items():
         print(
-            f"  embedded forked against in-process: {f['forked_over_in_process']:.3f}x, "
-            f"{f['forked_minus_in_process_s']:+.3f} s ({f['forked_wall_median_s']:.2f} s "
-            f"against {f['in_process_wall_median_s']:.2f} s)"
+            f"  {part}: {f['ratio']:.3f}x, {f['difference_s']:+.3f} s against it undone "
+            f"({f['wall_median_s']:.2f} s against {f['undone_wall_median_s']:.2f} s)"
         )
     return 0
 
