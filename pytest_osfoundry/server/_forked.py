@@ -5,7 +5,7 @@ one process they share one interpreter lock, so the server's work (about 40 % of
 CPU of a run) and the checks' work take turns on one core. :class:`ForkedServer`
 serves the same handler from a forked child instead: the two halves then run on two
 cores, and the whole run takes 0.94-0.96x as long (0.05-0.07 s less on 2 cores;
-``python benchmarks/bench_suite_floor.py --only fork`` measures it, paired). It is a
+``python benchmarks/bench_suite_floor.py --only parts`` measures it, paired). It is a
 speed trick on the path users wait for most, so it is taken only where it is safe;
 :func:`can_fork` says where.
 
