@@ -10,10 +10,9 @@ message (a JSON pointer) and which part of the schema (a schema path).
 
 Two validators, one authority. Every request the reference server takes and every
 answer the conformance suite reads is validated here, so validation is on the path
-users wait for: ``jsonschema`` spends 80-200 us a message on these schemas, about
-half of a scripted agent's whole run in the fixtures. :func:`fast_check` compiles
-the same definition with ``jsonschema-rs`` (a Rust implementation of the same
-drafts, ~1 us a message; ``python benchmarks/bench_schema.py`` measures both), and
+users wait for, where ``jsonschema`` is slow on these schemas. :func:`fast_check`
+compiles the same definition with ``jsonschema-rs`` (a Rust implementation of the
+same drafts, far faster; ``python benchmarks/bench_schema.py`` measures both), and
 a message it calls valid is done with. Anything else goes to ``jsonschema``, which
 decides and writes the message: a message only ``jsonschema-rs`` refuses is valid,
 so the error texts, pointers and schema paths are ``jsonschema``'s whatever the fast

@@ -135,8 +135,7 @@ def relay_command_path(command_id: str, action: str) -> str:
 
     Cached (a pure function of two short strings): the relay asks for one command's
     control path every 3 s while it runs, and ``quote`` costs about ten times a
-    cache hit (about 3 µs against 0.3 µs; ``benchmarks/bench_sim.py`` runs 400,000
-    relay calls).
+    cache hit (``osfoundry-sim`` makes hundreds of thousands of relay calls).
     """
     if action not in RELAY_ACTIONS:
         raise ValueError(f"action must be one of {', '.join(RELAY_ACTIONS)}; got {action!r}")

@@ -45,8 +45,8 @@ _orjson_loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 #: Every digit byte becomes "0", every other byte " ": a run of 19 zeros in the
 #: result is a run of 19 digits in the text (see the module doc). ``bytes.translate``
-#: and ``in`` are C loops: on the sim's bodies this costs less than the parse (a
-#: regular expression cost 1.5-11 µs a body, more than the parse; bench_sim.py).
+#: and ``in`` are C loops: on the sim's bodies this costs less than the parse, where
+#: a regular expression cost more (benchmarks/RESULTS.md).
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_DIGIT_RUN = b"0" * 19
 _utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -116,7 +116,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 def _runs_relay_checks(config: pytest.Config, settings: Settings) -> bool:
     """Whether relay checks may be collected: a relay command is given, or test paths
     are (which may name relay checks). A server run with no paths collects only the
-    server checks, so the relay suite's modules are not even imported (~20 ms)."""
+    server checks, so the relay suite's modules are not even imported."""
     given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
     return settings.relay_active or given
 

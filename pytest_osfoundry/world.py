@@ -77,7 +77,7 @@ __all__ = ["SEED_DURATION", "SEED_SIGMA", "OsfWorld", "WorldConfig"]
 #: docs/experiments.md): of the grid 0.70-0.95 (step 0.01), the point whose fan-out
 #: runs through the kit's components (3,000 single runs, 1,000 batches of 3 and 5,
 #: master seeds 0-2) minimise the summed squared log-ratios to the table's nine
-#: figures (``osfoundry-sim --fit-sigma --runs 3000``; refitted 2026-11-29).
+#: figures (``osfoundry-sim --fit-sigma --runs 3000`` redoes the fit).
 SEED_SIGMA = 0.81
 SEED_DURATION = LogNormal(median=60.0, sigma=SEED_SIGMA, minimum=5.0)
 

@@ -178,8 +178,8 @@ class _DeadlineTransport(httpx.HTTPTransport):
 class _OnFirstUse(httpx.BaseTransport):
     """A transport made when the first request needs it, not before.
 
-    httpx's socket transport loads the system's certificates when it is made (some
-    30 ms): a client that ends up sending nothing, such as the conformance suite's
+    httpx's socket transport loads the system's certificates when it is made: a
+    client that ends up sending nothing, such as the conformance suite's
     fallback for an ``http://`` target (``SocketTransport`` sends those), should not
     pay for it. Thread-safe: one transport is made, whichever thread asks first.
     """

@@ -171,8 +171,8 @@ def _forms(secret: str) -> tuple[str, ...]:
     """Every form of ``secret`` the masker replaces, longest first.
 
     Cached: the conformance plugin masks every report section with the run's same few
-    tokens (about 350 calls a run), and working out one token's forms takes ~60 µs
-    (about 0.1 s a run against ``embedded`` without the cache). It holds only secrets
+    tokens (hundreds of calls a run), and working out one token's forms each time
+    would show in a run against ``embedded``. It holds only secrets
     the caller asked to mask, never text that came off the wire.
     """
     forms = {

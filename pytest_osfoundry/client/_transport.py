@@ -61,8 +61,8 @@ class FixedHeaders(dict[str, str]):
     The mapping holds the headers as written (what exchange logs and reports show);
     :attr:`lowered` is the read-only view with lower-case names that
     :class:`DirectTransport` hands its handler, made once here rather than on every
-    request (lower-casing a copy per request was ~4 % of ``osfoundry-sim``'s CPU:
-    ``benchmarks/bench_sim.py``). It cannot be changed by item once built (that
+    request (lower-casing a copy per request showed in ``osfoundry-sim``'s CPU). It
+    cannot be changed by item once built (that
     would leave :attr:`lowered` behind): build a new one; ``dict(headers)`` is a
     plain, changeable copy.
     """

@@ -9,10 +9,9 @@ one at interpreter exit. :func:`freeze_collected` moves every object alive once 
 checks are collected into the permanent generation (:func:`gc.freeze`), so those
 passes walk only what the run itself creates.
 
-It is a speed trick, kept because it pays on the path users wait for: the suite
-against ``embedded``, whole process, takes 1.15x as long without it (1.62 s against
-1.41 s, median of 10 paired runs, 2026-12-02; README, "Speed"; docs/choices.md, "The
-suite's own cost"). What it costs: a
+It is a speed trick, kept because it pays on the path users wait for
+(``benchmarks/bench_suite_floor.py --only embedded``; docs/choices.md, "The suite's
+own cost"). What it costs: a
 cycle of objects alive at that moment that becomes garbage later is not reclaimed
 until the process ends (reference counting still frees everything else). A command
 line run ends with the suite, so nothing is kept longer than it would live anyway;

@@ -256,7 +256,7 @@ class Settings:
     osf_timing_samples: int = 60
     osf_strict: bool = False
     osf_timeout: int = 10
-    osf_concurrency: int = 32  # chosen by benchmarks/bench_latency.py (README, Speed)
+    osf_concurrency: int = 32  # chosen by benchmarks/bench_latency.py (docs/choices.md)
     osf_max_response: int = 16
     osf_http_client: str = "socket"
     osf_protocol: str = "auto"

@@ -2,11 +2,11 @@
 
 A concurrent batch runs its ordinary checks in a pool. An ``exclusive`` check's
 evidence needs the target to itself (a race whose calls must overlap each other
-only, latencies); a ``last`` check judges what every other check received. Both used
-to wait outside their body: the exclusive ones ran one by one after the pool, then
-the ``last`` ones. Against a far-away server that tail costs every round trip of
-their chains, set-up included (R5-concurrent-same-key's sync and clients, the
-wire-schema checks' own requests: seven round trips in all).
+only, latencies); a ``last`` check judges what every other check received. Waiting
+outside their body (the exclusive ones one by one after the pool, then the ``last``
+ones), they would cost a far-away server's run every round trip of their chains,
+set-up included (R5-concurrent-same-key's sync and clients, the wire-schema checks'
+own requests).
 
 So each of them gets a :class:`Stage` and a thread of its own when the batch starts,
 and waits only where its evidence needs it:

@@ -12,9 +12,7 @@ Before all of them start the checks that hold the project's shared session list
 (:data:`HOLDERS`, :mod:`~pytest_osfoundry.conformance._holds`): while one holds it,
 every other check's sync waits, so the holds are best over while the other checks are
 still at their first requests, and the holders of one list, started together, hold it
-once instead of once each. Against the 30 ms server the run's session took 0.88-0.93 s
-started so against 1.04-1.08 s longest first alone (one run each, 2026-12-03; the
-paired figure is in ``docs/choices.md``).
+once instead of once each.
 
 The figures are the ``requests`` of each check in the JSON report of a serial run
 against ``--osf-target=embedded`` (MCP ``2026-07-28``);

@@ -8,7 +8,7 @@
 
 Everything but :func:`bounded_completion` is imported on first use: the server suite's
 truncation checks need only the bound, and a server run then loads neither the relay
-nor the fake Graph engine it drives (about 10 ms).
+nor the fake Graph engine it drives.
 """
 
 from __future__ import annotations

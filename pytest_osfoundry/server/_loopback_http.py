@@ -13,8 +13,7 @@
   :class:`~pytest_osfoundry.http.Request` to the app, writes the answer in one send,
   and logs nothing. The head parser of its own is a speed trick on the path every
   request of the conformance suite takes: http.server's goes through the ``email``
-  package, about a third of the door's time a request
-  (``benchmarks/bench_suite_floor.py --only embedded``; README, "Speed").
+  package (``benchmarks/bench_http_paths.py`` measures both).
 
 The threads that run it are :mod:`~pytest_osfoundry.server._loopback`'s.
 """

@@ -84,9 +84,9 @@ def copied(value: Any) -> Any:
     copy; anything else (a tuple) through :func:`copy.deepcopy`.
 
     What the server stores or answers (sessions, arguments, results, the tool
-    listing) is only ever JSON, so this walk does what :func:`copy.deepcopy` did
-    without its memo and dispatch: 2.7-3.1x faster on the sessions, a sync's waiting
-    arguments and the tool listing (``benchmarks/bench_json_copy.py``)."""
+    listing) is only ever JSON, so this walk does what :func:`copy.deepcopy` would
+    without its memo and dispatch, which cost more than the copy itself on these
+    payloads (``benchmarks/bench_json_copy.py`` measures both)."""
     kind = type(value)
     if kind is dict:
         return {key: copied(item) for key, item in value.items()}
