@@ -11,8 +11,10 @@ code::
 
 Every fault is one :class:`WorldConfig` field: ``drop_replies`` (agents' replies),
 ``latency`` (virtual seconds each agent request takes), ``lose_completions`` (the
-relay's next N completion POSTs), ``offline`` (a window in which the desktop sleeps),
-``outbox=False`` (no outbox), ``server_errors`` (an HTTP status on a path). The
+relay's next N completion POSTs), ``offline`` (a window in which the desktop reaches
+nothing: asleep, its Graph paused, by default; or ``(offset, duration, "network")``:
+awake with its network gone, its Graph running on), ``outbox=False`` (no outbox),
+``server_errors`` (an HTTP status on a path). The
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
 ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` fixtures serve), such as your own
@@ -67,7 +69,7 @@ from pytest_osfoundry.faults import (
     schedule_death,
     schedule_offline,
 )
-from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode, check_offline_mode
 from pytest_osfoundry.relay._outbox import Outbox
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 
@@ -98,7 +100,9 @@ class WorldConfig:
     lose_completions: int = 0
     drop_replies: float = 0.0
     latency: float = 0.0
-    offline: tuple[float, float] | None = None
+    offline: tuple[float, float] | tuple[float, float, OfflineMode] | None = None
+    """``(offset, duration)``: the desktop is asleep for that window (its Graph paused);
+    ``(offset, duration, "network")``: awake, its network gone (its Graph runs on)."""
     server_errors: tuple[str, int] | None = None
     start_relay: bool = True
     relay_phase: float = 0.0
@@ -132,6 +136,19 @@ def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
     return value[0], value[1]
 
 
+_OFFLINE_SHAPE = "(offset, duration) or (offset, duration, 'asleep' | 'network') in seconds"
+
+
+def _offline_window(value: object) -> tuple[float, float, OfflineMode]:
+    """``offline`` checked: offset and duration in seconds, and how the desktop is away."""
+    if not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
+        raise ArgumentTypeError(f"offline must be {_OFFLINE_SHAPE}, got {value!r}")
+    offset = check_seconds(value[0], "offline offset")
+    duration = check_seconds(value[1], "offline duration")
+    mode = value[2] if len(value) == 3 else "asleep"
+    return offset, duration, check_offline_mode(mode, "offline's third item")
+
+
 def _validate(cfg: WorldConfig) -> None:
     """Refuse a bad field before anything is built, naming the field (fixtures show it).
 
@@ -146,9 +163,7 @@ def _validate(cfg: WorldConfig) -> None:
     if not isinstance(cfg.outbox, bool):  # True / False switch the default outbox on or off
         check_implements(cfg.outbox, "outbox", Outbox)
     if cfg.offline is not None:
-        offset, duration = _pair(cfg.offline, "offline", "(offset, duration) in seconds")
-        check_seconds(offset, "offline offset")
-        check_seconds(duration, "offline duration")
+        _offline_window(cfg.offline)
     if cfg.server_errors is not None:
         path, status = _pair(cfg.server_errors, "server_errors", "(path, HTTP status 400-599)")
         if not isinstance(path, str):
@@ -246,8 +261,8 @@ class OsfWorld:
             if cfg.relay_phase == 0:
                 self.clock.advance(0)  # the first pass shares the sessions now
         if cfg.offline is not None:
-            offset, duration = cfg.offline
-            schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration)
+            offset, duration, mode = _offline_window(cfg.offline)
+            schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration, mode=mode)
         self._agents = 0
 
     def _settle_protocol(self, protocol: str) -> str:
