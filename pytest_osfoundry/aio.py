@@ -59,7 +59,7 @@ from concurrent.futures import Executor
 from types import CodeType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from freezegun.api import real_monotonic
+from freezegun import api as freezegun_api
 
 from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry.clock import VirtualClock
@@ -68,9 +68,14 @@ __all__ = ["VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
 
 T = TypeVar("T")
 
-_wall: Callable[[], float] = real_monotonic
-"""Wall time for the stall's bound: the real monotonic clock even while freezegun holds
-``time.monotonic`` still (``osf_clock``, ``patch_sleep``)."""
+def _wall() -> float:
+    """Wall time for the stall's bound: the real monotonic clock even while freezegun holds
+    ``time.monotonic`` still (``osf_clock``, ``patch_sleep``).
+
+    Read from freezegun's module at each call: freezegun swaps every module attribute
+    that *is* the real ``time.monotonic`` for its fake when it starts, but never its own.
+    """
+    return freezegun_api.real_monotonic()
 if TYPE_CHECKING:  # annotations only: Python 3.10's typing has no TypeVarTuple
     from typing_extensions import TypeVarTuple, Unpack
 

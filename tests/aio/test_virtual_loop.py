@@ -107,6 +107,14 @@ def test_every_task_waiting_on_nothing_fails_with_a_message_not_a_hang() -> None
         aio.run(main(), clock, stall_timeout=0.2)
 
 
+@pytest.fixture
+def frozen_wall(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wall time stands still for the loop's stall bound: only the virtual bound can end a
+    stretch of clock events, whatever the machine's load (the final wait for I/O still
+    takes ``stall_timeout`` of real time)."""
+    monkeypatch.setattr(aio, "_wall", lambda: 0.0)
+
+
 def every(clock: VirtualClock, seconds: float) -> None:
     """A background process on the clock, for ever (as the relay's passes are)."""
 
@@ -116,7 +124,9 @@ def every(clock: VirtualClock, seconds: float) -> None:
     clock.call_later(seconds, tick)
 
 
-def test_a_stall_fails_after_stall_after_virtual_seconds_whatever_keeps_ticking() -> None:
+def test_a_stall_fails_after_stall_after_virtual_seconds_whatever_keeps_ticking(
+    frozen_wall: None,
+) -> None:
     clock = VirtualClock()
     every(clock, 20)
 
@@ -134,6 +144,25 @@ def test_a_stall_fails_after_stall_after_virtual_seconds_whatever_keeps_ticking(
     assert "raise the limit: stall_after (virtual seconds) or stall_timeout" in message
 
 
+def test_the_wall_bound_reads_real_time_while_freezegun_follows_the_clock() -> None:
+    from datetime import datetime, timezone
+
+    from freezegun import freeze_time
+
+    clock = VirtualClock()
+    every(clock, 20)
+
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    # What osf_clock does: time.monotonic frozen, moved with the clock (20 s a tick).
+    with freeze_time(datetime.fromtimestamp(clock.now(), timezone.utc)) as frozen:
+        clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
+        with pytest.raises(aio.VirtualLoopStalled, match=r"waited 3600 virtual seconds"):
+            aio.run(main(), clock, stall_after=3600, stall_timeout=5)
+    assert clock.now() == DEFAULT_START + 3600
+
+
 def test_a_stall_fails_after_stall_timeout_wall_seconds_whatever_the_clock_runs() -> None:
     clock = VirtualClock()
     every(clock, 1e-3)  # a background so dense that a virtual day would take hours
@@ -145,7 +174,9 @@ def test_a_stall_fails_after_stall_timeout_wall_seconds_whatever_the_clock_runs(
         aio.run(main(), clock, stall_after=1e9, stall_timeout=0.2)
 
 
-def test_a_timer_beyond_stall_after_is_a_stall_and_a_larger_limit_lets_it_run() -> None:
+def test_a_timer_beyond_stall_after_is_a_stall_and_a_larger_limit_lets_it_run(
+    frozen_wall: None,
+) -> None:
     clock = VirtualClock()
     every(clock, 20)
 
