@@ -25,10 +25,15 @@ httpx agent or one on the official MCP SDK.
 era once, when the world is made, the way a dual-era client would (``server/discover``
 first, ``initialize`` when the server is legacy-only), and every agent client is then
 pinned to the revision found; or one pinned revision.
+
+Four fields are the ``osf_`` fixtures' and mean nothing to :class:`OsfWorld` itself:
+``patch_sleep``, ``virtual_loop``, ``stall_after`` and ``stall_timeout`` (so that the
+``osf`` marker and an ``osf_config`` override take the same options).
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -36,6 +41,7 @@ from typing import Any, Literal
 from pytest_osfoundry._checks import (
     ArgumentTypeError,
     check_count,
+    check_flag,
     check_fraction,
     check_http_error,
     check_implements,
@@ -116,6 +122,17 @@ class WorldConfig:
     direct: bool = False
     """Scripted agents and the relay call the server's state directly (``_direct``): no
     JSON-RPC, HTTP or wire checks; the same state, faster. Not with faults on those calls."""
+    patch_sleep: bool = False
+    """Fixtures only: ``time.sleep(s)`` advances the clock (the clock is put in charge)."""
+    virtual_loop: bool = False
+    """Fixtures only: an ``async def`` test runs on a
+    :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock."""
+    stall_after: float | None = None
+    """Fixtures only, with ``virtual_loop``: virtual seconds the loop may move with nothing
+    of the test's own coming due before it fails as stalled (``None``: one day)."""
+    stall_timeout: float | None = None
+    """Fixtures only, with ``virtual_loop``: wall seconds a stall takes to fail
+    (``None``: 10)."""
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -123,10 +140,22 @@ class WorldConfig:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - names)
         if unknown:
+            hints = [
+                f"{name} (did you mean {close[0]}?)" if close else name
+                for name in unknown
+                for close in [difflib.get_close_matches(name, names, n=1, cutoff=0.7)]
+            ]
             raise TypeError(
-                f"unknown osf option(s): {', '.join(unknown)}; accepted: {', '.join(sorted(names))}"
+                f"unknown osf option(s): {', '.join(hints)}; accepted: {', '.join(sorted(names))}"
             )
         return cls(**kwargs)
+
+    def updated(self, options: Mapping[str, Any]) -> WorldConfig:
+        """This config with ``options`` (field names, as for :meth:`from_kwargs`) replaced."""
+        if not options:
+            return self
+        return self.from_kwargs(**{**{f.name: getattr(self, f.name) for f in fields(self)},
+                                   **options})
 
 
 def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
@@ -199,6 +228,12 @@ def _validate(cfg: WorldConfig) -> None:
             raise ValueError(
                 f"direct=True skips the wire its faults act on: leave out {', '.join(faulty)}"
             )
+    check_flag(cfg.patch_sleep, "patch_sleep")
+    check_flag(cfg.virtual_loop, "virtual_loop")
+    if cfg.stall_after is not None:
+        check_seconds(cfg.stall_after, "stall_after", positive=True)
+    if cfg.stall_timeout is not None:
+        check_seconds(cfg.stall_timeout, "stall_timeout")
     if cfg.protocol not in PROTOCOL_CHOICES:
         raise ValueError(
             f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
