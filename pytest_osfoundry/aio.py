@@ -32,10 +32,11 @@ every task waits, the loop's own next timer (if any) is further off than
 runs meanwhile (relay passes, Graph completions, control polls: they keep coming for
 ever) wakes a task. The loop then raises :class:`VirtualLoopStalled`, naming what each
 task awaits and the two options, instead of jumping the clock for ever. It happens
-within ``stall_after`` virtual seconds of the moment the loop last had nothing of its
-own to do, and within ``stall_timeout`` seconds of wall time (10 by default) of that
-moment: the loop gives real I/O from another thread or process that long to arrive,
-and stops jumping through the clock's events once that much wall time is spent. A
+within ``stall_after`` virtual seconds of the moment the loop ran out of work of its
+own, and within ``stall_timeout`` seconds of wall time (10 by default) of the moment
+it found nothing of its own within that limit: the loop gives real I/O from another
+thread or process that long to arrive, and stops jumping through the clock's events
+once that much wall time is spent. A
 timer of the loop's own within ``stall_after`` (an agent's poll, a read timeout, a
 test sleeping three virtual hours) is no stall: time jumps to it, however many clock
 events run on the way. A wait meant to be longer than a day needs a larger
@@ -152,7 +153,7 @@ class _JumpingSelector(selectors.DefaultSelector):
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop this selector serves (its tasks are what a stall message names)."""
         self._idle_virtual: float | None = None
-        self._idle_wall = 0.0
+        self._idle_wall: float | None = None
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Ready I/O at once if any; otherwise move virtual time to the next due event."""
@@ -174,16 +175,18 @@ class _JumpingSelector(selectors.DefaultSelector):
             )
         clock = self._clock
         now = clock.now()
-        if self._idle_virtual is None:
-            self._idle_virtual, self._idle_wall = now, _wall()
-        deadline = self._idle_virtual + self._after
+        idle_since = self._idle_virtual
+        if idle_since is None:
+            idle_since = self._idle_virtual = now
+            self._idle_wall = None
+        deadline = idle_since + self._after
         # The loop's next timer, on the clock's scale (its timeout counts from now).
         loop_due = math.inf if timeout is None else now + timeout
         clock_due = clock.next_due()
         if clock_due is not None and clock_due <= loop_due and clock_due <= deadline:
             # A clock event first (first on a tie, too). With no timer of the loop's own
             # within the limit it may be a stall: then wall time bounds the jumping.
-            if loop_due > deadline and _wall() - self._idle_wall > self._stall:
+            if loop_due > deadline and self._wall_spent() > self._stall:
                 raise self._stalled(now, loop_due, "wall")
             clock.advance(max(0.0, clock_due - now))
             return []
@@ -195,11 +198,19 @@ class _JumpingSelector(selectors.DefaultSelector):
             return []
         # Nothing of the loop's comes due within the limit: only real I/O from another
         # thread or process can still wake it, for what is left of the wall budget.
-        ready = super().select(max(0.0, self._stall - (_wall() - self._idle_wall)))
+        ready = super().select(max(0.0, self._stall - self._wall_spent()))
         if ready:
             self._idle_virtual = None
             return ready
         raise self._stalled(now, loop_due, "virtual" if clock_due is not None else "nothing")
+
+    def _wall_spent(self) -> float:
+        """Wall seconds since the idle stretch first had nothing of the loop's own in reach
+        (read only then: a loop that keeps finding its own timers never reads wall time)."""
+        if self._idle_wall is None:
+            self._idle_wall = _wall()
+            return 0.0
+        return _wall() - self._idle_wall
 
     def _stalled(self, now: float, loop_due: float, bound: str) -> VirtualLoopStalled:
         """The error for a stall found at ``now``: which bound, what the tasks await, the fix."""
