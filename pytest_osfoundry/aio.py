@@ -36,12 +36,12 @@ within ``stall_after`` virtual seconds of the moment the loop ran out of work of
 own, and within ``stall_timeout`` seconds of wall time (10 by default) of the moment
 it found nothing of its own within that limit: the loop gives real I/O from another
 thread or process that long to arrive, and stops jumping through the clock's events
-once that much wall time is spent. A
-timer of the loop's own within ``stall_after`` (an agent's poll, a read timeout, a
-test sleeping three virtual hours) is no stall: time jumps to it, however many clock
-events run on the way. A wait meant to be longer than a day needs a larger
-``stall_after`` (``@pytest.mark.osf(virtual_loop=True, stall_after=...)``,
-``run(..., stall_after=...)``, ``loop_factory(clock, stall_after=...)``).
+once that much wall time is spent. A timer of the loop's own within ``stall_after``
+(an agent's poll, a read timeout, a test sleeping three virtual hours) is no stall:
+time jumps to it, however many clock events run on the way. A wait meant to be
+longer than a day needs a larger ``stall_after``
+(``@pytest.mark.osf(virtual_loop=True, stall_after=...)``, ``run(..., stall_after=...)``,
+``loop_factory(clock, stall_after=...)``).
 
 Use it with :func:`run` (``run(agent(), clock)``), through the ``osf`` marker
 (``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test), or as anyio's
