@@ -1,13 +1,15 @@
 """The ``osf_`` fixtures: a whole fake round trip on a virtual clock, fresh per test.
 
 Configure a test with the ``osf`` marker (any :class:`~pytest_osfoundry.world.WorldConfig`
-field, plus ``patch_sleep`` and ``virtual_loop``)::
+field; ``patch_sleep``, ``virtual_loop``, ``stall_after`` and ``stall_timeout`` are the
+fixtures' own)::
 
     @pytest.mark.osf(seed=1, interval=20, drop_replies=0.3, patch_sleep=True)
     def test_my_agent(osf_world, osf_clock):
         ...
 
-or override the ``osf_config`` fixture. Fixtures:
+or override the ``osf_config`` fixture to configure many tests at once (the marker
+still applies on top, test by test). Fixtures:
 
 * ``osf_world`` — the :class:`~pytest_osfoundry.world.OsfWorld` (everything below).
 * ``osf_clock`` — its :class:`~pytest_osfoundry.clock.VirtualClock`; while it is in
@@ -25,16 +27,23 @@ or override the ``osf_config`` fixture. Fixtures:
 * ``osf_httpx2`` — the server as an httpx2 transport
   (:class:`~pytest_osfoundry.server.Httpx2Mount`): what the official MCP Python SDK
   sends through (``streamable_http_client(url,
-  http_client=osf_httpx2.async_client(...))``); sync clients too.
+  http_client=osf_httpx2.async_client(...))``); sync clients too. httpx2 comes with
+  the ``sdk`` extra (``mcp``); without it the fixture says so in one line.
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
 
 Async tests: ``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test runs it
 on a :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock (the kit runs
-it; no async plugin is needed): ``asyncio.sleep``/``anyio.sleep`` jump virtual time.
-An ``async def`` test that takes over time (``osf_clock``, ``patch_sleep``) without
-it is refused at set-up, and any other event loop that sets a timer while the
-virtual clock is in charge fails with a message naming the fix: freezegun freezes the
-monotonic clock such loops read, so they would otherwise hang.
+it; no async plugin is needed): ``asyncio.sleep``/``anyio.sleep`` jump virtual time,
+and a stall fails (``stall_after``, ``stall_timeout``) instead of hanging. An ``async
+def`` test that uses the world on any other loop (pytest-asyncio's, anyio's own) is
+refused at set-up, naming the fix (:mod:`pytest_osfoundry._aio_tests`): the world's
+clock would never move there, and the test would hang. Any other event loop that sets
+a timer while the virtual clock is in charge fails with a message too: freezegun
+freezes the monotonic clock such loops read.
+
+Set-up refusals (a bad marker option, a bad value, an ``osf`` marker on a test that
+uses no ``osf_`` fixture) fail the test at set-up with one message naming the test
+and the fix, no traceback of the kit's code.
 
 The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
 your own requests through ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` as they do to the kit's
@@ -51,7 +60,7 @@ import inspect
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -81,68 +90,102 @@ __all__ = [
     "osf_world",
 ]
 
-FIXTURE_ONLY = ("patch_sleep", "virtual_loop")
-"""The ``osf`` marker's options that are the fixtures', not ``WorldConfig`` fields."""
+WORLD: pytest.StashKey[OsfWorld] = pytest.StashKey()
+"""Where ``osf_world`` leaves the test's world (for the virtual loop and the set-up checks)."""
 
 
-def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+def refuse(message: str) -> NoReturn:
+    """Fail the test being set up with ``message`` alone: no traceback of the kit's code."""
+    pytest.fail(message, pytrace=False)
+
+
+def _marker_options(node: pytest.Item) -> dict[str, Any]:
+    """The ``osf`` markers' options, the closest winning (module, class, then the test)."""
     options: dict[str, Any] = {}
-    for marker in reversed(list(request.node.iter_markers("osf"))):
+    for marker in reversed(list(node.iter_markers("osf"))):
         if marker.args:
-            raise pytest.UsageError(
-                f"@pytest.mark.osf takes keyword arguments only, got {marker.args!r}"
+            refuse(
+                f"{node.nodeid}: @pytest.mark.osf takes keyword arguments only, "
+                f"got {marker.args!r}"
             )
         options.update(marker.kwargs)
     return options
 
 
+def _config(build: Callable[[], WorldConfig], node: pytest.Item) -> WorldConfig:
+    try:
+        return build()
+    except TypeError as err:  # an unknown option
+        problem = str(err)
+    refuse(f"{node.nodeid}: @pytest.mark.osf: {problem}")  # outside: no chained exception
+
+
+def check_marker_use(item: pytest.Item) -> None:
+    """An ``osf`` marker on a test that uses no ``osf_`` fixture configures nothing: refuse it.
+
+    Only a marker on the test itself: one on its module or class configures a group,
+    which may hold tests that need no world.
+    """
+    if any(m.name == "osf" for m in item.own_markers) and "osf_config" not in getattr(
+        item, "fixturenames", ()
+    ):
+        refuse(
+            f"{item.nodeid}: @pytest.mark.osf configures the osf_ fixtures, and this test "
+            "uses none of them, so it would change nothing: request osf_world (or another "
+            "osf_ fixture), or drop the marker"
+        )
+
+
 @pytest.fixture
 def osf_config(request: pytest.FixtureRequest) -> WorldConfig:
-    """The world's configuration, from the ``osf`` marker (override to set your own)."""
+    """The world's configuration, from the ``osf`` marker.
+
+    Override it (in a ``conftest.py``) to configure many tests at once: any
+    ``WorldConfig`` field, the fixtures' own (``patch_sleep``, ``virtual_loop``,
+    ``stall_after``, ``stall_timeout``) included. An ``osf`` marker still applies on top
+    of the override, test by test.
+    """
     from pytest_osfoundry.world import WorldConfig
 
-    options = {k: v for k, v in _marker_options(request).items() if k not in FIXTURE_ONLY}
-    try:
-        return WorldConfig.from_kwargs(**options)
-    except TypeError as err:
-        raise pytest.UsageError(
-            f"@pytest.mark.osf: {err}; and for the fixtures: {', '.join(FIXTURE_ONLY)}"
-        ) from None
+    options = _marker_options(request.node)
+    return _config(lambda: WorldConfig.from_kwargs(**options), request.node)
 
 
 @pytest.fixture
 def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWorld:
     """A fresh fake round trip (server, relay, engine, clock) for this test.
 
-    With ``patch_sleep=True`` the virtual clock is put in charge at once, as if the
-    test had requested ``osf_clock``.
+    With ``patch_sleep=True``, or ``virtual_loop=True`` on an ``async def`` test, the
+    virtual clock is put in charge at once, as if the test had requested ``osf_clock``.
     """
-    from pytest_osfoundry.world import OsfWorld
+    from pytest_osfoundry.world import OsfWorld, WorldConfig
 
+    node = request.node
+    if not isinstance(osf_config, WorldConfig):
+        refuse(f"{node.nodeid}: osf_config must return a WorldConfig, got {osf_config!r}")
+    options = _marker_options(node)
+    config = _config(lambda: osf_config.updated(options), node)
     try:
-        world = OsfWorld(osf_config)
+        world = OsfWorld(config)
     except (TypeError, ValueError) as err:
-        raise pytest.UsageError(f"osf configuration: {err}") from None
-    options = _marker_options(request)
-    if options.get("virtual_loop"):
-        from pytest_osfoundry._aio_tests import VIRTUAL_WORLD
+        problem = str(err)
+    else:
+        node.stash[WORLD] = world
+        if config.patch_sleep or (config.virtual_loop and is_async_test(node)):
+            _take_over_time(world, request)
+        return world
+    refuse(f"{node.nodeid}: osf configuration: {problem}")  # outside: no chained exception
 
-        request.node.stash[VIRTUAL_WORLD] = world
-    if options.get("patch_sleep") or options.get("virtual_loop"):
-        _take_over_time(world, request)
-    return world
+
+def is_async_test(node: pytest.Item) -> bool:
+    """Whether ``node`` is an ``async def`` test (under any plugin's ``functools.wraps``)."""
+    function = getattr(node, "obj", None)
+    if function is None:
+        return False
+    return inspect.iscoroutinefunction(inspect.unwrap(function, stop=inspect.iscoroutinefunction))
 
 
 _CLOCK_ACTIVE = pytest.StashKey["VirtualClock"]()
-
-#: The set-up refusal of an async test that would hang on frozen time.
-ASYNC_NEEDS_VIRTUAL_LOOP = (
-    "{what} in an async test: freezegun freezes the monotonic clock the event loop "
-    "reads, so the test's first sleep or timeout would never end. Add virtual_loop=True "
-    "to @pytest.mark.osf (the loop then runs on the virtual clock), or use anyio's plugin "
-    "with anyio_backend = ('asyncio', {{'loop_factory': "
-    "pytest_osfoundry.aio.loop_factory(osf_world.clock)}})"
-)
 
 
 def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
@@ -151,18 +194,12 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     active: VirtualClock | None = request.node.stash.get(_CLOCK_ACTIVE, None)
     if active is not None:
         return active
-    options = _marker_options(request)
-    what = "@pytest.mark.osf(patch_sleep=True)" if options.get("patch_sleep") else "osf_clock"
-    if (
-        inspect.iscoroutinefunction(getattr(request.node, "obj", None))
-        and not options.get("virtual_loop")
-        and "anyio_backend" not in request.fixturenames  # the loop factory decides: guarded
-    ):
-        raise pytest.UsageError(ASYNC_NEEDS_VIRTUAL_LOOP.format(what=what))
     from freezegun import freeze_time
 
     from pytest_osfoundry._aio_tests import guard_real_loops
 
+    config = world.config
+    what = "@pytest.mark.osf(patch_sleep=True)" if config.patch_sleep else "osf_clock"
     clock = world.clock
     # pytest's own timing (--durations, junit times) keeps wall time.
     freezer = freeze_time(
@@ -171,7 +208,7 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     frozen = freezer.start()
     clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
     patch = pytest.MonkeyPatch()
-    if options.get("patch_sleep"):
+    if config.patch_sleep:
         patch.setattr(time, "sleep", clock.sleep)
     guard_real_loops(patch, what)
 
@@ -237,12 +274,16 @@ def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
 
 
 @pytest.fixture
-def osf_httpx2(osf_world: OsfWorld) -> Httpx2Mount:
+def osf_httpx2(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Httpx2Mount:
     """The server as an httpx2 transport at ``osf_world.base_url`` (no sockets): the door
     for agents on the official MCP Python SDK (``.async_client()``, ``.client()``)."""
-    from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
-
-    return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url)
+    try:
+        from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+    except ImportError as err:
+        missing = str(err)
+    else:
+        return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url)
+    refuse(f"{request.node.nodeid}: {missing}")  # outside the except: no chained exception
 
 
 @pytest.fixture

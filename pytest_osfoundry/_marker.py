@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-from collections.abc import Iterable
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
@@ -57,12 +56,10 @@ def world_config_fields() -> tuple[str, ...]:
     return tuple(f.name for f in fields(config))
 
 
-def osf_marker_help(fixture_only: Iterable[str]) -> str:
-    """The marker line: every ``WorldConfig`` field, then the fixtures' own options."""
-    extra = ", ".join(fixture_only)
+def osf_marker_help() -> str:
+    """The marker line: every ``WorldConfig`` field (the fixtures' own options are fields too)."""
     return (
         "osf(**options): configure the osf_ fixtures (any WorldConfig field: "
         + ", ".join(world_config_fields())
-        + (f"; and {extra}" if extra else "")
         + ")"
     )

@@ -26,10 +26,22 @@ read timeout fires at once, in virtual time). Point async agents at the in-proce
 (:class:`pytest_osfoundry.server.Httpx2Mount`, the ``osf_httpx2`` fixture), which
 answers inside the loop, and use ``osf_loopback`` with synchronous agents.
 
-When every task waits and nothing is scheduled on the loop or on the clock, only
-real I/O from another thread could wake it: the loop waits for that for at most
-``stall_timeout`` wall-clock seconds, then raises :class:`VirtualLoopStalled`
-naming the situation instead of hanging.
+A **stall** is a loop whose tasks wait on nothing that anything due can complete:
+every task waits, the loop's own next timer (if any) is further off than
+``stall_after`` virtual seconds (one virtual day by default), and nothing the clock
+runs meanwhile (relay passes, Graph completions, control polls: they keep coming for
+ever) wakes a task. The loop then raises :class:`VirtualLoopStalled`, naming what each
+task awaits and the two options, instead of jumping the clock for ever. It happens
+within ``stall_after`` virtual seconds of the moment the loop ran out of work of its
+own, and within ``stall_timeout`` seconds of wall time (10 by default) of the moment
+it found nothing of its own within that limit: the loop gives real I/O from another
+thread or process that long to arrive, and stops jumping through the clock's events
+once that much wall time is spent. A timer of the loop's own within ``stall_after``
+(an agent's poll, a read timeout, a test sleeping three virtual hours) is no stall:
+time jumps to it, however many clock events run on the way. A wait meant to be
+longer than a day needs a larger ``stall_after``
+(``@pytest.mark.osf(virtual_loop=True, stall_after=...)``, ``run(..., stall_after=...)``,
+``loop_factory(clock, stall_after=...)``).
 
 Use it with :func:`run` (``run(agent(), clock)``), through the ``osf`` marker
 (``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test), or as anyio's
@@ -40,11 +52,15 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import selectors
 import sys
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
+from types import CodeType
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from freezegun import api as freezegun_api
 
 from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry.clock import VirtualClock
@@ -52,41 +68,105 @@ from pytest_osfoundry.clock import VirtualClock
 __all__ = ["VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
 
 T = TypeVar("T")
+
+def _wall() -> float:
+    """Wall time for the stall's bound: the real monotonic clock even while freezegun holds
+    ``time.monotonic`` still (``osf_clock``, ``patch_sleep``).
+
+    Read from freezegun's module at each call: freezegun swaps every module attribute
+    that *is* the real ``time.monotonic`` for its fake when it starts, but never its own.
+    """
+    return freezegun_api.real_monotonic()
 if TYPE_CHECKING:  # annotations only: Python 3.10's typing has no TypeVarTuple
     from typing_extensions import TypeVarTuple, Unpack
 
     Ts = TypeVarTuple("Ts")
 
-#: Wall-clock seconds a virtual loop with nothing scheduled waits for real I/O.
+#: Wall-clock seconds a stalled virtual loop waits (for real I/O) before it fails.
 DEFAULT_STALL_TIMEOUT = 10.0
+
+#: Virtual seconds a virtual loop may move with nothing of its own coming due: one day.
+DEFAULT_STALL_AFTER = 86_400.0
+
+#: The options a stall message names, and where they are given.
+_FIX = (
+    "If the wait is meant, raise the limit: stall_after (virtual seconds) or stall_timeout "
+    "(wall seconds), in @pytest.mark.osf(virtual_loop=True, stall_after=...), "
+    "pytest_osfoundry.aio.run(..., stall_after=...) or loop_factory(clock, stall_after=...)"
+)
+
+#: How many tasks a stall message describes.
+_TASKS_SHOWN = 5
 
 
 class VirtualLoopStalled(RuntimeError):
-    """Every task waits, and nothing is scheduled on the loop, on the clock or in I/O."""
+    """The loop's tasks wait on nothing that anything due can complete (see the module)."""
+
+
+def _where(code: CodeType, line: int | None) -> str:
+    name = getattr(code, "co_qualname", code.co_name)  # co_qualname: Python 3.11+
+    return f"{name} ({os.path.basename(code.co_filename)}:{line})"
+
+
+def _awaits(task: asyncio.Task[Any]) -> str:
+    """What ``task`` waits on: its chain of coroutines, outermost first, then the awaitable."""
+    steps: list[str] = []
+    awaitable: object = task.get_coro()
+    while awaitable is not None and len(steps) < 12:
+        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+        code = getattr(awaitable, "cr_code", None) or getattr(awaitable, "gi_code", None)
+        if code is None:  # a future (or another awaitable object): what the task waits on
+            waiter = getattr(task, "_fut_waiter", None)  # the future, not its iterator
+            text = repr(waiter if waiter is not None else awaitable)
+            steps.append(text if len(text) <= 80 else text[:77] + "...")
+            break
+        steps.append(_where(code, frame.f_lineno if frame is not None else None))
+        awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return f"  {task.get_name()}: " + " > ".join(steps)
+
+
+def _describe_waits(loop: asyncio.AbstractEventLoop) -> str:
+    """One indented line per pending task of ``loop`` (at most five): what it awaits."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    lines = [_awaits(task) for task in pending[:_TASKS_SHOWN]]
+    if len(pending) > _TASKS_SHOWN:
+        lines.append(f"  ... and {len(pending) - _TASKS_SHOWN} more task(s)")
+    return "\n".join(lines) if lines else "  no task is pending"
 
 
 class _JumpingSelector(selectors.DefaultSelector):
-    """The platform's selector, except that an idle wait jumps virtual time instead."""
+    """The platform's selector, except that an idle wait jumps virtual time instead.
 
-    def __init__(self, clock: VirtualClock, stall_timeout: float) -> None:
+    It also keeps the stall's two bounds: where the loop's idle stretch began, in
+    virtual and in wall time (``None`` while the loop has work of its own).
+    """
+
+    def __init__(self, clock: VirtualClock, stall_timeout: float, stall_after: float) -> None:
         super().__init__()
         self._clock = clock
         self._stall = stall_timeout
+        self._after = stall_after
         self.threads_busy = 0
         """Executor jobs (``run_in_executor``, ``asyncio.to_thread``) not yet done."""
         self.held = False
         """Set once the main coroutine is done: clean-up waits in real time, never jumps."""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop this selector serves (its tasks are what a stall message names)."""
+        self._idle_virtual: float | None = None
+        self._idle_wall: float | None = None
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Ready I/O at once if any; otherwise move virtual time to the next due event."""
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
         if ready or (timeout is not None and timeout <= 0):
+            self._idle_virtual = None  # the loop has work of its own
             return ready
         if self.threads_busy or self.held:
             # A thread is working for a task (its answer is the next thing to happen),
             # or the run is over: wait in real time, never let virtual time run on.
             ready = super().select(self._stall)
             if ready:
+                self._idle_virtual = None
                 return ready
             raise VirtualLoopStalled(
                 "virtual event loop: " + ("an executor job ran over" if self.threads_busy
@@ -95,49 +175,109 @@ class _JumpingSelector(selectors.DefaultSelector):
             )
         clock = self._clock
         now = clock.now()
+        idle_since = self._idle_virtual
+        if idle_since is None:
+            idle_since = self._idle_virtual = now
+            self._idle_wall = None
+        deadline = idle_since + self._after
         # The loop's next timer, on the clock's scale (its timeout counts from now).
         loop_due = math.inf if timeout is None else now + timeout
         clock_due = clock.next_due()
-        if clock_due is not None and clock_due <= loop_due:
-            clock.advance(max(0.0, clock_due - now))  # clock events first on a tie
+        if clock_due is not None and clock_due <= loop_due and clock_due <= deadline:
+            # A clock event first (first on a tie, too). With no timer of the loop's own
+            # within the limit it may be a stall: then wall time bounds the jumping.
+            if loop_due > deadline and self._wall_spent() > self._stall:
+                raise self._stalled(now, loop_due, "wall")
+            clock.advance(max(0.0, clock_due - now))
             return []
-        if not math.isinf(loop_due):
+        if loop_due <= deadline:
             # At least one step of the clock's float: a timeout smaller than that
             # would leave the clock where it is and the timer never due.
             clock.advance(max(timeout or 0.0, math.ulp(now)))
+            self._idle_virtual = None  # the loop's own timer is due: its work
             return []
-        # Nothing is due anywhere: only another thread or process can wake the loop.
-        ready = super().select(self._stall)
+        # Nothing of the loop's comes due within the limit: only real I/O from another
+        # thread or process can still wake it, for what is left of the wall budget.
+        ready = super().select(max(0.0, self._stall - self._wall_spent()))
         if ready:
+            self._idle_virtual = None
             return ready
-        raise VirtualLoopStalled(
-            "virtual event loop: every task is waiting and nothing is scheduled on the loop "
-            f"or on the virtual clock, and no I/O arrived in {self._stall:g} s of wall time "
-            "(a deadlock: an event or future nobody will set?)"
+        raise self._stalled(now, loop_due, "virtual" if clock_due is not None else "nothing")
+
+    def _wall_spent(self) -> float:
+        """Wall seconds since the idle stretch first had nothing of the loop's own in reach
+        (read only then: a loop that keeps finding its own timers never reads wall time)."""
+        if self._idle_wall is None:
+            self._idle_wall = _wall()
+            return 0.0
+        return _wall() - self._idle_wall
+
+    def _stalled(self, now: float, loop_due: float, bound: str) -> VirtualLoopStalled:
+        """The error for a stall found at ``now``: which bound, what the tasks await, the fix."""
+        assert self._idle_virtual is not None
+        moved = now - self._idle_virtual
+        if bound == "nothing":
+            head = (
+                "every task is waiting and nothing is scheduled on the loop or on the "
+                f"virtual clock, and no I/O arrived in {self._stall:g} s of wall time "
+                "(a deadlock: an event or future nobody will set?)"
+            )
+        elif bound == "wall":
+            head = (
+                f"the tasks waited {self._stall:g} s of wall time (stall_timeout) while the "
+                f"clock's own events moved it {moved:g} virtual seconds, and none of them "
+                "woke a task"
+            )
+        else:
+            head = (
+                f"the tasks waited {self._after:g} virtual seconds (stall_after) while the "
+                "clock's own events ran (relay passes, Graph completions, ...), none of "
+                "them woke a task, and no I/O arrived"
+            )
+        timer = (
+            "the loop has no timer"
+            if math.isinf(loop_due)
+            else f"the loop's next timer is due in {loop_due - now:g} virtual seconds"
+        )
+        waits = _describe_waits(self.loop) if self.loop is not None else "unknown"
+        return VirtualLoopStalled(
+            f"virtual event loop stalled: {head}; {timer}. The tasks await:\n{waits}\n{_FIX}"
         )
 
 
 class VirtualEventLoop(asyncio.SelectorEventLoop):
-    """A selector event loop that runs on ``clock`` (see the module's docstring)."""
+    """A selector event loop that runs on ``clock`` (see the module's docstring).
+
+    ``stall_after`` (virtual seconds) and ``stall_timeout`` (wall seconds) bound a
+    stall; see the module's docstring.
+    """
 
     def __new__(
-        cls, clock: VirtualClock, *, stall_timeout: float = DEFAULT_STALL_TIMEOUT
+        cls,
+        clock: VirtualClock,
+        *,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        stall_after: float = DEFAULT_STALL_AFTER,
     ) -> VirtualEventLoop:
         # Checked here, not in __init__: a loop half made would complain as it is collected.
         if not isinstance(clock, VirtualClock):
             raise TypeError(f"VirtualEventLoop needs a VirtualClock, got {clock!r}")
-        check_seconds(stall_timeout, "stall_timeout")
+        _check_bounds(stall_timeout, stall_after)
         return super().__new__(cls)
 
     def __init__(
-        self, clock: VirtualClock, *, stall_timeout: float = DEFAULT_STALL_TIMEOUT
+        self,
+        clock: VirtualClock,
+        *,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        stall_after: float = DEFAULT_STALL_AFTER,
     ) -> None:
-        stall = check_seconds(stall_timeout, "stall_timeout")
         self.clock = clock
         self.origin = clock.now()
         """The clock's time when the loop was made: ``loop.time()`` counts from it."""
-        self._jumping = _JumpingSelector(clock, stall)
+        self._jumping = _JumpingSelector(clock, *_check_bounds(stall_timeout, stall_after))
         super().__init__(self._jumping)
+        self._jumping.loop = self
 
     def run_in_executor(
         self, executor: Executor | None, func: Callable[[Unpack[Ts]], T], *args: Unpack[Ts]
@@ -161,28 +301,41 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         return self.clock.now() - self.origin
 
 
+def _check_bounds(stall_timeout: object, stall_after: object) -> tuple[float, float]:
+    """The stall's bounds, checked: wall seconds (0 or more), virtual seconds (more than 0)."""
+    return (
+        check_seconds(stall_timeout, "stall_timeout"),
+        check_seconds(stall_after, "stall_after", positive=True),
+    )
+
+
 class _LoopFactory:
     """``loop_factory`` for asyncio.Runner / anyio: a new :class:`VirtualEventLoop` each call."""
 
-    def __init__(self, clock: VirtualClock, stall_timeout: float) -> None:
+    def __init__(self, clock: VirtualClock, stall_timeout: float, stall_after: float) -> None:
         if not isinstance(clock, VirtualClock):
             raise TypeError(f"loop_factory needs a VirtualClock, got {clock!r}")
         self.clock = clock
-        self.stall_timeout = check_seconds(stall_timeout, "stall_timeout")
+        self.stall_timeout, self.stall_after = _check_bounds(stall_timeout, stall_after)
 
     def __call__(self) -> VirtualEventLoop:
-        return VirtualEventLoop(self.clock, stall_timeout=self.stall_timeout)
+        return VirtualEventLoop(
+            self.clock, stall_timeout=self.stall_timeout, stall_after=self.stall_after
+        )
 
     def __repr__(self) -> str:
         return f"loop_factory(<VirtualClock at {self.clock.now():.3f}>)"
 
 
 def loop_factory(
-    clock: VirtualClock, *, stall_timeout: float = DEFAULT_STALL_TIMEOUT
+    clock: VirtualClock,
+    *,
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+    stall_after: float = DEFAULT_STALL_AFTER,
 ) -> _LoopFactory:
     """A callable making virtual loops on ``clock``: for ``asyncio.Runner(loop_factory=...)``
     and anyio's ``("asyncio", {"loop_factory": ...})`` backend option."""
-    return _LoopFactory(clock, stall_timeout)
+    return _LoopFactory(clock, stall_timeout, stall_after)
 
 
 def run(
@@ -190,16 +343,18 @@ def run(
     clock: VirtualClock,
     *,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+    stall_after: float = DEFAULT_STALL_AFTER,
 ) -> T:
     """Run ``main`` to completion on a new :class:`VirtualEventLoop` on ``clock``.
 
     Like :func:`asyncio.run`: tasks left over are cancelled and the loop is closed
     afterwards. Refuses (``RuntimeError``) to run inside a running event loop.
+    ``stall_after``/``stall_timeout`` bound a stall (see the module's docstring).
     """
     if not asyncio.iscoroutine(main):
         raise TypeError(f"run needs a coroutine (call the async function), got {main!r}")
     try:
-        factory = loop_factory(clock, stall_timeout=stall_timeout)
+        factory = loop_factory(clock, stall_timeout=stall_timeout, stall_after=stall_after)
         _refuse_a_running_loop()
     except (TypeError, ValueError, RuntimeError):
         main.close()  # never awaited: no "coroutine was never awaited" warning either

@@ -11,7 +11,8 @@ and applies its faults in order to every request:
   (503 by default) without reaching the server, ``count`` times or always.
 * :class:`Latency` — matching requests wait ``seconds`` on the clock first.
 
-:func:`schedule_offline` takes a relay offline for a window of (virtual) time;
+:func:`schedule_offline` takes a relay offline for a window of (virtual) time (asleep,
+or its network gone);
 :func:`schedule_death` kills its process at a chosen time, with whatever it holds.
 
 :class:`FaultyHandler` applies the same faults on the server side of any door (the
@@ -50,7 +51,7 @@ from pytest_osfoundry.http import (
 )
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.relay._desktop import FakeRelay
+    from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode
 
 __all__ = [
     "Death",
@@ -266,18 +267,31 @@ class _HandlerTransport:
 
 
 def schedule_offline(
-    clock: Clock, relay: FakeRelay, at: float, duration: float, *, keep_phase: bool = False
+    clock: Clock,
+    relay: FakeRelay,
+    at: float,
+    duration: float,
+    *,
+    mode: OfflineMode = "asleep",
+    keep_phase: bool = False,
 ) -> None:
     """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds.
 
-    It passes the moment it is back, unless ``keep_phase``: then its timer keeps its
-    phase through the outage and the first pass is its next tick
-    (:meth:`~pytest_osfoundry.relay.FakeRelay.go_offline`).
+    Meanwhile it reaches the server for nothing (no sync, start, control poll or
+    completion). ``mode="asleep"`` (the default): the machine sleeps, and a Graph it is
+    running stands still until it wakes; ``mode="network"``: awake with its network
+    gone, the Graph runs on and its completion waits in the outbox
+    (:meth:`~pytest_osfoundry.relay.FakeRelay.go_offline`). It passes the moment it is
+    back, unless ``keep_phase``: then its timer keeps its phase through the outage and
+    the first pass is its next tick.
     """
+    from pytest_osfoundry.relay._desktop import check_offline_mode
+
     start = check_number(at, "at")
     length = check_seconds(duration, "duration")
+    how = check_offline_mode(mode)
     check_flag(keep_phase, "keep_phase")
-    clock.call_at(start, lambda: relay.go_offline(keep_phase=keep_phase))
+    clock.call_at(start, lambda: relay.go_offline(mode=how, keep_phase=keep_phase))
     clock.call_at(start + length, relay.go_online)
 
 

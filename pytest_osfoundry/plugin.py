@@ -38,6 +38,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_pyfunc_call",
+    "pytest_runtest_setup",
 ]
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
@@ -72,7 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     The suite's level markers are registered in every run: importing a check module
     (``all_checks()``, a rule book generator) applies them whether or not the suite runs.
     """
-    config.addinivalue_line("markers", osf_marker_help(fixtures.FIXTURE_ONLY))
+    config.addinivalue_line("markers", osf_marker_help())
     config.addinivalue_line(
         "markers", "documented: an osfoundry conformance check of documented behaviour"
     )
@@ -96,21 +97,36 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(importlib.import_module(RELAY_MODULE), RELAY_PLUGIN)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Refuse, at set-up and naming the fix, what would silently do nothing or hang.
+
+    Runs once the test's fixtures are set up (after pytest's own set-up): an ``osf``
+    marker on a test that uses no ``osf_`` fixture, a world that would hang its async
+    test (:func:`pytest_osfoundry._aio_tests.check_async_test`). A test without a world
+    costs a marker and a stash lookup.
+    """
+    fixtures.check_marker_use(item)
+    world = item.stash.get(fixtures.WORLD, None)
+    if world is not None and isinstance(item, pytest.Function):
+        from pytest_osfoundry import _aio_tests
+
+        _aio_tests.check_async_test(item, world)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run an ``async def`` test marked ``osf(virtual_loop=True)`` on the virtual loop.
+    """Run an ``async def`` test whose world has ``virtual_loop=True`` on the virtual loop.
 
     Every other test is left to pytest and its other plugins (``None``); the check
-    costs one marker lookup.
+    costs one stash lookup.
     """
-    marker = pyfuncitem.get_closest_marker("osf")
-    if marker is None:
+    world = pyfuncitem.stash.get(fixtures.WORLD, None)
+    if world is None or not world.config.virtual_loop or not fixtures.is_async_test(pyfuncitem):
         return None
     from pytest_osfoundry import _aio_tests
 
-    if not _aio_tests.wants_virtual_loop(pyfuncitem):
-        return None
-    return _aio_tests.run_virtual_test(pyfuncitem)
+    return _aio_tests.run_virtual_test(pyfuncitem, world)
 
 
 def _runs_relay_checks(config: pytest.Config, settings: Settings) -> bool:

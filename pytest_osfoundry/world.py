@@ -11,8 +11,10 @@ code::
 
 Every fault is one :class:`WorldConfig` field: ``drop_replies`` (agents' replies),
 ``latency`` (virtual seconds each agent request takes), ``lose_completions`` (the
-relay's next N completion POSTs), ``offline`` (a window in which the desktop sleeps),
-``outbox=False`` (no outbox), ``server_errors`` (an HTTP status on a path). The
+relay's next N completion POSTs), ``offline`` (a window in which the desktop reaches
+nothing: asleep, its Graph paused, by default; or ``(offset, duration, "network")``:
+awake with its network gone, its Graph running on), ``outbox=False`` (no outbox),
+``server_errors`` (an HTTP status on a path). The
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
 ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` fixtures serve), such as your own
@@ -23,10 +25,15 @@ httpx agent or one on the official MCP SDK.
 era once, when the world is made, the way a dual-era client would (``server/discover``
 first, ``initialize`` when the server is legacy-only), and every agent client is then
 pinned to the revision found; or one pinned revision.
+
+Four fields are the ``osf_`` fixtures' and mean nothing to :class:`OsfWorld` itself:
+``patch_sleep``, ``virtual_loop``, ``stall_after`` and ``stall_timeout`` (so that the
+``osf`` marker and an ``osf_config`` override take the same options).
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -34,6 +41,7 @@ from typing import Any, Literal
 from pytest_osfoundry._checks import (
     ArgumentTypeError,
     check_count,
+    check_flag,
     check_fraction,
     check_http_error,
     check_implements,
@@ -67,7 +75,7 @@ from pytest_osfoundry.faults import (
     schedule_death,
     schedule_offline,
 )
-from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode, check_offline_mode
 from pytest_osfoundry.relay._outbox import Outbox
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 
@@ -98,7 +106,9 @@ class WorldConfig:
     lose_completions: int = 0
     drop_replies: float = 0.0
     latency: float = 0.0
-    offline: tuple[float, float] | None = None
+    offline: tuple[float, float] | tuple[float, float, OfflineMode] | None = None
+    """``(offset, duration)``: the desktop is asleep for that window (its Graph paused);
+    ``(offset, duration, "network")``: awake, its network gone (its Graph runs on)."""
     server_errors: tuple[str, int] | None = None
     start_relay: bool = True
     relay_phase: float = 0.0
@@ -112,6 +122,17 @@ class WorldConfig:
     direct: bool = False
     """Scripted agents and the relay call the server's state directly (``_direct``): no
     JSON-RPC, HTTP or wire checks; the same state, faster. Not with faults on those calls."""
+    patch_sleep: bool = False
+    """Fixtures only: ``time.sleep(s)`` advances the clock (the clock is put in charge)."""
+    virtual_loop: bool = False
+    """Fixtures only: an ``async def`` test runs on a
+    :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock."""
+    stall_after: float | None = None
+    """Fixtures only, with ``virtual_loop``: virtual seconds the loop may move with nothing
+    of the test's own coming due before it fails as stalled (``None``: one day)."""
+    stall_timeout: float | None = None
+    """Fixtures only, with ``virtual_loop``: wall seconds a stall takes to fail
+    (``None``: 10)."""
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -119,10 +140,22 @@ class WorldConfig:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - names)
         if unknown:
+            hints = [
+                f"{name} (did you mean {close[0]}?)" if close else name
+                for name in unknown
+                for close in [difflib.get_close_matches(name, names, n=1, cutoff=0.7)]
+            ]
             raise TypeError(
-                f"unknown osf option(s): {', '.join(unknown)}; accepted: {', '.join(sorted(names))}"
+                f"unknown osf option(s): {', '.join(hints)}; accepted: {', '.join(sorted(names))}"
             )
         return cls(**kwargs)
+
+    def updated(self, options: Mapping[str, Any]) -> WorldConfig:
+        """This config with ``options`` (field names, as for :meth:`from_kwargs`) replaced."""
+        if not options:
+            return self
+        return self.from_kwargs(**{**{f.name: getattr(self, f.name) for f in fields(self)},
+                                   **options})
 
 
 def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
@@ -130,6 +163,19 @@ def _pair(value: object, name: str, shape: str) -> tuple[object, object]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ArgumentTypeError(f"{name} must be {shape}, got {value!r}")
     return value[0], value[1]
+
+
+_OFFLINE_SHAPE = "(offset, duration) or (offset, duration, 'asleep' | 'network') in seconds"
+
+
+def _offline_window(value: object) -> tuple[float, float, OfflineMode]:
+    """``offline`` checked: offset and duration in seconds, and how the desktop is away."""
+    if not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
+        raise ArgumentTypeError(f"offline must be {_OFFLINE_SHAPE}, got {value!r}")
+    offset = check_seconds(value[0], "offline offset")
+    duration = check_seconds(value[1], "offline duration")
+    mode = value[2] if len(value) == 3 else "asleep"
+    return offset, duration, check_offline_mode(mode, "offline's third item")
 
 
 def _validate(cfg: WorldConfig) -> None:
@@ -146,9 +192,7 @@ def _validate(cfg: WorldConfig) -> None:
     if not isinstance(cfg.outbox, bool):  # True / False switch the default outbox on or off
         check_implements(cfg.outbox, "outbox", Outbox)
     if cfg.offline is not None:
-        offset, duration = _pair(cfg.offline, "offline", "(offset, duration) in seconds")
-        check_seconds(offset, "offline offset")
-        check_seconds(duration, "offline duration")
+        _offline_window(cfg.offline)
     if cfg.server_errors is not None:
         path, status = _pair(cfg.server_errors, "server_errors", "(path, HTTP status 400-599)")
         if not isinstance(path, str):
@@ -184,6 +228,12 @@ def _validate(cfg: WorldConfig) -> None:
             raise ValueError(
                 f"direct=True skips the wire its faults act on: leave out {', '.join(faulty)}"
             )
+    check_flag(cfg.patch_sleep, "patch_sleep")
+    check_flag(cfg.virtual_loop, "virtual_loop")
+    if cfg.stall_after is not None:
+        check_seconds(cfg.stall_after, "stall_after", positive=True)
+    if cfg.stall_timeout is not None:
+        check_seconds(cfg.stall_timeout, "stall_timeout")
     if cfg.protocol not in PROTOCOL_CHOICES:
         raise ValueError(
             f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
@@ -246,8 +296,8 @@ class OsfWorld:
             if cfg.relay_phase == 0:
                 self.clock.advance(0)  # the first pass shares the sessions now
         if cfg.offline is not None:
-            offset, duration = cfg.offline
-            schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration)
+            offset, duration, mode = _offline_window(cfg.offline)
+            schedule_offline(self.clock, self.relay, self.clock.now() + offset, duration, mode=mode)
         self._agents = 0
 
     def _settle_protocol(self, protocol: str) -> str:

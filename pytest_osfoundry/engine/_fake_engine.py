@@ -25,6 +25,10 @@ How a run unfolds (``d`` is its sampled duration, ``n`` the number of waves):
 
 ``EngineRun.done`` is set, with the :class:`~pytest_osfoundry.engine.RunOutcome` as its
 value, when the run ends.
+
+:meth:`EngineRun.suspend` and :meth:`EngineRun.resume` are the desktop asleep: the run
+stands still between them (no wave starts, it does not end, a stop asked for waits)
+and then goes on from where it stood, so it ends as much later as it slept.
 """
 
 from __future__ import annotations
@@ -76,6 +80,10 @@ class EngineRun:
     __slots__ = (
         "_engine",
         "_refused",
+        "_slept",
+        "_stop_left",
+        "_stop_timer",
+        "_suspended_at",
         "_timer",
         "arguments",
         "channel",
@@ -112,11 +120,15 @@ class EngineRun:
         self.ended_at: float | None = None
         self.outcome: RunOutcome | None = None
         self.done: Signal = engine.clock.signal()
+        self._slept = 0.0  # seconds spent suspended so far
+        self._suspended_at: float | None = None
+        self._stop_timer: Timer | None = None
+        self._stop_left: float | None = None  # a stop asked for while suspended: its delay
         self._refused = self._refused_wave()
         if self._refused is None:
             self.finishes_at = started_at + duration
         else:
-            self.finishes_at = self._wave_start(self._refused)
+            self.finishes_at = started_at + self._wave_offset(self._refused)
         self._timer: Timer = engine.clock.call_at(self.finishes_at, self._finish)
 
     def __repr__(self) -> str:
@@ -128,8 +140,14 @@ class EngineRun:
         """True until the run ends (completes, fails or is cancelled)."""
         return self.outcome is None
 
-    def _wave_start(self, index: int) -> float:
-        return self.started_at + index * self.duration / len(self.graph.waves)
+    def _wave_offset(self, index: int) -> float:
+        """Seconds of running (sleep not counted) after which wave ``index`` starts."""
+        return index * self.duration / len(self.graph.waves)
+
+    def _ran(self, now: float) -> float:
+        """Seconds the run has been running at ``now``, time suspended not counted."""
+        asleep = 0.0 if self._suspended_at is None else now - self._suspended_at
+        return now - self.started_at - self._slept - asleep
 
     def _refused_wave(self) -> int | None:
         """The 0-based index of the wave the ceiling refuses, or ``None``."""
@@ -152,17 +170,18 @@ class EngineRun:
 
     def _spent_at(self, now: float) -> int:
         graph = self.graph
+        ran = self._ran(now)
         if graph.waves:
             last = len(graph.waves) if self._refused is None else self._refused
             spent = 0
             for index in range(last):
-                if self._wave_start(index) > now:
+                if self._wave_offset(index) > ran:
                     break
                 spent += graph.waves[index]
             return spent
         if self.duration <= 0:
             return 0
-        fraction = min(1.0, max(0.0, (now - self.started_at) / self.duration))
+        fraction = min(1.0, max(0.0, ran / self.duration))
         return math.floor(graph.total_tokens * fraction)
 
     def _cost_for(self, spent: int, now: float) -> float:
@@ -171,7 +190,7 @@ class EngineRun:
         if planned > 0:
             fraction = spent / planned
         elif self.duration > 0:
-            fraction = min(1.0, max(0.0, (now - self.started_at) / self.duration))
+            fraction = min(1.0, max(0.0, self._ran(now) / self.duration))
         else:
             fraction = 0.0
         return float(graph.reported_cost) * fraction
@@ -230,8 +249,44 @@ class EngineRun:
         if self.outcome is not None:
             return
         latency = self._engine.stop_latency
-        if latency > 0:
-            self._engine.clock.call_later(latency, self._stop)
+        if self._suspended_at is not None:
+            self._stop_left = latency  # it stops once it is resumed
+        elif latency > 0:
+            self._stop_timer = self._engine.clock.call_later(latency, self._stop)
+        else:
+            self._stop()
+
+    def suspend(self) -> None:
+        """The machine sleeps: the run stands still until :meth:`resume` (no wave starts,
+        it does not end, a stop under way waits). No effect once ended or suspended."""
+        if self.outcome is not None or self._suspended_at is not None:
+            return
+        now = self._engine.clock.now()
+        self._suspended_at = now
+        self._timer.cancel()
+        if self._stop_timer is not None and not self._stop_timer.cancelled:
+            self._stop_left = max(0.0, self._stop_timer.when - now)
+            self._stop_timer.cancel()
+        self._stop_timer = None
+
+    def resume(self) -> None:
+        """The machine wakes: the run goes on from where it stood (it ends as much later
+        as it slept). No effect unless suspended."""
+        if self._suspended_at is None:
+            return
+        clock = self._engine.clock
+        slept = clock.now() - self._suspended_at
+        self._suspended_at = None
+        self._slept += slept
+        if self.outcome is not None:
+            return
+        self.finishes_at += slept
+        self._timer = clock.call_at(self.finishes_at, self._finish)
+        left, self._stop_left = self._stop_left, None
+        if left is None:
+            return
+        if left > 0:
+            self._stop_timer = clock.call_later(left, self._stop)
         else:
             self._stop()
 

@@ -9,6 +9,11 @@ otherwise the run is started, the Graph run with a control poll every
 ``control_poll`` seconds (D14), cancelled once when asked (D16), and its bounded
 completion (D18) put in the outbox before its POST and taken out after a 2xx (D17).
 Every step is a :class:`~pytest_osfoundry.relay._records.RelayEvent`.
+
+While the desktop is offline (``online`` false) none of it reaches the server: no
+start (a pass takes no command then), no control poll (the relay cannot see a cancel
+until it is back) and no completion POST (the completion waits in the outbox, or is
+lost without one).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class CommandRunner:
     engine: Engine
     outbox: Outbox | None
     control_poll: float
+    online: bool
     executed: list[str]
     current: str | None
     current_run: StartedRun | None
@@ -142,6 +148,8 @@ class CommandRunner:
         return session is not None and session["slug"] == command.get("slug")
 
     def _cancel_requested(self, command_id: str) -> bool:
+        if not self.online:
+            return False  # no control poll reaches the server while offline
         try:
             control = self.client.control(command_id)
         except OsfClientError as err:
@@ -161,6 +169,12 @@ class CommandRunner:
             self._post(command_id, body)
 
     def _post(self, command_id: str, body: dict[str, Any]) -> None:
+        if not self.online:
+            if self.outbox is None:
+                self._event("complete-lost", command_id, "offline, and there is no outbox")
+            else:
+                self._event("complete-held", command_id, "offline: it waits in the outbox")
+            return
         try:
             self.client.complete(command_id, body)
         except HttpStatusError as err:

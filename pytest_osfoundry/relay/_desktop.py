@@ -30,15 +30,28 @@ What it does, rule by rule:
 
 A command whose completion still waits in the outbox is never run again, even if a
 sync hands it out once more (its completion had not arrived yet).
+
+**Offline** (:meth:`FakeRelay.go_offline` to :meth:`FakeRelay.go_online`): the desktop
+reaches the server for nothing — no sync, no start, no control poll, no completion.
+A completion made meanwhile waits in the outbox for the first pass after it is back
+(without an outbox it is lost, as D17 says of a lost POST). Two readings of a Graph
+running when the desktop goes away: ``mode="asleep"`` (the default: the machine
+sleeps, the Graph stands still and goes on when it wakes) and ``mode="network"`` (the
+machine is awake with its network gone: the Graph runs on, its completion waits).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
+from pytest_osfoundry._checks import (
+    check_flag,
+    check_implements,
+    check_positive_int,
+    check_seconds,
+)
 from pytest_osfoundry._vocabulary import (
     CONTROL_POLL_SECONDS,
     MAX_SYNC_SESSIONS,
@@ -61,7 +74,42 @@ from pytest_osfoundry.relay._records import (
     _session_dict,
 )
 
-__all__ = ["NO_LONGER_SHARED", "FakeRelay", "PassRecord", "RelayEvent"]
+__all__ = [
+    "NO_LONGER_SHARED",
+    "OFFLINE_MODES",
+    "FakeRelay",
+    "OfflineMode",
+    "PassRecord",
+    "RelayEvent",
+    "check_offline_mode",
+]
+
+@runtime_checkable
+class _Suspendable(Protocol):
+    """An engine run that can stand still while the machine sleeps (the FakeEngine's)."""
+
+    def suspend(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+OfflineMode = Literal["asleep", "network"]
+"""How a desktop is offline: the machine asleep, or awake with its network gone."""
+
+#: Every :data:`OfflineMode`, the default first.
+OFFLINE_MODES: tuple[OfflineMode, ...] = ("asleep", "network")
+
+
+def check_offline_mode(value: object, name: str = "mode") -> OfflineMode:
+    """``value`` if it is an :data:`OfflineMode`; else a ``ValueError`` naming ``name``."""
+    for mode in OFFLINE_MODES:
+        if value == mode:
+            return mode
+    raise ValueError(
+        f"{name} must be 'asleep' (the machine sleeps: a running Graph pauses until it "
+        f"wakes) or 'network' (awake, its network gone: a running Graph runs on and its "
+        f"completion waits in the outbox), got {value!r}"
+    )
 
 
 class FakeRelay(CommandRunner):
@@ -107,6 +155,9 @@ class FakeRelay(CommandRunner):
         self._busy = False
         self.running = False
         self.online = True
+        self.offline_mode: OfflineMode | None = None
+        """How the desktop is offline (``None`` while online)."""
+        self._slept: _Suspendable | None = None
         self.passes: list[PassRecord] = []
         self.events: list[RelayEvent] = []
         self.executed: list[str] = []
@@ -203,25 +254,51 @@ class FakeRelay(CommandRunner):
             self._timer.cancel()
             self._timer = None
 
-    def go_offline(self, *, keep_phase: bool = False) -> None:
-        """The desktop sleeps: no passes until :meth:`go_online`.
+    def go_offline(self, *, mode: OfflineMode = "asleep", keep_phase: bool = False) -> None:
+        """The desktop goes away: it reaches the server for nothing until :meth:`go_online`.
+
+        No pass, sync, start, control poll or completion POST reaches the server; a
+        completion made meanwhile waits in the outbox (lost without one). ``mode``:
+        ``"asleep"`` (the machine sleeps: the Graph it is running stands still until it
+        wakes; the engine's run must have ``suspend()``/``resume()``, as the kit's
+        :class:`~pytest_osfoundry.engine.FakeEngine`'s have) or ``"network"`` (awake,
+        its network gone: the Graph runs on). No effect if it is offline already.
 
         ``keep_phase``: its pass timer keeps running through the outage (the ticks that
-        fall in it do nothing), so after waking it passes at the next tick of its old
-        grid instead of at once (the seed's reading of the offline scenario).
+        fall in it do nothing), so after it is back it passes at the next tick of its
+        old grid instead of at once (the seed's reading of the offline scenario).
         """
+        mode = check_offline_mode(mode)
+        check_flag(keep_phase, "keep_phase")
+        run = self.current_run
+        if mode == "asleep" and run is not None and not isinstance(run, _Suspendable):
+            raise TypeError(
+                "go_offline(mode='asleep') pauses the running Graph, and this engine's run "
+                f"{run!r} cannot pause (no suspend()/resume()): use mode='network'"
+            )
+        if not self.online:
+            return
         self.online = False
+        self.offline_mode = mode
         if self._timer is not None and not keep_phase:
             self._timer.cancel()
             self._timer = None
-        self._event("offline")
+        if mode == "asleep" and isinstance(run, _Suspendable):
+            run.suspend()
+            self._slept = run
+        self._event("offline", detail=mode)
 
     def go_online(self) -> None:
-        """The desktop wakes: a pass at once, then every interval (unless its timer kept
-        its phase through the outage: then at its next tick)."""
+        """The desktop is back: a pass at once, then every interval (unless its timer kept
+        its phase through the outage: then at its next tick). A Graph paused by sleep
+        goes on from where it stood."""
         if self.online:
             return
         self.online = True
+        self.offline_mode = None
+        slept, self._slept = self._slept, None
+        if slept is not None:
+            slept.resume()
         self._event("online")
         if self.running and self._timer is None:
             self._restart("online")
@@ -261,6 +338,8 @@ class FakeRelay(CommandRunner):
             for project_id, share in list(self._shares.items()):
                 if not share.enabled:
                     continue
+                if not self.online:
+                    break  # gone offline while the pass was running a command
                 try:
                     commands = self.client.sync(project_id, self._to_sync(share))
                 except OsfClientError as err:

@@ -21,18 +21,32 @@ Promises, as for the respx mount (:mod:`pytest_osfoundry.server._respx_mount`):
   mounted one, so a test never talks to the network by accident.
 
 This module imports httpx2; nothing else in the kit imports this module until it is
-used.
+used. httpx2 comes with the official MCP SDK (``mcp`` 2.x), which the kit does not
+depend on: without it, importing this module raises :data:`MISSING_HTTPX2` as a
+one-line ``ModuleNotFoundError`` naming the ``sdk`` extra.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import httpx2
-
 from pytest_osfoundry.http import DropConnection, Handler, Request, Response, announce_origin
 
-__all__ = ["Httpx2Mount"]
+#: What a user without httpx2 is told (the ``osf_httpx2`` fixture prints it alone).
+MISSING_HTTPX2 = (
+    "osf_httpx2 (Httpx2Mount) needs httpx2, the HTTP stack of the official MCP Python SDK, "
+    "and it is not installed: install the kit's sdk extra, pytest-osfoundry[sdk] "
+    "(pip install -e '.[sdk]' in its clone; it brings mcp>=2.3 and httpx2)"
+)
+
+try:
+    import httpx2
+except ModuleNotFoundError as err:
+    if err.name != "httpx2":
+        raise
+    raise ModuleNotFoundError(MISSING_HTTPX2, name="httpx2") from None
+
+__all__ = ["MISSING_HTTPX2", "Httpx2Mount"]
 
 
 class Httpx2Mount(httpx2.BaseTransport, httpx2.AsyncBaseTransport):

@@ -44,7 +44,9 @@ def test_virtual_loop_runs_an_async_test_on_the_world_s_clock(pytester: pytest.P
     result.assert_outcomes(passed=1)
 
 
-def test_patch_sleep_in_a_plain_async_test_is_refused_at_set_up(pytester: pytest.Pytester) -> None:
+def test_an_async_test_using_the_world_off_the_virtual_loop_is_refused_at_set_up(
+    pytester: pytest.Pytester,
+) -> None:
     result = run(
         pytester,
         """
@@ -52,25 +54,32 @@ def test_patch_sleep_in_a_plain_async_test_is_refused_at_set_up(pytester: pytest
         import pytest
 
         @pytest.mark.osf(patch_sleep=True)
-        async def test_would_hang(osf_world):
+        async def test_patch_sleep(osf_world):
             await asyncio.sleep(20)
 
-        @pytest.mark.osf()
-        async def test_clock_would_hang(osf_clock):
+        async def test_clock(osf_clock):
             await asyncio.sleep(20)
+
+        async def test_world_alone(osf_world, osf_agent):
+            osf_agent.start(osf_world.sessions[0].graph_session_id)
         """,
         "-p", "anyio",
     )
+    result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
-            "*patch_sleep=True) in an async test: freezegun freezes the monotonic clock*"
-            "Add virtual_loop=True*",
-            "*osf_clock in an async test*",
+            "*ERROR at setup of test_patch_sleep*",
+            "test_user.py::test_patch_sleep: this async test uses the osf_ world, and an async"
+            " plugin (or none) would run it on an ordinary event loop, where the world's clock"
+            " never moves*Add virtual_loop=True to its @pytest.mark.osf*anyio_backend = ("
+            "'asyncio', {'loop_factory': pytest_osfoundry.aio.loop_factory(osf_world.clock)})",
+            "*ERROR at setup of test_clock*",
+            "test_user.py::test_clock: this async test uses the osf_ world*",
+            "*ERROR at setup of test_world_alone*",
+            "test_user.py::test_world_alone: this async test uses the osf_ world*",
         ]
     )
-    assert result.ret != 0
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) == 0
+    assert "_fixtures.py" not in result.stdout.str()  # no kit traceback
 
 
 def test_a_real_loop_on_frozen_time_fails_with_the_fix_named(pytester: pytest.Pytester) -> None:
@@ -149,49 +158,162 @@ def test_anyio_s_plugin_runs_on_the_kit_s_loop_factory(pytester: pytest.Pytester
     result.assert_outcomes(passed=1)
 
 
-def test_anyio_s_own_loop_on_frozen_time_fails_with_a_message(pytester: pytest.Pytester) -> None:
+def test_anyio_s_plugin_on_another_loop_is_refused_at_set_up(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        import asyncio
+        import anyio
+        import pytest
+        from pytest_osfoundry import aio
+        from pytest_osfoundry.clock import VirtualClock
+
+        class TestItsOwnLoop:
+            @pytest.fixture
+            def anyio_backend(self):
+                return "asyncio"
+
+            @pytest.mark.anyio
+            async def test_would_hang(self, osf_world):
+                await anyio.sleep(0)
+
+        class TestAnotherFactory:
+            @pytest.fixture
+            def anyio_backend(self):
+                return ("asyncio", {"loop_factory": asyncio.new_event_loop})
+
+            @pytest.mark.anyio
+            async def test_would_hang(self, osf_world):
+                await anyio.sleep(0)
+
+        class TestTheKitsLoopOnAnotherClock:
+            @pytest.fixture
+            def anyio_backend(self):
+                return ("asyncio", {"loop_factory": aio.loop_factory(VirtualClock())})
+
+            @pytest.mark.anyio
+            async def test_would_hang(self, osf_world):
+                await anyio.sleep(0)
+        """,
+        "-p", "anyio",
+    )
+    result.assert_outcomes(errors=3)
+    other = "anyio's plugin (backend 'asyncio', with a loop factory that is not the kit's on"
+    result.stdout.fnmatch_lines(
+        [
+            "*TestItsOwnLoop::test_would_hang: this async test uses the osf_ world, and"
+            " anyio's plugin (backend 'asyncio') would run it on an ordinary event loop*",
+            f"*TestAnotherFactory::test_would_hang: this async test uses the osf_ world, and"
+            f" {other}*",
+            f"*TestTheKitsLoopOnAnotherClock::test_would_hang: *, and {other}*",
+        ],
+        consecutive=False,
+    )
+
+
+def test_virtual_loop_misuse_is_refused_at_set_up_naming_the_test(
+    pytester: pytest.Pytester,
+) -> None:
     result = run(
         pytester,
         """
         import anyio
         import pytest
-
-        @pytest.fixture
-        def anyio_backend():
-            return "asyncio"
-
-        @pytest.mark.anyio
-        async def test_would_hang(osf_clock):
-            await anyio.sleep(20)
-        """,
-        "-p", "anyio",
-    )
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*osf_clock holds time still*virtual_loop=True*"])
-
-
-def test_virtual_loop_misuse_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = run(
-        pytester,
-        """
-        import pytest
+        from pytest_osfoundry import aio
 
         @pytest.mark.osf(virtual_loop=True)
         def test_sync(osf_world):
             pass
-        """,
-    )
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*virtual_loop=True is for async def tests*"])
-    result = run(
-        pytester,
-        """
-        import pytest
 
         @pytest.mark.osf(virtual_loop=True)
         async def test_no_world():
             pass
+
+        @pytest.fixture
+        def anyio_backend(osf_world):
+            return ("asyncio", {"loop_factory": aio.loop_factory(osf_world.clock)})
+
+        @pytest.mark.anyio
+        @pytest.mark.osf(virtual_loop=True)
+        async def test_both(osf_world):
+            await anyio.sleep(1)
+        """,
+        "-p", "anyio",
+    )
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "test_user.py::test_sync: virtual_loop=True is for async def tests*",
+            "test_user.py::test_no_world: @pytest.mark.osf configures the osf_ fixtures, and"
+            " this test uses none of them*request osf_world*or drop the marker",
+            "test_user.py::test_both: virtual_loop=True and anyio's plugin both run this test*",
+        ],
+        consecutive=False,
+    )
+
+
+def test_the_issue_s_stall_beside_a_running_relay_fails_naming_the_wait(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        import asyncio
+        import pytest
+
+        @pytest.mark.osf(virtual_loop=True, stall_after=3600, stall_timeout=0.5)
+        async def test_stall(osf_world):
+            await asyncio.Event().wait()  # the relay's passes keep the clock busy
         """,
     )
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*virtual_loop=True needs the world*"])
+    result.assert_outcomes(failed=1)
+    # Which bound ends it (3600 virtual or 0.5 wall seconds) depends on the machine's
+    # load; tests/aio/test_virtual_loop.py holds each bound to its figure.
+    result.stdout.fnmatch_lines(
+        [
+            "test_user.py::test_stall: VirtualLoopStalled: virtual event loop stalled: the tasks"
+            " waited *",
+            "  Task-*: test_stall (test_user.py:6) > Event.wait (locks.py:*) > <Future pending*",
+            "*raise the limit: stall_after (virtual seconds) or stall_timeout (wall seconds)*",
+        ]
+    )
+
+
+def test_virtual_loop_and_its_bounds_from_an_osf_config_override(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+        import pytest
+        from pytest_osfoundry.world import WorldConfig
+
+        @pytest.fixture
+        def osf_config():
+            return WorldConfig(seed=3, virtual_loop=True, stall_after=5 * 86400)
+        """
+    )
+    result = run(
+        pytester,
+        """
+        import asyncio, time
+        import pytest
+        from pytest_osfoundry.aio import VirtualEventLoop
+        from pytest_osfoundry.clock import DEFAULT_START
+
+        async def test_four_days(osf_world):
+            assert isinstance(asyncio.get_running_loop(), VirtualEventLoop)
+            await asyncio.sleep(4 * 86400)  # beyond the default day, within the config's 5
+            assert time.time() == pytest.approx(DEFAULT_START + 4 * 86400, abs=1e-3)
+
+        def test_sync_tests_of_the_group_run_as_usual(osf_world):
+            osf_world.clock.advance(60)
+            assert time.time() != DEFAULT_START + 60  # the clock took nothing over
+
+        @pytest.mark.osf(stall_after=6 * 86400, seed=4)
+        async def test_the_marker_still_applies_on_top(osf_world):
+            assert osf_world.config.stall_after == 6 * 86400
+            assert (osf_world.config.seed, osf_world.config.virtual_loop) == (4, True)
+            assert isinstance(asyncio.get_running_loop(), VirtualEventLoop)
+        """,
+    )
+    result.assert_outcomes(passed=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -104,6 +105,116 @@ def test_every_task_waiting_on_nothing_fails_with_a_message_not_a_hang() -> None
 
     with pytest.raises(aio.VirtualLoopStalled, match="deadlock"):
         aio.run(main(), clock, stall_timeout=0.2)
+
+
+@pytest.fixture
+def frozen_wall(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wall time stands still for the loop's stall bound: only the virtual bound can end a
+    stretch of clock events, whatever the machine's load (the final wait for I/O still
+    takes ``stall_timeout`` of real time)."""
+    monkeypatch.setattr(aio, "_wall", lambda: 0.0)
+
+
+def every(clock: VirtualClock, seconds: float) -> None:
+    """A background process on the clock, for ever (as the relay's passes are)."""
+
+    def tick() -> None:
+        clock.call_later(seconds, tick)
+
+    clock.call_later(seconds, tick)
+
+
+def test_a_stall_fails_after_stall_after_virtual_seconds_whatever_keeps_ticking(
+    frozen_wall: None,
+) -> None:
+    clock = VirtualClock()
+    every(clock, 20)
+
+    async def test_waits_for_nobody() -> None:
+        await asyncio.Event().wait()  # nobody sets it; the ticks never will
+
+    with pytest.raises(aio.VirtualLoopStalled) as info:
+        aio.run(test_waits_for_nobody(), clock, stall_after=100, stall_timeout=0.2)
+    assert clock.now() == DEFAULT_START + 100  # the ticks up to the limit ran, no more
+    message = str(info.value)
+    assert "waited 100 virtual seconds (stall_after)" in message
+    assert "the loop has no timer" in message
+    assert "test_waits_for_nobody (test_virtual_loop.py:" in message
+    assert "Event.wait (locks.py:" in message and "<Future pending" in message
+    assert "raise the limit: stall_after (virtual seconds) or stall_timeout" in message
+
+
+def test_the_wall_bound_reads_real_time_while_freezegun_follows_the_clock() -> None:
+    from datetime import datetime, timezone
+
+    from freezegun import freeze_time
+
+    clock = VirtualClock()
+    every(clock, 20)
+
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    # What osf_clock does: time.monotonic frozen, moved with the clock (20 s a tick).
+    with freeze_time(datetime.fromtimestamp(clock.now(), timezone.utc)) as frozen:
+        clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
+        with pytest.raises(aio.VirtualLoopStalled, match=r"waited 3600 virtual seconds"):
+            aio.run(main(), clock, stall_after=3600, stall_timeout=0.5)
+    assert clock.now() == DEFAULT_START + 3600
+
+
+def test_a_stall_fails_after_stall_timeout_wall_seconds_whatever_the_clock_runs() -> None:
+    clock = VirtualClock()
+    every(clock, 1e-3)  # a background so dense that a virtual day would take hours
+
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(aio.VirtualLoopStalled, match=r"0.2 s of wall time \(stall_timeout\)"):
+        aio.run(main(), clock, stall_after=1e9, stall_timeout=0.2)
+
+
+def test_a_timer_beyond_stall_after_is_a_stall_and_a_larger_limit_lets_it_run(
+    frozen_wall: None,
+) -> None:
+    clock = VirtualClock()
+    every(clock, 20)
+
+    async def three_hours() -> float:
+        await asyncio.sleep(3 * 3600)
+        return clock.now() - DEFAULT_START
+
+    with pytest.raises(aio.VirtualLoopStalled, match="next timer is due in 7200 virtual seconds"):
+        aio.run(three_hours(), clock, stall_after=3600, stall_timeout=0.2)
+    clock = VirtualClock()
+    every(clock, 20)
+    assert aio.run(three_hours(), clock, stall_after=4 * 3600) == 3 * 3600
+    clock = VirtualClock()
+    every(clock, 20)
+    assert aio.run(three_hours(), clock) == 3 * 3600  # within the default day
+
+
+def test_a_wait_a_clock_event_completes_is_no_stall_and_polls_are_progress() -> None:
+    clock = VirtualClock()
+    every(clock, 20)
+
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[float] = loop.create_future()
+        # Something on the clock (say, a relay's delivery) completes the test's wait.
+        clock.call_later(3000, lambda: woken.set_result(clock.now() - DEFAULT_START))
+        at = await woken
+        for _ in range(200):  # an agent polling every 60 s: 200 minutes, each poll its own
+            await asyncio.sleep(60)
+        return at, clock.now() - DEFAULT_START
+
+    assert aio.run(main(), clock, stall_after=3600) == (3000, 3000 + 200 * 60)
+
+
+def test_stall_after_must_be_a_positive_finite_number_of_seconds() -> None:
+    for bad in (0, -1, math.inf, math.nan, "1"):
+        with pytest.raises(ValueError, match="stall_after"):
+            aio.loop_factory(VirtualClock(), stall_after=bad)  # type: ignore[arg-type]
 
 
 def test_an_executor_job_holds_the_clock_until_it_is_done() -> None:
