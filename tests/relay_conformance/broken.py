@@ -46,6 +46,53 @@ class RecheckWithoutSlug(DrivenRelay):
         )
 
 
+class _SyncThenRead:
+    """A relay client that reads the relay's sharing once each sync has answered."""
+
+    def __init__(self, inner: Any, read: Callable[[], object]) -> None:
+        self.inner = inner
+        self.read = read
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        commands: list[dict[str, Any]] = self.inner.sync(project_id, sessions)
+        self.read()
+        return commands
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class RecheckOncePerSync(DrivenRelay):
+    """Reads the sharing once when a sync answers and re-checks each of its commands
+    against that reading (so a change while an earlier command runs goes unseen)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.client = _SyncThenRead(self.client, self.refresh)
+
+    def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
+        yield from super(DrivenRelay, self)._handle(project_id, command)  # no fresh read
+
+
+class RecheckSyncedSlug(DrivenRelay):
+    """Compares the sharing's slug with the slug it has just synced, not the command's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.synced_slugs: dict[str, str] = {}
+
+    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+        sessions = super()._to_sync(share)
+        self.synced_slugs = {s["graph_session_id"]: s["slug"] for s in sessions}
+        return sessions
+
+    def _still_shared(self, project_id: str, command: Mapping[str, Any]) -> bool:
+        share = self._shares.get(project_id)
+        gsid = str(command.get("graph_session_id"))
+        session = share.sessions.get(gsid) if share is not None and share.enabled else None
+        return session is not None and session["slug"] == self.synced_slugs.get(gsid)
+
+
 # ---------------------------------------------------------------- D18
 def _bound_by(measure: Callable[[dict[str, Any]], int]) -> Callable[..., dict[str, Any]]:
     def bounded(**kwargs: Any) -> dict[str, Any]:
@@ -358,6 +405,8 @@ def _plain(cls: type[DrivenRelay]) -> Patch:
 BROKEN: dict[str, Patch] = {
     "no-recheck": _plain(NoRecheck),
     "recheck-without-slug": _plain(RecheckWithoutSlug),
+    "recheck-once-per-sync": _plain(RecheckOncePerSync),
+    "recheck-synced-slug": _plain(RecheckSyncedSlug),
     "bytes": _patch_bound(_bound_by(_bytes)),
     "code-points": _patch_bound(_bound_by(_code_points)),
     "partial-result": _patch_bound(_partial),
@@ -389,6 +438,7 @@ HOSTILE: dict[str, Patch] = {
 }
 
 LEGAL: dict[str, Patch] = {
+    "reference": _plain(DrivenRelay),
     "long-execution-ids": _plain(LongExecutionIds),
     "escaped-json": _plain(EscapedJson),
     "other-outbox-store": _plain(OtherOutboxStore),
@@ -399,6 +449,8 @@ LEGAL: dict[str, Patch] = {
 CAUGHT_BY: dict[str, set[str]] = {
     "no-recheck": {"D13-relay-untick", "D13-relay-disable", "D13-relay-rename"},
     "recheck-without-slug": {"D13-relay-rename"},
+    "recheck-once-per-sync": {"D13-relay-each-command"},
+    "recheck-synced-slug": {"D13-relay-rename-queued"},
     "bytes": {"D18-relay-bound-japanese", "D18-relay-bound-emoji"},
     "code-points": {"D18-relay-bound-emoji"},
     "partial-result": {

@@ -28,9 +28,17 @@ ROOT = Path(__file__).resolve().parents[2]
 UNAFFECTED = {name: "D14-relay-channel" for name in BROKEN}
 UNAFFECTED["wrong-channel"] = "D14-relay-start-first"
 UNAFFECTED["ignores-interval"] = "D12-relay-ticked-only"
+# The re-check's narrower faults pass the D13 checks that change sharing while the sync is
+# answered (which is why the checks above them exist).
+UNAFFECTED["recheck-once-per-sync"] = "D13-relay-untick"
+UNAFFECTED["recheck-synced-slug"] = "D13-relay-rename"
 
 #: The checks each legal variation must pass (those its freedom touches).
 LEGAL_CHECKS = {
+    "reference": [
+        "D13-relay-each-command",
+        "D13-relay-rename-queued",
+    ],
     "long-execution-ids": [
         "D18-relay-bound-ascii",
         "D18-relay-bound-emoji",
