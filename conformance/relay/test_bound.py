@@ -202,3 +202,83 @@ def check_error_cut(osf_relay_conf: RelayConformance) -> None:
         f"the posted error is {len(posted):,} characters ({posted[:40]!r}...); an error of "
         f"{len(error):,} must be cut to its first {ERROR_LIMIT:,}",
     )
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def _units(text: str) -> int:
+    return len(_utf16(text)) // 2
+
+
+def _straddling_error() -> str:
+    """2,500 UTF-16 units of Japanese, ASCII and emoji; one emoji takes units 2,000 and
+    2,001 (counting from 1), so the cut at 2,000 falls between its two halves."""
+    chunk = "ノード 3 (要約) が時間切れです 😱 — "
+    head = ""
+    while _units(head + chunk) <= ERROR_LIMIT - 1:
+        head += chunk
+    head += "語" * (ERROR_LIMIT - 1 - _units(head))
+    return head + "😀" + "語" * (2_500 - ERROR_LIMIT - 1)
+
+
+def _measured(text: str) -> str:
+    units = _units(text)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return f"{units:,} UTF-16 units, {len(text):,} code points, {size:,} UTF-8 bytes"
+
+
+#: What a relay may put in unit 2,000 when the cut splits an emoji: its first half as
+#: is (``slice(0, 2000)`` posted by a JSON writer that escapes a lone surrogate), or
+#: the replacement an encoder writes for a lone surrogate (U+FFFD, or ``?``).
+_HALF_EMOJI_STANDS = ("\ufffd", "?")
+
+
+def _cut_problem(error: str, posted: str) -> str | None:
+    """Why ``posted`` is not ``error`` cut at 2,000 UTF-16 units (``None``: it is)."""
+    full, sent = _utf16(error), _utf16(posted)
+    head = full[: 2 * (ERROR_LIMIT - 1)]
+    if sent == head:
+        return None  # the emoji dropped whole: 1,999 units
+    halves = {full[2 * (ERROR_LIMIT - 1) : 2 * ERROR_LIMIT]} | {
+        c.encode("utf-16-le") for c in _HALF_EMOJI_STANDS
+    }
+    if len(sent) == 2 * ERROR_LIMIT and sent[: len(head)] == head and sent[len(head) :] in halves:
+        return None  # 2,000 units: the emoji's first half, or what an encoder made of it
+    if posted == error[:ERROR_LIMIT]:
+        reading = "it is the error's first 2,000 code points (an emoji counted as 1)"
+    elif posted == error.encode("utf-8")[:ERROR_LIMIT].decode("utf-8", "ignore"):
+        reading = "it is the error cut at 2,000 UTF-8 bytes"
+    elif sent == full[: 2 * (ERROR_LIMIT + 1)]:
+        reading = "the emoji that straddles the cut was kept whole (2,001 units)"
+    elif sent == full:
+        reading = "it is the whole error, uncut"
+    elif full.startswith(sent):
+        reading = f"it is the error's first {len(sent) // 2:,} units"
+    else:
+        reading = "it is not a beginning of the error"
+    return (
+        f"the posted error is {_measured(posted)}; the Graph's error ({_measured(error)}, "
+        f"an emoji across units 2,000 and 2,001) must be cut to at most {ERROR_LIMIT:,} "
+        "UTF-16 units as JavaScript's slice(0, 2000) counts them: its first 1,999 units, "
+        "then nothing or one unit standing for the emoji's first half; " + reading
+    )
+
+
+@check(
+    "D18-relay-error-cut-utf16",
+    "An error of 2,500 UTF-16 units (Japanese, emoji; one emoji across the cut) is "
+    "posted cut to at most 2,000 units, as JavaScript counts them: its first 1,999, then "
+    "nothing or one unit for the split emoji's first half.",
+    area="relay",
+)
+def check_error_cut_utf16(osf_relay_conf: RelayConformance) -> None:
+    error = _straddling_error()
+    body = _failed(osf_relay_conf, error)
+    posted = body.get("error")
+    if not isinstance(posted, str):
+        osf_relay_conf.fail(f"the failed completion's error is {str(posted)[:80]!r}, not a text")
+    assert isinstance(posted, str)
+    problem = _cut_problem(error, posted)
+    osf_relay_conf.expect(problem is None, str(problem))

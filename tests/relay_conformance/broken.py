@@ -23,7 +23,7 @@ from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry.client._errors import HttpStatusError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen
-from pytest_osfoundry.relay import _commands
+from pytest_osfoundry.relay import _bounded, _commands
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._records import PassReason, PassRecord, _ProjectShare
 from pytest_osfoundry.relay.driven import DrivenRelay, main
@@ -130,6 +130,34 @@ def _error_uncut(**kwargs: Any) -> dict[str, Any]:
     if kwargs.get("error") is not None:
         body["error"] = kwargs["error"]
     return body
+
+
+def _utf16_cut(decode_errors: str) -> Callable[..., str]:
+    """An error cut at 2,000 UTF-16 units as ``slice(0, 2000)`` cuts it: an emoji across
+    the cut leaves its first half, kept (``surrogatepass``: posted escaped, ``\\ud83d``)
+    or replaced by U+FFFD (``replace``: what Rust's or Go's lossy decoding makes of it)."""
+
+    def cut(error: str, limit: int = 2_000) -> str:
+        units = error.encode("utf-16-le", "surrogatepass")
+        return units[: 2 * limit].decode("utf-16-le", decode_errors)
+
+    return cut
+
+
+def _cut_bytes(error: str, limit: int = 2_000) -> str:
+    return error.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def _cut_code_points(error: str, limit: int = 2_000) -> str:
+    return error[:limit]
+
+
+def _patch_cut(cut: Callable[..., str]) -> Patch:
+    def patch() -> type[DrivenRelay]:
+        setattr(_bounded, "cut_error", cut)  # noqa: B010 - how this relay cuts its errors
+        return DrivenRelay
+
+    return patch
 
 
 def _patch_bound(bounded: Callable[..., dict[str, Any]]) -> Patch:
@@ -411,6 +439,8 @@ BROKEN: dict[str, Patch] = {
     "code-points": _patch_bound(_bound_by(_code_points)),
     "partial-result": _patch_bound(_partial),
     "error-uncut": _patch_bound(_error_uncut),
+    "error-cut-bytes": _patch_cut(_cut_bytes),
+    "error-cut-code-points": _patch_cut(_cut_code_points),
     "no-outbox": _plain(NoOutbox),
     "outbox-after-post": _plain(OutboxAfterPost),
     "resend-delivered": _plain(ResendDelivered),
@@ -443,6 +473,8 @@ LEGAL: dict[str, Patch] = {
     "escaped-json": _plain(EscapedJson),
     "other-outbox-store": _plain(OtherOutboxStore),
     "slow-first-sync": _plain(SlowFirstSync),
+    "error-cut-lone-surrogate": _patch_cut(_utf16_cut("surrogatepass")),
+    "error-cut-replacement": _patch_cut(_utf16_cut("replace")),
 }
 
 #: The checks each broken relay must fail (and no other of those it is run against).
@@ -459,6 +491,8 @@ CAUGHT_BY: dict[str, set[str]] = {
         "D18-relay-bound-emoji",
     },
     "error-uncut": {"D18-relay-error-cut"},
+    "error-cut-bytes": {"D18-relay-error-cut-utf16"},
+    "error-cut-code-points": {"D18-relay-error-cut-utf16"},
     "no-outbox": {
         "D12-relay-outbox-first",
         "D17-relay-resend-refused",

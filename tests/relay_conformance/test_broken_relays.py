@@ -32,13 +32,19 @@ UNAFFECTED["ignores-interval"] = "D12-relay-ticked-only"
 # answered (which is why the checks above them exist).
 UNAFFECTED["recheck-once-per-sync"] = "D13-relay-untick"
 UNAFFECTED["recheck-synced-slug"] = "D13-relay-rename"
+# Errors cut in bytes or code points pass the ASCII error's cut.
+UNAFFECTED["error-cut-bytes"] = "D18-relay-error-cut"
+UNAFFECTED["error-cut-code-points"] = "D18-relay-error-cut"
 
 #: The checks each legal variation must pass (those its freedom touches).
 LEGAL_CHECKS = {
     "reference": [
         "D13-relay-each-command",
         "D13-relay-rename-queued",
+        "D18-relay-error-cut-utf16",
     ],
+    "error-cut-lone-surrogate": ["D18-relay-error-cut-utf16"],
+    "error-cut-replacement": ["D18-relay-error-cut-utf16"],
     "long-execution-ids": [
         "D18-relay-bound-ascii",
         "D18-relay-bound-emoji",
