@@ -116,3 +116,14 @@ def test_broken_relay_fails_exactly_its_checks(name, verdicts) -> None:
 def test_legal_variation_passes(name, verdicts) -> None:
     failed = {c: verdicts[(name, c)] for c in LEGAL_CHECKS[name] if verdicts[(name, c)] is not None}
     assert not failed, f"{name} is a legal relay, yet: {failed}"
+
+
+def test_a_bound_verdict_states_what_was_measured(verdicts) -> None:
+    """Against a relay bounding in bytes, the Japanese case at 100,000 units fails saying
+    so: the whole completion's length (not one measured on the truncated body) and the
+    posted one, in UTF-16 units and in bytes."""
+    verdict = verdicts[("bytes", "D18-relay-bound-japanese")]
+    assert verdict is not None and verdict.startswith(
+        "japanese: with the whole result the completion would be 100,000 UTF-16 units"
+    ), verdict
+    assert "UTF-8 bytes" in verdict and "carrying no result" in verdict, verdict
