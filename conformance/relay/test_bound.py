@@ -140,6 +140,9 @@ def _bound(conf: RelayConformance, kind: str) -> None:
         )
         body: Any = conf.delivered(command_id)[0].body
         sent = shaper.results.get(command_id)
+        conf.notes.append(
+            f"{kind}, {target:,}: {shaper.whole(command_id)}; the relay posted {_posted(body)}"
+        )
         if target == LIMIT:
             conf.expect(
                 body.get("result") == sent,
