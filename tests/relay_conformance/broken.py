@@ -144,6 +144,12 @@ def _utf16_cut(decode_errors: str) -> Callable[..., str]:
     return cut
 
 
+def _utf16_cut_encoded(error: str, limit: int = 2_000) -> str:
+    """``slice(0, 2000)`` then a UTF-8 encoder that writes ``?`` for the lone half emoji
+    (Java's ``String.getBytes``)."""
+    return _utf16_cut("surrogatepass")(error, limit).encode("utf-8", "replace").decode("utf-8")
+
+
 def _cut_bytes(error: str, limit: int = 2_000) -> str:
     return error.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
@@ -475,6 +481,7 @@ LEGAL: dict[str, Patch] = {
     "slow-first-sync": _plain(SlowFirstSync),
     "error-cut-lone-surrogate": _patch_cut(_utf16_cut("surrogatepass")),
     "error-cut-replacement": _patch_cut(_utf16_cut("replace")),
+    "error-cut-question-mark": _patch_cut(_utf16_cut_encoded),
 }
 
 #: The checks each broken relay must fail (and no other of those it is run against).

@@ -45,6 +45,7 @@ LEGAL_CHECKS = {
     ],
     "error-cut-lone-surrogate": ["D18-relay-error-cut-utf16"],
     "error-cut-replacement": ["D18-relay-error-cut-utf16"],
+    "error-cut-question-mark": ["D18-relay-error-cut-utf16"],
     "long-execution-ids": [
         "D18-relay-bound-ascii",
         "D18-relay-bound-emoji",
