@@ -275,6 +275,25 @@ def test_a_flooding_relay_fails_the_check_naming_its_rate(in_root):
         suite.close()
 
 
+def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended():
+    """Its report is made while the relay still runs (or after its close): every part of
+    it tells of the same requests and stderr."""
+    suite = RelaySuite("embedded")
+    conf = suite.context("D14-relay-channel")
+    try:
+        conf.share(1)
+        conf.start()
+        conf.freeze()
+        seen, tail = conf.requests(), conf.stderr_tail()
+        assert conf.lane.wait_for(lambda rs: len(rs) > len(seen), 10.0), "no later sync"
+        assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
+        conf.close()
+        assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
+    finally:
+        conf.close()
+        suite.close()
+
+
 # ---------------------------------------------------------------- the plugin
 def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -69,8 +69,8 @@ def test_a_failed_relay_check_reports_the_requests_its_relay_sent(
     # The relay's stderr about the failing command: its lines naming it, not the idle tail.
     about = evidence["stderr_about_commands"]
     truncated = next(e["command_id"] for e in entries if "result_truncated" in e["body"])
+    # (logged before its completion's POST: "delivered" may come after the check ended)
     assert f"finished {truncated} completed" in about, about
-    assert f"delivered {truncated} completed" in about, about
     assert "osfoundry: the relay's stderr" in run.stdout and truncated in run.stdout
 
     # The record of each check, passed or failed: every request whole, measured.

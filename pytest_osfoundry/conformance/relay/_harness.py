@@ -151,8 +151,7 @@ class RelayConformance:
         the relay's stderr lines that name them)."""
         self.notes: list[str] = []
         """What the check measured, in its words, for its record (``--osf-relay-record``)."""
-        self._closing_tail: str | None = None
-        self._closing_stderr: list[str] | None = None
+        self._frozen: tuple[list[RelayRequest], str, list[str]] | None = None
 
     # ---------------------------------------------------------------- sharing
     def share(
@@ -237,15 +236,20 @@ class RelayConformance:
         assert self.process is not None
         return self.process.kill()
 
+    def freeze(self) -> None:
+        """The check has ended: from now on :meth:`requests`, :meth:`stderr_tail` and
+        :meth:`stderr_texts` answer as they do now, so that every part of its report
+        (made while its relay may still run, or after :meth:`close`) tells of the same
+        requests. Freezing again changes nothing."""
+        if self._frozen is None:
+            self._frozen = (self.lane.snapshot(), self.stderr_tail(), self.stderr_texts())
+
     def close(self) -> None:
         """Stop every relay this check started; forget its lane, scenario and state.
 
-        What the report shows is kept: :meth:`requests`, :meth:`stderr_tail` and
-        :meth:`stderr_texts` answer as they did just before (a pre-run check's report is
-        made after its close)."""
-        if self._closing_tail is None:
-            self._closing_tail = self.stderr_tail()
-            self._closing_stderr = self.stderr_texts()
+        What the report shows is kept (:meth:`freeze`: a pre-run check's report is made
+        after its close)."""
+        self.freeze()
         for process in self.processes:
             process.close()
         self.door.close()
@@ -272,17 +276,18 @@ class RelayConformance:
                 time.sleep(0.05)
 
     def stderr_tail(self) -> str:
-        """The relay's last stderr lines (token masked); after :meth:`close`, those it
-        had written by then."""
-        if self._closing_tail is not None:
-            return self._closing_tail
+        """The relay's last stderr lines (token masked); once the check is over
+        (:meth:`freeze`), those it had written by then."""
+        if self._frozen is not None:
+            return self._frozen[1]
         return self.process.stderr_tail() if self.process is not None else ""
 
     def stderr_texts(self) -> list[str]:
         """What each start of the relay wrote to stderr, in start order (each bounded, its
-        last bytes; token masked); after :meth:`close`, what they had written by then."""
-        if self._closing_stderr is not None:
-            return list(self._closing_stderr)
+        last bytes; token masked); once the check is over (:meth:`freeze`), what they had
+        written by then."""
+        if self._frozen is not None:
+            return list(self._frozen[2])
         return [process.stderr_text() for process in self.processes]
 
     # ---------------------------------------------------------------- the agent
@@ -325,10 +330,10 @@ class RelayConformance:
         self, action: str | None = None, command_id: str | None = None
     ) -> list[RelayRequest]:
         """The relay's requests so far, oldest first (optionally one action and/or one
-        command); kept after :meth:`close`."""
+        command); once the check is over (:meth:`freeze`), those it had sent by then."""
         return [
             r
-            for r in self.lane.snapshot()
+            for r in (self.lane.snapshot() if self._frozen is None else self._frozen[0])
             if (action is None or r.action == action)
             and (command_id is None or r.command_id == command_id)
         ]

@@ -12,8 +12,10 @@ suite's alone:
 * the real-time checks are deselected unless ``--osf-relay-realtime``;
 * the fixtures ``osf_relay`` (the run's :class:`RelaySuite`) and ``osf_relay_conf``
   (one :class:`RelayConformance` per check, its relay stopped after);
-* with ``--osf-relay-record=DIR``, every relay check's record in ``DIR/<check id>.json``,
-  passed or failed (:func:`~pytest_osfoundry.conformance._relay_evidence.relay_record`);
+* a relay check's report tells of what its relay had done when the check ended, every
+  part of it alike; with ``--osf-relay-record=DIR``, every relay check's record in
+  ``DIR/<check id>.json``, passed or failed
+  (:func:`~pytest_osfoundry.conformance._relay_evidence.relay_record`);
 * at the end, no relay process is left (their process groups are killed).
 """
 
@@ -109,10 +111,13 @@ def _record_folder(value: str) -> Path:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Any, None]:
-    """With ``--osf-relay-record``, write a relay check's record once it has run."""
+    """A relay check has ended: its report tells of what its relay had done by then
+    (:meth:`RelayConformance.freeze`); with ``--osf-relay-record``, write its record."""
+    conf = item.stash.get(RELAY_CONF, None)
+    if conf is not None and call.when == "call":
+        conf.freeze()
     result = yield
     folder = item.config.stash.get(_RECORD, None)
-    conf = item.stash.get(RELAY_CONF, None)
     if folder is None or conf is None or call.when != "call":
         return
     report: pytest.TestReport = result.get_result()
