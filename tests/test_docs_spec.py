@@ -21,7 +21,7 @@ from pytest_osfoundry.conformance._registry import (
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "conformance" / "spec.md").read_text(encoding="utf-8")
 ANCHORS = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', SPEC))
-EVERY_RULE = [f"D{n}" for n in range(1, 19)] + [f"R{n}" for n in range(1, 14)]
+EVERY_RULE = [f"D{n}" for n in range(1, 19)] + [f"R{n}" for n in range(1, 15)]
 
 
 @pytest.mark.parametrize("rule", EVERY_RULE)

@@ -12,6 +12,7 @@ failed Graph is posted ``failed`` with its error.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pytest_osfoundry._jslength import js_stringify_length
@@ -42,6 +43,8 @@ class _Shaper:
         self.results: dict[str, Any] = {}
         self.overhead: int | None = None
         self.next_target: int | None = None
+        self.shaped: dict[str, tuple[int, int]] = {}
+        """command id -> the envelope's and the execution id's units it was shaped with."""
 
     def __call__(self, record: RunRecord) -> RunPlan:
         if record.command_id not in self.targets and self.next_target is not None:
@@ -52,12 +55,25 @@ class _Shaper:
         else:
             starts = self.conf.requests("start", record.command_id)
             body = starts[-1].body if starts and isinstance(starts[-1].body, dict) else {}
-            eid = str(body.get("execution_id", ""))
-            units = target - self.overhead - (js_stringify_length(eid) - 2)
-            units -= js_stringify_length(_EMPTY)
+            eid_units = js_stringify_length(str(body.get("execution_id", ""))) - 2
+            self.shaped[record.command_id] = (self.overhead, eid_units)
+            units = target - self.overhead - eid_units - js_stringify_length(_EMPTY)
             result = {"text": _fill(self.kind, max(units, 0))}
         self.results[record.command_id] = result
         return RunPlan(duration=0.05, result=result, total_tokens=12, reported_cost=0.5)
+
+    def whole(self, command_id: str) -> str:
+        """How long the relay's completion of ``command_id`` with the whole result would be,
+        and from what: the envelope measured on the first run, the execution id the relay
+        started the command with, the result."""
+        overhead, eid_units = self.shaped.get(command_id, (0, 0))
+        result = self.results.get(command_id)
+        total = overhead + eid_units + js_stringify_length(result)
+        return (
+            f"with the whole result the completion would be {total:,} UTF-16 units as "
+            f"JSON.stringify counts ({overhead:,} for the envelope the first run measured, "
+            f"{eid_units:,} for the execution id, and a result of {_figures(result)})"
+        )
 
     def calibrate(self, body: dict[str, Any]) -> None:
         eid = str(body.get("execution_id", ""))
@@ -65,6 +81,27 @@ class _Shaper:
         self.overhead = (
             js_stringify_length(body) - js_stringify_length(result) - (js_stringify_length(eid) - 2)
         )
+
+
+def _figures(value: Any) -> str:
+    """``value`` measured: UTF-16 units as ``JSON.stringify`` counts them, and UTF-8 bytes."""
+    units = js_stringify_length(value)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return f"{units:,} units ({size:,} UTF-8 bytes)"
+
+
+def _posted(body: Any) -> str:
+    """What the relay posted, measured, and whether it carried the result."""
+    if not isinstance(body, dict):
+        return f"a completion that is not a JSON object ({str(body)[:80]!r})"
+    result = body.get("result")
+    carried = (
+        f"a result of {_figures(result)}"
+        if result is not None
+        else f"no result (result_truncated={body.get('result_truncated')!r})"
+    )
+    return f"a completion of {_figures(body)} carrying {carried}"
 
 
 def _bound(conf: RelayConformance, kind: str) -> None:
@@ -96,33 +133,34 @@ def _bound(conf: RelayConformance, kind: str) -> None:
         refused = [r for r in conf.requests("complete", command_id) if r.status == 413]
         conf.expect(
             not refused,
-            f"{kind}: the relay posted a {js_stringify_length(refused[0].body) if refused else 0:,}"
-            f"-character completion (over {LIMIT:,} as JSON.stringify counts) and the server "
-            "refused it with 413: the bound counts UTF-16 code units, not bytes or code points",
+            f"{kind}: the relay posted {_posted(refused[0].body) if refused else ''}, over "
+            f"{LIMIT:,} units as JSON.stringify counts, and the server refused it with 413; "
+            f"{shaper.whole(command_id)}: the bound counts UTF-16 code units, not bytes or "
+            "code points",
         )
         body: Any = conf.delivered(command_id)[0].body
         sent = shaper.results.get(command_id)
+        conf.notes.append(
+            f"{kind}, {target:,}: {shaper.whole(command_id)}; the relay posted {_posted(body)}"
+        )
         if target == LIMIT:
-            length = js_stringify_length({**body, "result": sent})
             conf.expect(
                 body.get("result") == sent,
-                f"{kind}: the completion would be exactly {length:,} characters as "
-                "JSON.stringify counts, within the bound, but the relay did not post the whole "
-                f"result (result_truncated={body.get('result_truncated')!r}, result "
-                f"{str(body.get('result'))[:80]!r}...)",
+                f"{kind}: {shaper.whole(command_id)}, within the bound of {LIMIT:,}, but the "
+                f"relay posted {_posted(body)}, not the whole result",
             )
         else:
             text = str(sent.get("text", "")) if isinstance(sent, dict) else ""
-            posted = body.get("result")
             conf.expect(
-                posted is None,
-                f"{kind}: the completion would be {LIMIT + 1:,} characters, one over the bound, "
-                f"but the relay posted a result ({js_stringify_length(posted):,} characters): "
-                "over the bound the result goes whole or not at all, and here not at all",
+                body.get("result") is None,
+                f"{kind}: {shaper.whole(command_id)}, one over the bound of {LIMIT:,}, but the "
+                f"relay posted {_posted(body)}: over the bound the result goes whole or not at "
+                "all, and here not at all",
             )
             conf.expect(
                 text[:200] not in str(body),
-                f"{kind}: over the bound, part of the result was posted",
+                f"{kind}: {shaper.whole(command_id)}, one over the bound, and the relay posted "
+                f"{_posted(body)}, with part of the result's text elsewhere in it",
             )
         conf.expect(
             body.get("status") == "completed",
@@ -202,3 +240,83 @@ def check_error_cut(osf_relay_conf: RelayConformance) -> None:
         f"the posted error is {len(posted):,} characters ({posted[:40]!r}...); an error of "
         f"{len(error):,} must be cut to its first {ERROR_LIMIT:,}",
     )
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def _units(text: str) -> int:
+    return len(_utf16(text)) // 2
+
+
+def _straddling_error() -> str:
+    """2,500 UTF-16 units of Japanese, ASCII and emoji; one emoji takes units 2,000 and
+    2,001 (counting from 1), so the cut at 2,000 falls between its two halves."""
+    chunk = "ノード 3 (要約) が時間切れです 😱 — "
+    head = ""
+    while _units(head + chunk) <= ERROR_LIMIT - 1:
+        head += chunk
+    head += "語" * (ERROR_LIMIT - 1 - _units(head))
+    return head + "😀" + "語" * (2_500 - ERROR_LIMIT - 1)
+
+
+def _measured(text: str) -> str:
+    units = _units(text)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return f"{units:,} UTF-16 units, {len(text):,} code points, {size:,} UTF-8 bytes"
+
+
+#: What a relay may put in unit 2,000 when the cut splits an emoji: its first half as
+#: is (``slice(0, 2000)`` posted by a JSON writer that escapes a lone surrogate), or
+#: the replacement an encoder writes for a lone surrogate (U+FFFD, or ``?``).
+_HALF_EMOJI_STANDS = ("\ufffd", "?")
+
+
+def _cut_problem(error: str, posted: str) -> str | None:
+    """Why ``posted`` is not ``error`` cut at 2,000 UTF-16 units (``None``: it is)."""
+    full, sent = _utf16(error), _utf16(posted)
+    head = full[: 2 * (ERROR_LIMIT - 1)]
+    if sent == head:
+        return None  # the emoji dropped whole: 1,999 units
+    halves = {full[2 * (ERROR_LIMIT - 1) : 2 * ERROR_LIMIT]} | {
+        c.encode("utf-16-le") for c in _HALF_EMOJI_STANDS
+    }
+    if len(sent) == 2 * ERROR_LIMIT and sent[: len(head)] == head and sent[len(head) :] in halves:
+        return None  # 2,000 units: the emoji's first half, or what an encoder made of it
+    if posted == error[:ERROR_LIMIT]:
+        reading = "it is the error's first 2,000 code points (an emoji counted as 1)"
+    elif posted == error.encode("utf-8")[:ERROR_LIMIT].decode("utf-8", "ignore"):
+        reading = "it is the error cut at 2,000 UTF-8 bytes"
+    elif sent == full[: 2 * (ERROR_LIMIT + 1)]:
+        reading = "the emoji that straddles the cut was kept whole (2,001 units)"
+    elif sent == full:
+        reading = "it is the whole error, uncut"
+    elif full.startswith(sent):
+        reading = f"it is the error's first {len(sent) // 2:,} units"
+    else:
+        reading = "it is not a beginning of the error"
+    return (
+        f"the posted error is {_measured(posted)}; the Graph's error ({_measured(error)}, "
+        f"an emoji across units 2,000 and 2,001) must be cut to at most {ERROR_LIMIT:,} "
+        "UTF-16 units as JavaScript's slice(0, 2000) counts them: its first 1,999 units, "
+        "then nothing or one unit standing for the emoji's first half; " + reading
+    )
+
+
+@check(
+    "D18-relay-error-cut-utf16",
+    "An error of 2,500 UTF-16 units (Japanese, emoji; one emoji across the cut) is "
+    "posted cut to at most 2,000 units, as JavaScript counts them: its first 1,999, then "
+    "nothing or one unit for the split emoji's first half.",
+    area="relay",
+)
+def check_error_cut_utf16(osf_relay_conf: RelayConformance) -> None:
+    error = _straddling_error()
+    body = _failed(osf_relay_conf, error)
+    posted = body.get("error")
+    if not isinstance(posted, str):
+        osf_relay_conf.fail(f"the failed completion's error is {str(posted)[:80]!r}, not a text")
+    assert isinstance(posted, str)
+    problem = _cut_problem(error, posted)
+    osf_relay_conf.expect(problem is None, str(problem))

@@ -1,4 +1,4 @@
-"""D16 and R9 from the relay's side: cancels and starts.
+"""D16 and R14 from the relay's side: cancels and starts.
 
 The agent cancels a running command: the relay's control poll sees the flag, its
 engine cancels once, and the completion is ``cancelled`` — also when the Graph
@@ -124,7 +124,7 @@ def check_start_cancelled(osf_relay_conf: RelayConformance) -> None:
 
 
 @check(
-    "R9-relay-lost-start",
+    "R14-relay-lost-start",
     "A start whose answer is lost after the server applied it is asked again; the Graph "
     "runs once and the run completes.",
     area="relay",
@@ -139,8 +139,9 @@ def check_lost_start(osf_relay_conf: RelayConformance) -> None:
     starts = conf.requests("start", command_id)
     conf.expect(
         len(starts) >= 2,
-        "the start's answer was lost and never asked for again (the run would stay "
-        "'running' for ever)",
+        f"the relay sent {len(starts)} start(s) of the command: the server applied the first "
+        "and its answer was lost, and the start was never asked again (R14: no sync hands "
+        "out a started command, so the run would stay 'running' for ever)",
     )
     conf.expect(
         len(conf.runs_of(command_id)) == 1,

@@ -6,15 +6,23 @@ project, rename the slug). The relay must complete the command ``cancelled`` wit
 the exact error, and never start it nor ask its engine to run it. A change that
 leaves consent as it was (another session, a session's name or description) is no
 reason to cancel: the command runs.
+
+Two more changes prove *what* is re-checked and *when*: a session unticked while an
+earlier command of the same sync runs (the re-check is before each command, not
+once per sync), and a slug renamed after the command was queued but before the pass
+that hands it out reads the sharing (the re-check compares the slug the command
+carries, the one it was queued under, not the one the relay has just synced).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.conformance._registry import check
 from pytest_osfoundry.conformance.relay import RelayConformance
+from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
 from pytest_osfoundry.conformance.relay._instrumented import Fault
 
 NO_LONGER_SHARED = "Graph session is no longer shared with this project"
@@ -24,6 +32,23 @@ NO_LONGER_SHARED = "Graph session is no longer shared with this project"
 def _while_sync_answers(conf: RelayConformance, change: Callable[[], None]) -> None:
     """Make ``change`` while the server answers the next sync that hands out a command."""
     conf.fault(Fault("sync", "hook", hook=lambda answer: change(), only_with_commands=True))
+
+
+def _after_next_sync(conf: RelayConformance, action: Callable[[], None]) -> None:
+    """Run ``action`` while the server answers the relay's next sync (whose answer it
+    does not change), and wait until it has run: the pass after that one is the first
+    to see what ``action`` did."""
+    done = threading.Event()
+
+    def hook(answer: Any) -> None:
+        try:
+            action()
+        finally:
+            done.set()
+
+    conf.fault(Fault("sync", "hook", hook=hook))
+    wait = 10 * conf.timing.expected_interval + 5
+    conf.expect(done.wait(wait), f"the relay sent no sync within {wait:g} s")
 
 
 def _expect_recheck_cancel(conf: RelayConformance, command_id: str, what: str) -> None:
@@ -125,4 +150,73 @@ def check_unchanged(osf_relay_conf: RelayConformance) -> None:
         body.get("status") == "completed",
         f"the completion's status is {body.get('status')!r} after a change that keeps consent; "
         f"the Graph completed (error {body.get('error')!r})",
+    )
+
+
+@check(
+    "D13-relay-each-command",
+    "Consent is re-checked before each command, not once per sync: a session unticked "
+    "while an earlier command of the same sync runs gets its own command completed "
+    "cancelled with the exact error, never started, never run.",
+    area="relay",
+)
+def check_each_command(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(3)
+    conf.start()
+    first_gsid, later_gsid = sessions[0]["graph_session_id"], sessions[1]["graph_session_id"]
+    queued: list[str] = []
+
+    def plan(record: RunRecord) -> RunPlan:
+        # The engine runs the first command: its sync has been answered (it carried both)
+        # and the later command is not yet re-checked. Untick the later one's session now.
+        if queued and record.command_id == queued[0]:
+            conf.edit_session(later_gsid, ticked=False)
+            return RunPlan(duration=4 * conf.timing.expected_control_poll)
+        return RunPlan()
+
+    conf.plan(plan)
+    # Both queued while one sync is answered: the next sync hands out both, oldest first.
+    _after_next_sync(conf, lambda: queued.extend([conf.queue(first_gsid), conf.queue(later_gsid)]))
+    first, later = queued
+    conf.wait_delivered(first, timeout=10 * conf.timing.expected_interval + 5)
+    conf.expect(
+        len(conf.runs_of(first)) == 1,
+        f"the engine ran the first command {len(conf.runs_of(first))} time(s); its session "
+        "stayed ticked, so it must run once (the check unticks the later command's session "
+        "while the first runs)",
+    )
+    _expect_recheck_cancel(
+        conf,
+        later,
+        "its session was unticked while an earlier command of the same sync ran (the "
+        "re-check is made before each command, not once per sync)",
+    )
+
+
+@check(
+    "D13-relay-rename-queued",
+    "The re-check compares the slug a command was queued under: a slug renamed after "
+    "queueing, before the pass that syncs the new slug and hands the command out: the "
+    "command is completed cancelled with the exact error, never started, never run.",
+    area="relay",
+)
+def check_rename_queued(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(3)
+    conf.start()
+    gsid, slug = sessions[0]["graph_session_id"], str(sessions[0]["slug"])
+    queued: list[str] = []
+
+    def queue_then_rename() -> None:
+        queued.append(conf.queue(gsid))  # the command carries the slug at queueing
+        conf.edit_session(gsid, slug=slug + "-renamed")
+
+    _after_next_sync(conf, queue_then_rename)
+    _expect_recheck_cancel(
+        conf,
+        queued[0],
+        f"the session's slug was renamed from {slug!r} after the command was queued and "
+        "before the sync that handed it out (the re-check compares the command's slug, the "
+        "one it was queued under, with the sharing's; not the slug the relay just synced)",
     )

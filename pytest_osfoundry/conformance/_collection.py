@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry.conformance._checkids import former_check_ids
 from pytest_osfoundry.conformance._harness import CheckFailure
 from pytest_osfoundry.conformance._layout import check_module_name, rulebook_dir
 from pytest_osfoundry.conformance._registry import check_info
@@ -163,11 +164,13 @@ def _hidden(entry: Any, excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
 def pytest_pycollect_makeitem(
     collector: pytest.Module | pytest.Class, name: str, obj: object
 ) -> list[pytest.Function] | None:
-    """Collect each check as one item named by its check id."""
+    """Collect each check as one item named by its check id (``-k`` also matches the
+    ids it had before, :data:`~pytest_osfoundry.conformance._checkids.RENAMED_CHECKS`)."""
     info = check_info(obj)
     if info is None or not callable(obj):
         return None
     item: pytest.Function = CheckItem.from_parent(collector, name=info.check_id, callobj=obj)
+    item.extra_keyword_matches.update(former_check_ids(info.check_id))
     return [item]
 
 

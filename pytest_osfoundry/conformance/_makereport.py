@@ -21,7 +21,12 @@ from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._eras import NOT_SERVED
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF, relay_evidence, relay_lines
+from pytest_osfoundry.conformance._relay_evidence import (
+    RELAY_CONF,
+    relay_evidence,
+    relay_lines,
+    stderr_lines,
+)
 from pytest_osfoundry.conformance._report import Results
 from pytest_osfoundry.conformance._stash import CONF, SECRETS, run_settings
 
@@ -161,6 +166,7 @@ def pytest_runtest_makereport(
             relay = relay_evidence(relay_conf, lambda text: _mask(text, secrets))
             if outcome == "failed":
                 report.sections.append(("osfoundry: what the relay sent", relay_lines(relay)))
+                report.sections.append(("osfoundry: the relay's stderr", stderr_lines(relay)))
         exchange = None
         if outcome in ("failed", "xfailed") and conf is not None and report.when == "call":
             exchange = _exchange_data(conf, secrets)

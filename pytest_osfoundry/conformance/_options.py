@@ -84,6 +84,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="N",
     ),
     OptionSpec(
+        "--osf-relay-record",
+        "keep every relay check's record, passed or failed, as DIR/<check id>.json: each "
+        "request its relay sent, whole, with its length as JSON.stringify counts; the "
+        "driver's runs and cancels; the relay's stderr lines about the check's commands",
+        metavar="DIR",
+    ),
+    OptionSpec(
         "--osf-relay-url",
         "base URL of the desktop relay API (default: the target's origin)",
         metavar="URL",
@@ -238,6 +245,7 @@ class Settings:
     osf_relay_command: str | None = None
     osf_relay_realtime: bool = False
     osf_relay_concurrency: int = 8
+    osf_relay_record: str | None = None
     osf_relay_url: str | None = None
     osf_agent_token: str | None = None
     osf_other_agent_token: str | None = None

@@ -97,12 +97,11 @@ class FileOutbox:
     def _save(self, entries: dict[str, dict[str, Any]]) -> None:
         """Write ``entries`` atomically, then make them the current ones.
 
-        A body that cannot be stored (not JSON) raises before anything changes.
+        A body that cannot be stored (not JSON) raises before anything changes. The
+        file is ASCII (non-ASCII escaped): a text may hold a lone surrogate (JSON's
+        ``"\\ud83d"``, an emoji cut in half), which has no UTF-8 form.
         """
-        payload = json.dumps(
-            {"version": 1, "entries": [[k, v] for k, v in entries.items()]},
-            ensure_ascii=False,
-        )
+        payload = json.dumps({"version": 1, "entries": [[k, v] for k, v in entries.items()]})
         fd, tmp = tempfile.mkstemp(prefix=".outbox-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

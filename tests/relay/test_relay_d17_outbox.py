@@ -244,6 +244,14 @@ def test_a_file_outbox_round_trips_entries_in_order(tmp_path: Path) -> None:
     assert len(box) == 1
 
 
+def test_a_file_outbox_keeps_a_lone_surrogate(tmp_path: Path) -> None:
+    """An error cut by slice(0, 2000) through an emoji ends in half of it (JSON writes it
+    ``"\\ud83d"``); the file keeps it as it keeps any text."""
+    body = {"status": "failed", "error": "日本語 \ud83d"}
+    FileOutbox(tmp_path / "o.json").put("a", body)
+    assert dict(FileOutbox(tmp_path / "o.json").items())["a"] == body
+
+
 def test_a_missing_file_is_an_empty_outbox_and_an_empty_file_too(tmp_path: Path) -> None:
     assert FileOutbox(tmp_path / "new.json").items() == []
     assert not (tmp_path / "new.json").exists()

@@ -23,7 +23,7 @@ from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry.client._errors import HttpStatusError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen
-from pytest_osfoundry.relay import _commands
+from pytest_osfoundry.relay import _bounded, _commands
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._records import PassReason, PassRecord, _ProjectShare
 from pytest_osfoundry.relay.driven import DrivenRelay, main
@@ -44,6 +44,53 @@ class RecheckWithoutSlug(DrivenRelay):
         return bool(
             share and share.enabled and str(command.get("graph_session_id")) in share.sessions
         )
+
+
+class _SyncThenRead:
+    """A relay client that reads the relay's sharing once each sync has answered."""
+
+    def __init__(self, inner: Any, read: Callable[[], object]) -> None:
+        self.inner = inner
+        self.read = read
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        commands: list[dict[str, Any]] = self.inner.sync(project_id, sessions)
+        self.read()
+        return commands
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class RecheckOncePerSync(DrivenRelay):
+    """Reads the sharing once when a sync answers and re-checks each of its commands
+    against that reading (so a change while an earlier command runs goes unseen)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.client = _SyncThenRead(self.client, self.refresh)
+
+    def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
+        yield from super(DrivenRelay, self)._handle(project_id, command)  # no fresh read
+
+
+class RecheckSyncedSlug(DrivenRelay):
+    """Compares the sharing's slug with the slug it has just synced, not the command's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.synced_slugs: dict[str, str] = {}
+
+    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+        sessions = super()._to_sync(share)
+        self.synced_slugs = {s["graph_session_id"]: s["slug"] for s in sessions}
+        return sessions
+
+    def _still_shared(self, project_id: str, command: Mapping[str, Any]) -> bool:
+        share = self._shares.get(project_id)
+        gsid = str(command.get("graph_session_id"))
+        session = share.sessions.get(gsid) if share is not None and share.enabled else None
+        return session is not None and session["slug"] == self.synced_slugs.get(gsid)
 
 
 # ---------------------------------------------------------------- D18
@@ -83,6 +130,40 @@ def _error_uncut(**kwargs: Any) -> dict[str, Any]:
     if kwargs.get("error") is not None:
         body["error"] = kwargs["error"]
     return body
+
+
+def _utf16_cut(decode_errors: str) -> Callable[..., str]:
+    """An error cut at 2,000 UTF-16 units as ``slice(0, 2000)`` cuts it: an emoji across
+    the cut leaves its first half, kept (``surrogatepass``: posted escaped, ``\\ud83d``)
+    or replaced by U+FFFD (``replace``: what Rust's or Go's lossy decoding makes of it)."""
+
+    def cut(error: str, limit: int = 2_000) -> str:
+        units = error.encode("utf-16-le", "surrogatepass")
+        return units[: 2 * limit].decode("utf-16-le", decode_errors)
+
+    return cut
+
+
+def _utf16_cut_encoded(error: str, limit: int = 2_000) -> str:
+    """``slice(0, 2000)`` then a UTF-8 encoder that writes ``?`` for the lone half emoji
+    (Java's ``String.getBytes``)."""
+    return _utf16_cut("surrogatepass")(error, limit).encode("utf-8", "replace").decode("utf-8")
+
+
+def _cut_bytes(error: str, limit: int = 2_000) -> str:
+    return error.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def _cut_code_points(error: str, limit: int = 2_000) -> str:
+    return error[:limit]
+
+
+def _patch_cut(cut: Callable[..., str]) -> Patch:
+    def patch() -> type[DrivenRelay]:
+        setattr(_bounded, "cut_error", cut)  # noqa: B010 - how this relay cuts its errors
+        return DrivenRelay
+
+    return patch
 
 
 def _patch_bound(bounded: Callable[..., dict[str, Any]]) -> Patch:
@@ -358,10 +439,14 @@ def _plain(cls: type[DrivenRelay]) -> Patch:
 BROKEN: dict[str, Patch] = {
     "no-recheck": _plain(NoRecheck),
     "recheck-without-slug": _plain(RecheckWithoutSlug),
+    "recheck-once-per-sync": _plain(RecheckOncePerSync),
+    "recheck-synced-slug": _plain(RecheckSyncedSlug),
     "bytes": _patch_bound(_bound_by(_bytes)),
     "code-points": _patch_bound(_bound_by(_code_points)),
     "partial-result": _patch_bound(_partial),
     "error-uncut": _patch_bound(_error_uncut),
+    "error-cut-bytes": _patch_cut(_cut_bytes),
+    "error-cut-code-points": _patch_cut(_cut_code_points),
     "no-outbox": _plain(NoOutbox),
     "outbox-after-post": _plain(OutboxAfterPost),
     "resend-delivered": _plain(ResendDelivered),
@@ -389,16 +474,22 @@ HOSTILE: dict[str, Patch] = {
 }
 
 LEGAL: dict[str, Patch] = {
+    "reference": _plain(DrivenRelay),
     "long-execution-ids": _plain(LongExecutionIds),
     "escaped-json": _plain(EscapedJson),
     "other-outbox-store": _plain(OtherOutboxStore),
     "slow-first-sync": _plain(SlowFirstSync),
+    "error-cut-lone-surrogate": _patch_cut(_utf16_cut("surrogatepass")),
+    "error-cut-replacement": _patch_cut(_utf16_cut("replace")),
+    "error-cut-question-mark": _patch_cut(_utf16_cut_encoded),
 }
 
 #: The checks each broken relay must fail (and no other of those it is run against).
 CAUGHT_BY: dict[str, set[str]] = {
     "no-recheck": {"D13-relay-untick", "D13-relay-disable", "D13-relay-rename"},
     "recheck-without-slug": {"D13-relay-rename"},
+    "recheck-once-per-sync": {"D13-relay-each-command"},
+    "recheck-synced-slug": {"D13-relay-rename-queued"},
     "bytes": {"D18-relay-bound-japanese", "D18-relay-bound-emoji"},
     "code-points": {"D18-relay-bound-emoji"},
     "partial-result": {
@@ -407,6 +498,8 @@ CAUGHT_BY: dict[str, set[str]] = {
         "D18-relay-bound-emoji",
     },
     "error-uncut": {"D18-relay-error-cut"},
+    "error-cut-bytes": {"D18-relay-error-cut-utf16"},
+    "error-cut-code-points": {"D18-relay-error-cut-utf16"},
     "no-outbox": {
         "D12-relay-outbox-first",
         "D17-relay-resend-refused",

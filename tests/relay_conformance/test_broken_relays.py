@@ -28,9 +28,24 @@ ROOT = Path(__file__).resolve().parents[2]
 UNAFFECTED = {name: "D14-relay-channel" for name in BROKEN}
 UNAFFECTED["wrong-channel"] = "D14-relay-start-first"
 UNAFFECTED["ignores-interval"] = "D12-relay-ticked-only"
+# The re-check's narrower faults pass the D13 checks that change sharing while the sync is
+# answered (which is why the checks above them exist).
+UNAFFECTED["recheck-once-per-sync"] = "D13-relay-untick"
+UNAFFECTED["recheck-synced-slug"] = "D13-relay-rename"
+# Errors cut in bytes or code points pass the ASCII error's cut.
+UNAFFECTED["error-cut-bytes"] = "D18-relay-error-cut"
+UNAFFECTED["error-cut-code-points"] = "D18-relay-error-cut"
 
 #: The checks each legal variation must pass (those its freedom touches).
 LEGAL_CHECKS = {
+    "reference": [
+        "D13-relay-each-command",
+        "D13-relay-rename-queued",
+        "D18-relay-error-cut-utf16",
+    ],
+    "error-cut-lone-surrogate": ["D18-relay-error-cut-utf16"],
+    "error-cut-replacement": ["D18-relay-error-cut-utf16"],
+    "error-cut-question-mark": ["D18-relay-error-cut-utf16"],
     "long-execution-ids": [
         "D18-relay-bound-ascii",
         "D18-relay-bound-emoji",
@@ -102,3 +117,14 @@ def test_broken_relay_fails_exactly_its_checks(name, verdicts) -> None:
 def test_legal_variation_passes(name, verdicts) -> None:
     failed = {c: verdicts[(name, c)] for c in LEGAL_CHECKS[name] if verdicts[(name, c)] is not None}
     assert not failed, f"{name} is a legal relay, yet: {failed}"
+
+
+def test_a_bound_verdict_states_what_was_measured(verdicts) -> None:
+    """Against a relay bounding in bytes, the Japanese case at 100,000 units fails saying
+    so: the whole completion's length (not one measured on the truncated body) and the
+    posted one, in UTF-16 units and in bytes."""
+    verdict = verdicts[("bytes", "D18-relay-bound-japanese")]
+    assert verdict is not None and verdict.startswith(
+        "japanese: with the whole result the completion would be 100,000 UTF-16 units"
+    ), verdict
+    assert "UTF-8 bytes" in verdict and "carrying no result" in verdict, verdict

@@ -14,8 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from pytest_osfoundry.conformance._baseline import parse_baseline
+from pytest_osfoundry.conformance._checkids import (
+    RENAMED_CHECKS,
+    current_check_id,
+    former_check_ids,
+)
 from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._registry import find_check
+from pytest_osfoundry.conformance._registry import all_checks, find_check
 from pytest_osfoundry.conformance.relay import RelaySuite
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
@@ -269,6 +275,25 @@ def test_a_flooding_relay_fails_the_check_naming_its_rate(in_root):
         suite.close()
 
 
+def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended():
+    """Its report is made while the relay still runs (or after its close): every part of
+    it tells of the same requests and stderr."""
+    suite = RelaySuite("embedded")
+    conf = suite.context("D14-relay-channel")
+    try:
+        conf.share(1)
+        conf.start()
+        conf.freeze()
+        seen, tail = conf.requests(), conf.stderr_tail()
+        assert conf.lane.wait_for(lambda rs: len(rs) > len(seen), 10.0), "no later sync"
+        assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
+        conf.close()
+        assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
+    finally:
+        conf.close()
+        suite.close()
+
+
 # ---------------------------------------------------------------- the plugin
 def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -368,14 +393,30 @@ def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):
 
 
 def test_a_passing_relay_check_listed_in_a_baseline_is_a_stale_entry(tmp_path):
+    """Also under the id it had before (R9-relay-lost-start is R14-relay-lost-start now):
+    ``-k`` selects it and the baseline entry names it."""
     baseline = tmp_path / "baseline.txt"
-    baseline.write_text("D14-relay-channel\n", encoding="utf-8")
+    baseline.write_text("D14-relay-channel\nR9-relay-lost-start\n", encoding="utf-8")
+    report = tmp_path / "relay.json"
     run = _pytest(
         "--osf-relay-command=embedded",
         "-k",
-        "D14-relay-channel",
+        "D14-relay-channel or R9-relay-lost-start",
         f"--osf-baseline={baseline}",
+        f"--osf-report={report}",
         cwd=tmp_path,
     )
     assert run.returncode == 1, run.stdout[-2000:]
-    assert "stale baseline entry" in run.stdout
+    assert "stale baseline entries" in run.stdout
+    outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
+    assert outcomes == {"D14-relay-channel": "xpassed", "R14-relay-lost-start": "xpassed"}
+
+
+def test_a_renamed_check_keeps_its_old_id_in_baselines():
+    assert parse_baseline("R9-relay-lost-start  # ours\nR14-relay-lost-start\n").ids == (
+        "R14-relay-lost-start",
+    )
+    assert former_check_ids("R14-relay-lost-start") == ("R9-relay-lost-start",)
+    assert current_check_id("D14-relay-channel") == "D14-relay-channel"
+    known = {c.check_id for c in all_checks(include_relay=True)}
+    assert set(RENAMED_CHECKS.values()) <= known and not set(RENAMED_CHECKS) & known

@@ -25,7 +25,13 @@ from typing import Any
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._expected import READ_SCOPE, RUN_SCOPE
-from pytest_osfoundry.conformance.relay._driver import DriverApi, Planner, RunRecord, Scenario
+from pytest_osfoundry.conformance.relay._driver import (
+    CancelRecord,
+    DriverApi,
+    Planner,
+    RunRecord,
+    Scenario,
+)
 from pytest_osfoundry.conformance.relay._instrumented import (
     Fault,
     InstrumentedServer,
@@ -140,7 +146,12 @@ class RelayConformance:
         self.processes: list[RelayProcess] = []
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
-        self._closing_tail: str | None = None
+        self.command_ids: list[str] = []
+        """The commands this check queued or injected, oldest first (its report shows
+        the relay's stderr lines that name them)."""
+        self.notes: list[str] = []
+        """What the check measured, in its words, for its record (``--osf-relay-record``)."""
+        self._frozen: tuple[list[RelayRequest], str, list[str]] | None = None
 
     # ---------------------------------------------------------------- sharing
     def share(
@@ -225,13 +236,20 @@ class RelayConformance:
         assert self.process is not None
         return self.process.kill()
 
+    def freeze(self) -> None:
+        """The check has ended: from now on :meth:`requests`, :meth:`stderr_tail` and
+        :meth:`stderr_texts` answer as they do now, so that every part of its report
+        (made while its relay may still run, or after :meth:`close`) tells of the same
+        requests. Freezing again changes nothing."""
+        if self._frozen is None:
+            self._frozen = (self.lane.snapshot(), self.stderr_tail(), self.stderr_texts())
+
     def close(self) -> None:
         """Stop every relay this check started; forget its lane, scenario and state.
 
-        What the report shows is kept: :meth:`requests` and :meth:`stderr_tail` answer as
-        they did just before (a pre-run check's report is made after its close)."""
-        if self._closing_tail is None:
-            self._closing_tail = self.stderr_tail()
+        What the report shows is kept (:meth:`freeze`: a pre-run check's report is made
+        after its close)."""
+        self.freeze()
         for process in self.processes:
             process.close()
         self.door.close()
@@ -258,11 +276,19 @@ class RelayConformance:
                 time.sleep(0.05)
 
     def stderr_tail(self) -> str:
-        """The relay's last stderr lines (token masked); after :meth:`close`, those it
-        had written by then."""
-        if self._closing_tail is not None:
-            return self._closing_tail
+        """The relay's last stderr lines (token masked); once the check is over
+        (:meth:`freeze`), those it had written by then."""
+        if self._frozen is not None:
+            return self._frozen[1]
         return self.process.stderr_tail() if self.process is not None else ""
+
+    def stderr_texts(self) -> list[str]:
+        """What each start of the relay wrote to stderr, in start order (each bounded, its
+        last bytes; token masked); once the check is over (:meth:`freeze`), what they had
+        written by then."""
+        if self._frozen is not None:
+            return list(self._frozen[2])
+        return [process.stderr_text() for process in self.processes]
 
     # ---------------------------------------------------------------- the agent
     def queue(self, graph_session_id: str, arguments: dict[str, Any] | None = None) -> str:
@@ -274,7 +300,9 @@ class RelayConformance:
             f"{self.check_id}-{self._keys}-{uuid.uuid4()}",
             arguments or {},
         )
-        return str(ticket["command_id"])
+        command_id = str(ticket["command_id"])
+        self.command_ids.append(command_id)
+        return command_id
 
     def cancel(self, command_id: str) -> dict[str, Any]:
         """The agent cancels its run (a running one gets the cancel flag)."""
@@ -289,7 +317,12 @@ class RelayConformance:
         self.scenario.planner = planner
 
     def fault(self, fault: Fault) -> Fault:
-        """Apply a fault rule to this relay's requests."""
+        """Apply a fault rule to this relay's requests (commands it injects count as this
+        check's, :attr:`command_ids`)."""
+        for command in fault.commands:
+            command_id = command.get("command_id")
+            if isinstance(command_id, str) and command_id:
+                self.command_ids.append(command_id)
         return self.lane.add_fault(fault)
 
     # ---------------------------------------------------------------- the records
@@ -297,10 +330,10 @@ class RelayConformance:
         self, action: str | None = None, command_id: str | None = None
     ) -> list[RelayRequest]:
         """The relay's requests so far, oldest first (optionally one action and/or one
-        command); kept after :meth:`close`."""
+        command); once the check is over (:meth:`freeze`), those it had sent by then."""
         return [
             r
-            for r in self.lane.snapshot()
+            for r in (self.lane.snapshot() if self._frozen is None else self._frozen[0])
             if (action is None or r.action == action)
             and (command_id is None or r.command_id == command_id)
         ]
@@ -323,6 +356,11 @@ class RelayConformance:
                 self.fail(f"waited {timeout:g} s for the engine to run {command_id}", tail=True)
             time.sleep(0.02)
         return self.runs_of(command_id)[0]
+
+    @property
+    def cancels(self) -> list[CancelRecord]:
+        """The engine's cancels so far."""
+        return list(self.scenario.cancels)
 
     def cancels_of(self, command_id: str) -> list[Any]:
         """The engine's cancels of one command."""

@@ -12,12 +12,19 @@ suite's alone:
 * the real-time checks are deselected unless ``--osf-relay-realtime``;
 * the fixtures ``osf_relay`` (the run's :class:`RelaySuite`) and ``osf_relay_conf``
   (one :class:`RelayConformance` per check, its relay stopped after);
+* a relay check's report tells of what its relay had done when the check ended, every
+  part of it alike; with ``--osf-relay-record=DIR``, every relay check's record in
+  ``DIR/<check id>.json``, passed or failed
+  (:func:`~pytest_osfoundry.conformance._relay_evidence.relay_record`);
 * at the end, no relay process is left (their process groups are killed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +32,12 @@ from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
+from pytest_osfoundry.conformance._relay_evidence import (
+    RELAY_CONF,
+    relay_record,
+    write_relay_record,
+)
+from pytest_osfoundry.conformance._stash import SECRETS
 from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
 from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
@@ -38,12 +50,14 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_header",
+    "pytest_runtest_makereport",
     "pytest_sessionstart",
     "pytest_unconfigure",
 ]
 
 REALTIME_OPT_IN = "--osf-relay-realtime"
 _SUITE = pytest.StashKey[RelaySuite]()
+_RECORD = pytest.StashKey[Path]()
 _RUNNER = "osfoundry-relay-concurrent"
 
 
@@ -60,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         split_command(settings.osf_relay_command or "")
     except RelayCommandError as err:
         raise pytest.UsageError(f"--osf-relay-command: {err}") from None
+    if settings.osf_relay_record:
+        config.stash[_RECORD] = _record_folder(settings.osf_relay_record)
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         relay_checks = str(checks_dir(RELAY_CHECKS))
@@ -72,6 +88,47 @@ def pytest_configure(config: pytest.Config) -> None:
             settings.osf_relay_concurrency, lambda item: _context(item, _suite(config))
         )
         config.pluginmanager.register(runner, _RUNNER)
+
+
+def _record_folder(value: str) -> Path:
+    """The ``--osf-relay-record`` folder, made if missing; a usage error naming what is
+    wrong when it cannot be written in."""
+    folder = Path(value)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise pytest.UsageError(f"--osf-relay-record: {value} is a file; name a folder") from None
+    except OSError as err:
+        raise pytest.UsageError(
+            f"--osf-relay-record: cannot make the folder {value}: {err.strerror or err}"
+        ) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"--osf-relay-record: cannot write in {value} (permission denied)")
+    return folder
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """A relay check has ended: its report tells of what its relay had done by then
+    (:meth:`RelayConformance.freeze`); with ``--osf-relay-record``, write its record."""
+    conf = item.stash.get(RELAY_CONF, None)
+    if conf is not None and call.when == "call":
+        conf.freeze()
+    result = yield
+    folder = item.config.stash.get(_RECORD, None)
+    if folder is None or conf is None or call.when != "call":
+        return
+    report: pytest.TestReport = result.get_result()
+    if hasattr(report, "wasxfail"):
+        outcome = "xpassed" if report.passed else "xfailed"
+    else:
+        outcome = report.outcome
+    failure = call.excinfo.value if call.excinfo is not None else None
+    message = str(failure).strip() or type(failure).__name__ if failure is not None else None
+    secrets = {*item.config.stash.get(SECRETS, set()), conf.token}
+    write_relay_record(folder, relay_record(conf, outcome, message), secrets)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -4,7 +4,8 @@
 no shell), in pytest's working directory, with the contract's environment, in a
 process group of its own. :meth:`RelayProcess.stop` sends SIGTERM to the group and
 SIGKILL 5 s later; :meth:`RelayProcess.kill` sends SIGKILL at once. stderr goes to a
-file whose last lines :meth:`RelayProcess.stderr_tail` gives with tokens masked.
+file: :meth:`RelayProcess.stderr_tail` gives its last lines, :meth:`RelayProcess.stderr_text`
+its text (bounded), tokens masked.
 Every process still running when the interpreter exits (Ctrl-C included) is killed
 with its group (:func:`kill_all`, registered with :mod:`atexit`).
 """
@@ -28,6 +29,8 @@ __all__ = ["EMBEDDED_COMMAND", "RelayCommandError", "RelayProcess", "kill_all", 
 
 EMBEDDED_COMMAND = "embedded"
 STOP_GRACE_SECONDS = 5.0
+STDERR_KEPT = 262_144
+"""The most of a relay's stderr (its last bytes) a check keeps for its report."""
 
 _LIVE: set[RelayProcess] = set()
 _LIVE_LOCK = threading.Lock()
@@ -136,15 +139,21 @@ class RelayProcess:
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last ``lines`` lines the relay wrote to stderr, tokens masked."""
+        return "\n".join(self.stderr_text(16_384).splitlines()[-lines:])
+
+    def stderr_text(self, limit: int = STDERR_KEPT) -> str:
+        """What the relay wrote to stderr, its last ``limit`` bytes at most, tokens masked
+        ('' once the file is closed)."""
         try:
             self._stderr.flush()
             size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - 16_384))
+            self._stderr.seek(max(0, size - limit))
             data = self._stderr.read().decode("utf-8", "replace")
         except (OSError, ValueError):
             return ""
-        tail = "\n".join(data.splitlines()[-lines:])
-        return mask_token(tail, self.secrets) if self.secrets else tail
+        if size > limit:
+            data = data.partition("\n")[2]  # the first line read is cut: leave it out
+        return mask_token(data, self.secrets) if self.secrets else data
 
     def close(self) -> None:
         """Stop the process (if running) and drop its stderr file."""
