@@ -97,18 +97,24 @@ class _Desktop:
         self.transport.close()
 
 
-def _log_refusals() -> None:
+def _log_refusals(server: ReferenceServer) -> None:
     """Print the server's warnings (a request refused for breaking MCP's schema) on
-    stderr, one line each, so an agent author sees their bug where the server runs."""
+    stderr, one line each, so an agent author sees their bug where the server runs.
+
+    Every line passes through the server's token mask on its way out (the server masks
+    what it echoes already; this covers any other line on its logger, a traceback too).
+    """
+    from pytest_osfoundry.relay._cli import MaskingFilter
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("osfoundry-fake serve: %(message)s"))
+    handler.addFilter(MaskingFilter(server.tokens.mask))
     log = logging.getLogger("pytest_osfoundry.server")
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    _log_refusals()
     try:
         protocols = normalize_protocols(args.protocol)
         origins = OriginPolicy(args.allow_origin or ())
@@ -138,6 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: --mcp-path: {err}", file=sys.stderr)
         return 2
+    _log_refusals(server)
     try:
         info = server.provision(
             project_id=args.project_id,

@@ -79,4 +79,4 @@ def admin_door(
         busy = counts["queued"] or counts["running"]
         return not busy and (desktop is None or desktop.idle())
 
-    return ClockAdmin(handler, clock, admin_token, idle)
+    return ClockAdmin(handler, clock, admin_token, idle, mask=server.tokens.mask)

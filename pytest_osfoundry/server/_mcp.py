@@ -27,6 +27,9 @@ Choices where the MCP specification leaves room (see docs/choices.md):
   (what ``2025-11-25`` asks, SEP-1303); unknown tools as JSON-RPC ``-32602``.
 * ``tools/call`` authenticates before it validates arguments: without a valid token
   a caller learns nothing about an argument's validity.
+* An error that quotes what the request sent (a method, a header value, a field that
+  breaks the schema) is masked first (:meth:`McpEndpoint._echo`): it never shows a
+  token the server issued or the request's own credential.
 """
 
 from __future__ import annotations
@@ -226,7 +229,7 @@ class McpEndpoint:
         stated = request.headers.get("mcp-protocol-version") or params.get("protocolVersion")
         revision = stated if stated in self.legacy else self.legacy[0]
         found = (
-            schema_refusal(revision, _request(msg_id, method, params))
+            schema_refusal(revision, _request(msg_id, method, params), mask=self._echo(request))
             if self.check_schema
             else None
         )
@@ -243,14 +246,13 @@ class McpEndpoint:
             elif method == "tools/list":
                 result = {"tools": tooldefs.tools_listing()}
             else:
-                return self._reply(
-                    _error_payload(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}"),
-                    headers,
-                )
+                unknown = self._echo(request)(f"Method not found: {method}")
+                return self._reply(_error_payload(msg_id, METHOD_NOT_FOUND, unknown), headers)
         except _Refusal as refusal:
             return _refused(refusal, msg_id)
         except _InvalidParams as bad:
-            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), headers)
+            invalid = self._echo(request)(str(bad))
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, invalid), headers)
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
 
     def _modern(
@@ -277,10 +279,16 @@ class McpEndpoint:
             )
         bad = check_modern(request.headers, method, params, self.protocols)
         if bad is not None:
-            return _rpc_error(bad.status, msg_id, bad.code, bad.message, data=bad.data)
+            echo = self._echo(request)
+            data = bad.data
+            if data is not None:  # data.requested is the version the request named
+                data = {k: echo(v) if isinstance(v, str) else v for k, v in data.items()}
+            return _rpc_error(bad.status, msg_id, bad.code, echo(bad.message), data=data)
         found = None
         if self.check_schema:
-            found = schema_refusal(self.modern[0], _request(msg_id, method, params))
+            found = schema_refusal(
+                self.modern[0], _request(msg_id, method, params), mask=self._echo(request)
+            )
         if found is not None:
             return _rpc_error(400, msg_id, found.code, found.message)
         result: dict[str, Any]
@@ -302,11 +310,13 @@ class McpEndpoint:
                     "cacheScope": CACHE_SCOPE,
                 }
             else:  # ping and initialize do not exist in this revision
-                return _rpc_error(404, msg_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+                unknown = self._echo(request)(f"Method not found: {method}")
+                return _rpc_error(404, msg_id, METHOD_NOT_FOUND, unknown)
         except _Refusal as refusal:
             return _refused(refusal, msg_id)
         except _InvalidParams as bad:
-            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), {})
+            invalid = self._echo(request)(str(bad))
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, invalid), {})
         result["resultType"] = "complete"
         result["_meta"] = {META_SERVER_INFO: dict(SERVER_INFO)}
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, {})
@@ -318,6 +328,11 @@ class McpEndpoint:
             return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
+    def _echo(self, request: Request) -> Callable[[str], str]:
+        """What an error quoting ``request`` passes its text through: every token the
+        server issued and the request's own credentials masked (``***``)."""
+        return lambda text: self.tokens.mask(text, request.headers)
+
     def _check_legacy_headers(self, request: Request, msg_id: Any) -> Response | None:
         version = request.headers.get(_VERSION_KEY)
         if version is not None and version not in self.legacy:
@@ -325,8 +340,10 @@ class McpEndpoint:
                 400,
                 msg_id,
                 INVALID_REQUEST,
-                f"Unsupported MCP-Protocol-Version {version!r}; supported: "
-                + ", ".join(self.legacy),
+                self._echo(request)(
+                    f"Unsupported MCP-Protocol-Version {version!r}; supported: "
+                    + ", ".join(self.legacy)
+                ),
             )
         session = request.headers.get(_SESSION_KEY)
         if session is not None and session not in self._sessions:
@@ -383,7 +400,7 @@ class McpEndpoint:
         agent = self._authorize(request, name, origin)
         invalid = tooldefs.argument_error(name, arguments)
         if invalid is not None:
-            return _tool_error(invalid)
+            return _tool_error(self._echo(request)(invalid))
         try:
             structured = _TOOL_IMPLS[name](self.state, agent, arguments)
         except DomainError as err:

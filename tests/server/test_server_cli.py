@@ -303,3 +303,23 @@ def test_serve_logs_a_request_that_breaks_mcps_schema(
     text = err.decode()
     assert "osfoundry-fake serve: refused a request breaking MCP's schema: Invalid params:" in text
     assert "initialize at /params/" in text
+
+
+def test_serve_echoes_no_token_on_stderr(
+    served: tuple[subprocess.Popen[bytes], dict[str, Any]],
+) -> None:
+    """Issue 39.4's exact case: another agent's token inside a refused ``_meta`` field is
+    quoted by the schema-refusal warning; neither stderr nor the answer shows it."""
+    proc, info = served
+    secret = info["other_agent_token"]
+    params = {
+        "name": "get_graph_run",
+        "arguments": {"command_id": "x"},
+        "_meta": {"progressToken": {"t": secret}},
+    }
+    reply = rpc(info["mcp_url"], "tools/call", params, info["agent_token"])
+    assert reply.json()["error"]["code"] == -32602 and secret not in reply.text
+    _, _, err = stop(proc)
+    text = err.decode()
+    assert "refused a request breaking MCP's schema" in text and "{'t': '***'}" in text
+    assert not any(info[k] in text for k in KEYS if k.endswith("_token"))
