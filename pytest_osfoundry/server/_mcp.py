@@ -17,12 +17,21 @@ Choices where the MCP specification leaves room (see docs/choices.md):
   a request *without* one is still served (stateless clients, curl), a request with
   an unknown one gets ``404`` as the MCP spec asks, and ``DELETE`` ends a session.
   A missing ``MCP-Protocol-Version`` header is accepted; an unsupported one gets 400.
+* A session is bound to the identity that opened it (``initialize`` with a valid
+  token) or, opened without one, to the first that uses it (:meth:`McpEndpoint._owner`):
+  a request carrying another identity's token with it is answered as if the session
+  did not exist (``404``), and a ``DELETE`` of a bound session by anyone but its
+  identity (no token included) is refused the same way, the session intact. A
+  request without a token is served on a bound session: it acts as nobody (the open
+  methods of D3 only; ``tools/call`` asks for a token, R2). MCP: sessions are no
+  authentication, and a server should bind each to its user.
 * Modern: the envelope is checked before anything else (headers, then ``_meta``,
   then the version); ``Mcp-Session-Id`` is ignored; methods it does not have
   (``ping``, ``initialize``, anything unknown) get ``404`` and ``-32601``.
 * ``GET`` gets ``405``. ``DELETE`` with an ``Mcp-Session-Id`` ends that legacy
-  session (``204``; ``404`` for an unknown one); without one it gets ``405`` when
-  the modern era is served (it has no sessions) and ``404`` otherwise.
+  session (``204``; ``404`` for an unknown one or one bound to someone else); without
+  one it gets ``405`` when the modern era is served (it has no sessions) and ``404``
+  otherwise.
 * Argument schema violations come back as a tool result with ``isError: true``
   (what ``2025-11-25`` asks, SEP-1303); unknown tools as JSON-RPC ``-32602``.
 * ``tools/call`` authenticates before it validates arguments: without a valid token
@@ -74,6 +83,9 @@ LATEST_VERSION = SUPPORTED_VERSIONS[0]
 #: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
 #: 404 and initializes again, as the MCP specification provides).
 MAX_SESSIONS = 10_000
+#: Who a legacy session belongs to: a credential's kind and principal id (``None``:
+#: nobody yet, a session opened and used without a valid token).
+Owner = tuple[str, str]
 SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": VERSION}
 INSTRUCTIONS = (
     "run_graph_session queues a Graph run on the owner's desktop; poll "
@@ -153,7 +165,7 @@ class McpEndpoint:
         self.check_schema = True
         """Validate each request against MCP's schema (off only for the simulator's own
         clients, whose requests are proven valid: docs/choices.md)."""
-        self._sessions: dict[str, str] = {}  # insertion order: oldest first
+        self._sessions: dict[str, Owner | None] = {}  # insertion order: oldest first
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ HTTP
@@ -240,7 +252,7 @@ class McpEndpoint:
             if method == "tools/call":  # by far the most common: first
                 result = self._call_tool(request, params, origin)
             elif method == "initialize":
-                result, headers = self._initialize(params)
+                result, headers = self._initialize(request, params)
             elif method == "ping":
                 result = {}
             elif method == "tools/list":
@@ -346,15 +358,43 @@ class McpEndpoint:
                 ),
             )
         session = request.headers.get(_SESSION_KEY)
-        if session is not None and session not in self._sessions:
+        if session is not None and not self._owner(session, request, bind=True):
             return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
         return None
+
+    def _identity(self, request: Request) -> Owner | None:
+        """Who ``request``'s bearer token names (``None``: no valid token)."""
+        raw = request.headers.get("authorization")
+        if raw is None:
+            return None
+        cred = self.tokens.lookup(bearer_token(raw), self.state.clock.now())
+        return None if cred is None else (cred.kind, cred.principal_id)
+
+    def _owner(self, session: str, request: Request, *, bind: bool) -> bool:
+        """Whether ``session`` exists for ``request``'s caller: it is known, and bound to
+        the caller's identity or to nobody. A request without a valid token may use a
+        bound session (it acts as nobody); with ``bind``, a session bound to nobody is
+        bound to the first identity that uses it."""
+        identity = self._identity(request)
+        with self._lock:
+            if session not in self._sessions:
+                return False
+            owner = self._sessions[session]
+            if owner is None:
+                if bind and identity is not None:
+                    self._sessions[session] = identity
+                return True
+            return identity is None or identity == owner
 
     def _delete(self, request: Request) -> Response:
         session = request.headers.get(_SESSION_KEY)
         if session is not None and self.legacy:
+            identity = self._identity(request)
             with self._lock:
-                if self._sessions.pop(session, None) is not None:
+                # Only its own identity ends a bound session: a DELETE without a token,
+                # or another's, finds it as unknown (404) and leaves it intact.
+                if session in self._sessions and self._sessions[session] in (None, identity):
+                    del self._sessions[session]
                     return Response(204)
             return json_response(404, {"error": "unknown or ended Mcp-Session-Id"})
         if self.modern:
@@ -366,12 +406,15 @@ class McpEndpoint:
         return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
 
     # ------------------------------------------------------------------ methods
-    def _initialize(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def _initialize(
+        self, request: Request, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
         asked = params.get("protocolVersion")
         version = asked if asked in self.legacy else self.legacy[0]
         session_id = secrets.token_hex(16)
+        owner = self._identity(request)  # bound now if the initialize carries a token
         with self._lock:
-            self._sessions[session_id] = version
+            self._sessions[session_id] = owner
             while len(self._sessions) > MAX_SESSIONS:  # forget the oldest; it re-initializes
                 del self._sessions[next(iter(self._sessions))]
         result = {
