@@ -165,7 +165,10 @@ class McpEndpoint:
         self.check_schema = True
         """Validate each request against MCP's schema (off only for the simulator's own
         clients, whose requests are proven valid: docs/choices.md)."""
-        self._sessions: dict[str, Owner | None] = {}  # insertion order: oldest first
+        # Each session's owner (None: nobody yet) and the Authorization value that made
+        # it the owner (a request repeating it is the owner, no token lookup). Insertion
+        # order: oldest first.
+        self._sessions: dict[str, tuple[Owner | None, str | None]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ HTTP
@@ -358,7 +361,7 @@ class McpEndpoint:
                 ),
             )
         session = request.headers.get(_SESSION_KEY)
-        if session is not None and not self._owner(session, request, bind=True):
+        if session is not None and not self._owner(session, request):
             return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
         return None
 
@@ -370,21 +373,29 @@ class McpEndpoint:
         cred = self.tokens.lookup(bearer_token(raw), self.state.clock.now())
         return None if cred is None else (cred.kind, cred.principal_id)
 
-    def _owner(self, session: str, request: Request, *, bind: bool) -> bool:
+    def _owner(self, session: str, request: Request) -> bool:
         """Whether ``session`` exists for ``request``'s caller: it is known, and bound to
         the caller's identity or to nobody. A request without a valid token may use a
-        bound session (it acts as nobody); with ``bind``, a session bound to nobody is
-        bound to the first identity that uses it."""
+        bound session (it acts as nobody); a session bound to nobody is bound to the
+        first identity that uses it."""
+        known = self._sessions.get(session)
+        if known is None:
+            return False
+        owner, bound_by = known
+        raw = request.headers.get("authorization")
+        if owner is not None and raw is not None and raw == bound_by:
+            return True  # the very credential that bound it: its owner
         identity = self._identity(request)
-        with self._lock:
-            if session not in self._sessions:
-                return False
-            owner = self._sessions[session]
-            if owner is None:
-                if bind and identity is not None:
-                    self._sessions[session] = identity
-                return True
+        if owner is not None:
             return identity is None or identity == owner
+        with self._lock:
+            known = self._sessions.get(session)
+            if known is None:
+                return False
+            if known[0] is None and identity is not None:
+                self._sessions[session] = (identity, raw)
+                return True
+            return identity is None or identity == known[0]
 
     def _delete(self, request: Request) -> Response:
         session = request.headers.get(_SESSION_KEY)
@@ -393,7 +404,8 @@ class McpEndpoint:
             with self._lock:
                 # Only its own identity ends a bound session: a DELETE without a token,
                 # or another's, finds it as unknown (404) and leaves it intact.
-                if session in self._sessions and self._sessions[session] in (None, identity):
+                known = self._sessions.get(session)
+                if known is not None and known[0] in (None, identity):
                     del self._sessions[session]
                     return Response(204)
             return json_response(404, {"error": "unknown or ended Mcp-Session-Id"})
@@ -413,8 +425,9 @@ class McpEndpoint:
         version = asked if asked in self.legacy else self.legacy[0]
         session_id = secrets.token_hex(16)
         owner = self._identity(request)  # bound now if the initialize carries a token
+        bound_by = request.headers.get("authorization") if owner is not None else None
         with self._lock:
-            self._sessions[session_id] = owner
+            self._sessions[session_id] = (owner, bound_by)
             while len(self._sessions) > MAX_SESSIONS:  # forget the oldest; it re-initializes
                 del self._sessions[next(iter(self._sessions))]
         result = {
