@@ -32,15 +32,21 @@ from pytest_osfoundry._cli_types import (
     bounded_seconds,
     mcp_path,
     port,
+    positive_int,
     positive_seconds,
+    seconds_at_least,
     session_count,
+    whole_at_least,
     worker_count,
 )
+from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
-from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
+from pytest_osfoundry.relay._records import DEFAULT_HISTORY
+from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
+from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 
 __all__ = ["build_parser", "main"]
 
@@ -72,6 +78,7 @@ class _Desktop:
             engine,
             interval=args.interval,
             outbox=MemoryOutbox(),
+            history=args.relay_history,
         )
         self.synced = threading.Event()
 
@@ -140,6 +147,7 @@ def _serve(args: argparse.Namespace) -> int:
             public_url=args.public_url,
             protocols=protocols,
             allow_origins=origins.extra,
+            retention=Retention(args.keep_runs, args.keep_chars, args.keep_keys),
         )
     except ValueError as err:
         print(f"osfoundry-fake serve: --mcp-path: {err}", file=sys.stderr)
@@ -310,6 +318,38 @@ def build_parser() -> argparse.ArgumentParser:
         type=session_count,
         default=3,
         help="with --relay: sessions the desktop shares (default 3)",
+    )
+    serve.add_argument(
+        "--relay-history",
+        type=positive_int,
+        default=DEFAULT_HISTORY,
+        metavar="N",
+        help="with --relay: passes, events and executed command ids the desktop keeps of "
+        "each, the newest (default 10000)",
+    )
+    serve.add_argument(
+        "--keep-runs",
+        type=positive_int,
+        default=Retention.finished_runs,
+        metavar="N",
+        help="terminal runs the server keeps, the most recently finished (default 10000); "
+        "a forgotten run answers as an unknown id",
+    )
+    serve.add_argument(
+        "--keep-chars",
+        type=whole_at_least(RESULT_LIMIT, "one completion at its bound"),
+        default=Retention.finished_chars,
+        metavar="N",
+        help="what the kept terminal runs' completions may weigh in all, in characters as "
+        "JSON.stringify counts them (default 50000000)",
+    )
+    serve.add_argument(
+        "--keep-keys",
+        type=seconds_at_least(KEY_SECONDS_MIN, "R5: 24 hours"),
+        default=Retention.key_seconds,
+        metavar="SECONDS",
+        help="seconds an idempotency key is remembered after its run was queued (default "
+        "86400, the least R5 allows)",
     )
     serve.add_argument(
         "--protocol",

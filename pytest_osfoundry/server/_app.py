@@ -32,7 +32,7 @@ from pytest_osfoundry.server._auth import TokenStore, has_query_token
 from pytest_osfoundry.server._mcp import McpEndpoint
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 from pytest_osfoundry.server._relay_api import RelayApi
-from pytest_osfoundry.server._state import ServerState
+from pytest_osfoundry.server._state import Retention, ServerState
 from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE
 
 __all__ = ["MAX_BODY", "Provisioned", "ReferenceServer"]
@@ -90,6 +90,8 @@ class ReferenceServer:
     * ``allow_origins`` adds origins a browser may call from; loopback origins and
       the server's own origin are always allowed, a request without ``Origin`` is
       always served.
+    * ``retention`` bounds the finished work the state keeps
+      (:class:`~pytest_osfoundry.server._records.Retention`; its defaults unless given).
     """
 
     def __init__(
@@ -103,12 +105,17 @@ class ReferenceServer:
         seed: int | None = None,
         protocols: Iterable[str] | None = None,
         allow_origins: Iterable[str] = (),
+        retention: Retention | None = None,
     ) -> None:
         if not mcp_path.startswith("/"):
             raise ValueError(f"mcp_path must start with '/', got {mcp_path!r}")
         if public_url is not None:
             origin_of(public_url)  # refuses anything but an absolute http(s) URL
-        self.state = state if state is not None else ServerState(clock, seed=seed)
+        if state is not None and retention is not None:
+            raise ValueError("give retention to the ServerState you pass, not beside it")
+        self.state = (
+            state if state is not None else ServerState(clock, seed=seed, retention=retention)
+        )
         self.tokens = TokenStore()
         self._mcp_paths = (mcp_path, mcp_path + "/")
         self.public_url = public_url

@@ -126,9 +126,7 @@ def test_an_echoed_token_is_masked_in_the_answer_and_the_log(
 
 
 def test_the_requests_own_unknown_credential_is_masked(srv: Srv) -> None:
-    reply = srv.http(
-        "GET", f"/{UNKNOWN}", headers={"authorization": f"Bearer {UNKNOWN}"}
-    )
+    reply = srv.http("GET", f"/{UNKNOWN}", headers={"authorization": f"Bearer {UNKNOWN}"})
     assert reply.status == 404
     assert UNKNOWN not in reply.body.decode() and "***" in reply.body.decode()
 
