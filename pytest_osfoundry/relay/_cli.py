@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from pytest_osfoundry._cli_types import positive_seconds, session_count
+from pytest_osfoundry._cli_types import positive_int, positive_seconds, session_count
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._exchange import (
     mask_token,
@@ -34,6 +34,7 @@ from pytest_osfoundry.engine._graph import Fixed, Graph
 from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
+from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 
 __all__ = [
     "MaskingFilter",
@@ -74,6 +75,14 @@ def add_relay_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)"
+    )
+    p.add_argument(
+        "--history",
+        type=positive_int,
+        default=DEFAULT_HISTORY,
+        metavar="N",
+        help="passes, events and executed command ids kept of each, the newest (default "
+        "10000): a relay running for weeks holds a fixed amount",
     )
     p.add_argument(
         "--seed",
@@ -165,6 +174,7 @@ def run_relay(args: argparse.Namespace) -> int:
         control_poll=args.control_poll,
         outbox=outbox,
         seed=args.seed,
+        history=args.history,
     )
     relay.share(args.project_id, sessions)
     # The relay's own first pass is the first sync (one sync at start, not two): the JSON

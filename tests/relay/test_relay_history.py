@@ -72,3 +72,22 @@ def test_the_world_refuses_a_bad_bound_naming_the_field(
 
     with pytest.raises(error, match=message):
         OsfWorld(WorldConfig(**fields))
+
+
+def test_the_relay_command_takes_its_history_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_osfoundry._cli import build_parser
+
+    base = [
+        "relay",
+        "--relay-url",
+        "http://127.0.0.1:9",
+        "--desktop-token",
+        "t",
+        "--project-id",
+        "p",
+    ]
+    assert build_parser().parse_args(base).history == DEFAULT_HISTORY
+    assert build_parser().parse_args([*base, "--history", "5"]).history == 5
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*base, "--history", "0"])
+    assert "argument --history: expected a positive integer" in capsys.readouterr().err
