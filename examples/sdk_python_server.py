@@ -9,7 +9,9 @@ It departs from the SDK's defaults only where the rule book needs it; each
 departure says the rule it serves (``docs/sdk-servers.md`` explains them):
 
 * auth per tool, not on the whole endpoint: D3 opens ``initialize``, ``ping`` and
-  ``tools/list``; R2 wants 401/403 challenges naming ``scope``;
+  ``tools/list``; R2 wants 401/403 challenges naming ``scope``. The caller is still
+  identified on every request, as the SDK's authentication middleware does, so the
+  SDK binds each session to the agent that opened it (R1: a session is no credential);
 * strict input validation: R3 refuses ``"1"`` for an integer, a JSON string for an
   object (the SDK's argument models coerce);
 * domain errors as the message alone (R3), unknown tools as JSON-RPC ``-32602`` (R1);
@@ -31,6 +33,8 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from jsonschema import Draft202012Validator
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request as HttpRequest
@@ -196,7 +200,12 @@ class _ToolAuth:
     """R2 per tool: ``tools/call`` needs an agent token with the tool's scope (401/403
     with a challenge naming ``resource_metadata`` and ``scope``); D3's open methods and
     the rest of MCP pass to the SDK as they are (a token in the query string is never
-    read, so a call carrying one only there is refused like one without)."""
+    read, so a call carrying one only there is refused like one without).
+
+    Every request with an agent token reaches the SDK as that agent's
+    ``AuthenticatedUser`` (what the SDK's ``AuthenticationMiddleware`` sets): the SDK's
+    session manager binds a session to the credential that opened it and answers any
+    other's request with it, a ``DELETE`` without a token included, with ``404``."""
 
     def __init__(
         self,
@@ -222,6 +231,7 @@ class _ToolAuth:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
+        scope = self._identified(scope)
         sent = False
 
         async def replay() -> MutableMapping[str, Any]:
@@ -232,6 +242,17 @@ class _ToolAuth:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+    def _identified(self, scope: Scope) -> Scope:
+        """``scope`` with the agent its token names as the SDK's authenticated user."""
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        authorization = headers.get("authorization")
+        agent = self.agent_of(authorization)
+        if agent is None:
+            return scope
+        token = (authorization or "").removeprefix("Bearer ").strip()
+        access = AccessToken(token=token, client_id=agent.agent_id, scopes=sorted(agent.scopes))
+        return {**scope, "user": AuthenticatedUser(access)}
 
     def _refusal(self, scope: Scope, body: bytes) -> Response | None:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}

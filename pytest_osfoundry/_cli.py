@@ -32,15 +32,21 @@ from pytest_osfoundry._cli_types import (
     bounded_seconds,
     mcp_path,
     port,
+    positive_int,
     positive_seconds,
+    seconds_at_least,
     session_count,
+    whole_at_least,
     worker_count,
 )
+from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
-from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer
+from pytest_osfoundry.relay._records import DEFAULT_HISTORY
+from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
+from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 
 __all__ = ["build_parser", "main"]
 
@@ -72,6 +78,7 @@ class _Desktop:
             engine,
             interval=args.interval,
             outbox=MemoryOutbox(),
+            history=args.relay_history,
         )
         self.synced = threading.Event()
 
@@ -97,18 +104,24 @@ class _Desktop:
         self.transport.close()
 
 
-def _log_refusals() -> None:
+def _log_refusals(server: ReferenceServer) -> None:
     """Print the server's warnings (a request refused for breaking MCP's schema) on
-    stderr, one line each, so an agent author sees their bug where the server runs."""
+    stderr, one line each, so an agent author sees their bug where the server runs.
+
+    Every line passes through the server's token mask on its way out (the server masks
+    what it echoes already; this covers any other line on its logger, a traceback too).
+    """
+    from pytest_osfoundry.relay._cli import MaskingFilter
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("osfoundry-fake serve: %(message)s"))
+    handler.addFilter(MaskingFilter(server.tokens.mask))
     log = logging.getLogger("pytest_osfoundry.server")
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    _log_refusals()
     try:
         protocols = normalize_protocols(args.protocol)
         origins = OriginPolicy(args.allow_origin or ())
@@ -134,10 +147,12 @@ def _serve(args: argparse.Namespace) -> int:
             public_url=args.public_url,
             protocols=protocols,
             allow_origins=origins.extra,
+            retention=Retention(args.keep_runs, args.keep_chars, args.keep_keys),
         )
     except ValueError as err:
         print(f"osfoundry-fake serve: --mcp-path: {err}", file=sys.stderr)
         return 2
+    _log_refusals(server)
     try:
         info = server.provision(
             project_id=args.project_id,
@@ -303,6 +318,38 @@ def build_parser() -> argparse.ArgumentParser:
         type=session_count,
         default=3,
         help="with --relay: sessions the desktop shares (default 3)",
+    )
+    serve.add_argument(
+        "--relay-history",
+        type=positive_int,
+        default=DEFAULT_HISTORY,
+        metavar="N",
+        help="with --relay: passes, events and executed command ids the desktop keeps of "
+        "each, the newest (default 10000)",
+    )
+    serve.add_argument(
+        "--keep-runs",
+        type=positive_int,
+        default=Retention.finished_runs,
+        metavar="N",
+        help="terminal runs the server keeps, the most recently finished (default 10000); "
+        "a forgotten run answers as an unknown id",
+    )
+    serve.add_argument(
+        "--keep-chars",
+        type=whole_at_least(RESULT_LIMIT, "one completion at its bound"),
+        default=Retention.finished_chars,
+        metavar="N",
+        help="what the kept terminal runs' completions may weigh in all, in characters as "
+        "JSON.stringify counts them (default 50000000)",
+    )
+    serve.add_argument(
+        "--keep-keys",
+        type=seconds_at_least(KEY_SECONDS_MIN, "R5: 24 hours"),
+        default=Retention.key_seconds,
+        metavar="SECONDS",
+        help="seconds an idempotency key is remembered after its run was queued (default "
+        "86400, the least R5 allows)",
     )
     serve.add_argument(
         "--protocol",

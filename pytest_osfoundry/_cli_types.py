@@ -23,7 +23,9 @@ __all__ = [
     "port",
     "positive_int",
     "positive_seconds",
+    "seconds_at_least",
     "session_count",
+    "whole_at_least",
     "worker_count",
 ]
 
@@ -64,6 +66,34 @@ def positive_seconds(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise _refuse(what, text)
     return value
+
+
+def whole_at_least(low: int, why: str = "") -> Callable[[str], int]:
+    """A type: a whole number of at least ``low`` (``why`` says why, in the refusal)."""
+    what = f"a whole number of at least {low}" + (f" ({why})" if why else "")
+
+    def whole(text: str) -> int:
+        value = _parsed(text, int, what)
+        if value < low:
+            raise _refuse(what, text)
+        return value
+
+    whole.__name__ = "whole"
+    return whole
+
+
+def seconds_at_least(low: float, why: str = "") -> Callable[[str], float]:
+    """A type: a finite number of seconds of at least ``low``."""
+    what = f"a number of seconds of at least {low:g}" + (f" ({why})" if why else "")
+
+    def seconds(text: str) -> float:
+        value = _parsed(text, float, what)
+        if not (math.isfinite(value) and value >= low):
+            raise _refuse(what, text)
+        return value
+
+    seconds.__name__ = "seconds"
+    return seconds
 
 
 def bounded_seconds(high: float) -> Callable[[str], float]:

@@ -47,7 +47,13 @@ class VirtualDesktop:
         self.sessions = [s.to_dict() for s in sessions]
         engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=0)
         self.relay = FakeRelay(
-            clock, client, engine, interval=args.interval, outbox=MemoryOutbox(), seed=0
+            clock,
+            client,
+            engine,
+            interval=args.interval,
+            outbox=MemoryOutbox(),
+            seed=0,
+            history=args.relay_history,
         )
         self.relay.share(project_id, sessions)
 
@@ -79,4 +85,4 @@ def admin_door(
         busy = counts["queued"] or counts["running"]
         return not busy and (desktop is None or desktop.idle())
 
-    return ClockAdmin(handler, clock, admin_token, idle)
+    return ClockAdmin(handler, clock, admin_token, idle, mask=server.tokens.mask)

@@ -46,6 +46,7 @@ from pytest_osfoundry._checks import (
     check_http_error,
     check_implements,
     check_int,
+    check_positive_int,
     check_seconds,
 )
 from pytest_osfoundry._direct import DirectRelayClient, DirectToolClient
@@ -77,7 +78,9 @@ from pytest_osfoundry.faults import (
 )
 from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode, check_offline_mode
 from pytest_osfoundry.relay._outbox import Outbox
+from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
+from pytest_osfoundry.server._records import Retention
 
 __all__ = ["SEED_DURATION", "SEED_SIGMA", "OsfWorld", "WorldConfig"]
 
@@ -133,6 +136,12 @@ class WorldConfig:
     stall_timeout: float | None = None
     """Fixtures only, with ``virtual_loop``: wall seconds a stall takes to fail
     (``None``: 10)."""
+    retention: Retention | None = None
+    """What finished work the server keeps (:class:`~pytest_osfoundry.server.Retention`;
+    ``None``: its defaults, 10,000 terminal runs and keys for 24 hours)."""
+    relay_history: int | None = DEFAULT_HISTORY
+    """Passes, events and executed command ids the world's relays keep of each (the
+    newest; ``None``: all)."""
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> WorldConfig:
@@ -234,6 +243,10 @@ def _validate(cfg: WorldConfig) -> None:
         check_seconds(cfg.stall_after, "stall_after", positive=True)
     if cfg.stall_timeout is not None:
         check_seconds(cfg.stall_timeout, "stall_timeout")
+    if cfg.retention is not None and not isinstance(cfg.retention, Retention):
+        raise TypeError(f"retention must be a Retention or None, got {cfg.retention!r}")
+    if cfg.relay_history is not None:
+        check_positive_int(cfg.relay_history, "relay_history")
     if cfg.protocol not in PROTOCOL_CHOICES:
         raise ValueError(
             f"protocol must be one of {', '.join(PROTOCOL_CHOICES)}, got {cfg.protocol!r}"
@@ -264,6 +277,7 @@ class OsfWorld:
             seed=cfg.seed,
             public_url=cfg.base_url + "/mcp",
             protocols=cfg.protocols,
+            retention=cfg.retention,
         )
         self.creds: Provisioned = self.server.provision()
         self.project_id = self.creds.project_id
@@ -430,6 +444,7 @@ class OsfWorld:
             control_poll=self.config.control_poll if control_poll is None else control_poll,
             outbox=box,
             seed=seed,
+            history=self.config.relay_history,
         )
 
     def _seed(self, seed: int | None) -> int:

@@ -3,8 +3,10 @@
 Each check names the revision it is about (``R1-2026-07-28-...``,
 ``R1-2025-11-25-...``) and is skipped, with a reason, on a target that does not serve
 it; the era-neutral checks (``R1-eras-consistent``, ``R1-origin``, ``R1-public-url``)
-run on every target. Modern requests are built by hand here, so a server is judged
-on exactly what it receives.
+run on every target. ``R1-session-bound-to-agent`` is about the legacy revisions'
+sessions: not applicable to a target that serves none or issues no session id.
+Modern requests are built by hand here, so a server is judged on exactly what it
+receives.
 """
 
 from __future__ import annotations
@@ -12,10 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from pytest_osfoundry.client import McpClient
 from pytest_osfoundry.conformance._eras import (
     MODERN,
+    NOT_SERVED,
     modern_body,
     modern_headers,
+    need_legacy,
     need_revision,
     served_revisions,
 )
@@ -328,6 +335,85 @@ def _legacy_initialize(revision: str) -> Any:
 
 check_initialize_2025_11_25 = _legacy_initialize(LEGACY_REVISIONS[0])
 check_initialize_2025_06_18 = _legacy_initialize(LEGACY_REVISIONS[1])
+
+
+def _on_session(
+    c: Conformance, owner: McpClient, token: str | None, method: str, params: Any = None
+) -> Response:
+    """POST one legacy request carrying ``owner``'s session, as ``token`` (``None``: no
+    Authorization header) instead of the owner's."""
+    headers = {k: v for k, v in owner.request_headers().items() if k.lower() != "authorization"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": method}
+    if params is not None:
+        message["params"] = params
+    return c.wire.http("POST", owner.url, headers, json.dumps(message).encode())
+
+
+def _delete_session(c: Conformance, owner: McpClient, token: str | None) -> Response:
+    """``DELETE`` of ``owner``'s session, as ``token`` (``None``: no Authorization)."""
+    headers = {k: v for k, v in owner.request_headers().items() if k.lower() != "authorization"}
+    headers.pop("Content-Type", None)
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return c.wire.http("DELETE", owner.url, headers)
+
+
+@check(
+    "R1-session-bound-to-agent",
+    "A legacy session an agent opened with its token is no credential for anyone else: "
+    "carrying it, a tools/call without a token gets 401 (or 404, the session bound to "
+    "its agent) and another agent never reads the first agent's run; a DELETE of it "
+    "without a token, or with another agent's token, leaves it serving its agent. Not "
+    "applicable when initialize issues no Mcp-Session-Id.",
+)
+def check_session_bound_to_agent(osf_conf: Conformance) -> None:
+    c = osf_conf
+    revision = need_legacy(c.target).legacy[0]
+    other = c.roles.need("other_agent_token")
+    owner = c.wire.initialized(c.roles.mcp(c.roles.need("agent_token"), protocol=revision))
+    if not owner.session_id:
+        pytest.skip(
+            f"{NOT_SERVED}the target issues no Mcp-Session-Id at initialize (it serves "
+            f"{revision} without sessions): there is no session to bind"
+        )
+    command_id = c.agent.queue(by=owner)["command_id"]
+    read = {"name": "get_graph_run", "arguments": {"command_id": command_id}}
+
+    def still_served(after: str) -> None:
+        __tracebackhide__ = True
+        mine = c.wire.call(owner, "get_graph_run", {"command_id": command_id})
+        c.expect(
+            mine.kind == "result",
+            f"after {after}, the agent's own get_graph_run on its session answered "
+            f"{mine.describe()}: the session was ended or taken from its agent",
+        )
+
+    theirs = decode_reply(_on_session(c, owner, other, "tools/call", read))
+    shown = isinstance(theirs.structured, dict) and theirs.structured.get("command_id")
+    c.expect(
+        not (theirs.kind == "result" and shown == command_id),
+        "another agent's get_graph_run carrying the agent's Mcp-Session-Id read the "
+        "agent's run: the session served as the agent's credential",
+    )
+    anonymous = _on_session(c, owner, None, "tools/call", read)
+    c.expect(
+        anonymous.status in (401, 404),
+        f"a tools/call without a token carrying the agent's Mcp-Session-Id answered HTTP "
+        f"{anonymous.status}, expected 401 (R2) or 404 (the session bound to its agent)",
+    )
+    for who, token in (("without a token", None), ("with another agent's token", other)):
+        ended = _delete_session(c, owner, token)
+        c.wire.decisive()
+        c.expect.note(f"DELETE {who}: HTTP {ended.status}")
+        still_served(f"a DELETE of its session {who} (HTTP {ended.status})")
+    c.expect.note(
+        "binds sessions to their agent (another agent's request with one: HTTP 404)"
+        if theirs.status == 404
+        else f"another agent's request with the session: {theirs.describe()} (MCP: a "
+        "server should bind a session to its user)"
+    )
 
 
 # ---------------------------------------------------------------------- every revision

@@ -11,9 +11,10 @@ hides:
   ``api_key``, anything ending in ``token`` or ``secret``, ...);
 * the user information of URLs (``https://***@host``);
 * every other occurrence of those secret strings anywhere in the URL, the headers
-  or the bodies: raw, percent-encoded, JSON-escaped (``\\u`` escapes included) or
-  base64-encoded (standard or URL-safe alphabet, at any alignment inside a longer
-  base64 text, as in a ``Basic`` credential or an encoded JSON document).
+  or the bodies: raw, percent-encoded, JSON-escaped (``\\u`` escapes included), quoted
+  as Python's ``repr`` quotes it (a message that shows a value) or base64-encoded
+  (standard or URL-safe alphabet, at any alignment inside a longer base64 text, as
+  in a ``Basic`` credential or an encoded JSON document).
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def _forms(secret: str) -> tuple[str, ...]:
     """
     forms = {
         secret,
+        repr(secret)[1:-1],
         quote(secret, safe=""),
         quote_plus(secret, safe=""),
         json.dumps(secret)[1:-1],

@@ -84,6 +84,7 @@ REQUESTS: dict[str, int] = {
     "R1-parse-error": 1,
     "R1-ping": 3,
     "R1-public-url": 2,
+    "R1-session-bound-to-agent": 9,
     "R1-unknown-method": 1,
     "R1-unknown-tool": 1,
     "R1-wire-schema-discover": 1,

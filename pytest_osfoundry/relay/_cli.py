@@ -14,10 +14,11 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from pytest_osfoundry._cli_types import positive_seconds, session_count
+from pytest_osfoundry._cli_types import positive_int, positive_seconds, session_count
 from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._exchange import (
     mask_token,
@@ -33,8 +34,10 @@ from pytest_osfoundry.engine._graph import Fixed, Graph
 from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
+from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 
 __all__ = [
+    "MaskingFilter",
     "add_relay_parser",
     "first_sync_problem",
     "run_relay",
@@ -74,6 +77,14 @@ def add_relay_parser(sub: Any) -> None:
         "--outbox", metavar="PATH", help="keep the outbox in this file (default: memory)"
     )
     p.add_argument(
+        "--history",
+        type=positive_int,
+        default=DEFAULT_HISTORY,
+        metavar="N",
+        help="passes, events and executed command ids kept of each, the newest (default "
+        "10000): a relay running for weeks holds a fixed amount",
+    )
+    p.add_argument(
         "--seed",
         type=int,
         default=None,
@@ -83,16 +94,24 @@ def add_relay_parser(sub: Any) -> None:
     p.set_defaults(func=run_relay)
 
 
-class _Masking(logging.Filter):
-    """Masks the given secrets (and URL credentials) in every record a handler prints."""
+class MaskingFilter(logging.Filter):
+    """Passes every record a handler prints through ``mask``: its message and, when it
+    carries one, its exception's traceback (formatted here, then masked)."""
 
-    def __init__(self, secrets: list[str]) -> None:
+    def __init__(self, mask: Callable[[str], str]) -> None:
         super().__init__()
-        self.secrets = secrets
+        self.mask = mask
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = _masked(record.getMessage(), self.secrets)
+        record.msg = self.mask(record.getMessage())
         record.args = None
+        if record.exc_info:
+            record.exc_text = self.mask(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.mask(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.mask(record.stack_info)
         return True
 
 
@@ -105,7 +124,7 @@ def _logging(secrets: list[str]) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("osfoundry-relay")
     handler.setFormatter(logging.Formatter("%(asctime)s relay %(message)s"))
-    handler.addFilter(_Masking(secrets))
+    handler.addFilter(MaskingFilter(lambda text: _masked(text, secrets)))
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == "osfoundry-relay"]:
         root.removeHandler(old)  # run_relay called again in one process
@@ -155,6 +174,7 @@ def run_relay(args: argparse.Namespace) -> int:
         control_poll=args.control_poll,
         outbox=outbox,
         seed=args.seed,
+        history=args.history,
     )
     relay.share(args.project_id, sessions)
     # The relay's own first pass is the first sync (one sync at start, not two): the JSON

@@ -37,7 +37,7 @@ from pytest_osfoundry.clock import Clock, ProcessGen, Wait
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._outbox import Outbox
-from pytest_osfoundry.relay._records import RelayEvent, _ProjectShare
+from pytest_osfoundry.relay._records import History, RelayEvent, _ProjectShare
 
 __all__ = ["CommandRunner"]
 
@@ -53,10 +53,10 @@ class CommandRunner:
     outbox: Outbox | None
     control_poll: float
     online: bool
-    executed: list[str]
+    executed: History[str]
     current: str | None
     current_run: StartedRun | None
-    events: list[RelayEvent]
+    events: History[RelayEvent]
     _rng: random.Random
     _shares: dict[str, _ProjectShare]
     _listeners: list[Callable[[RelayEvent], None]]

@@ -38,6 +38,11 @@ A completion made meanwhile waits in the outbox for the first pass after it is b
 running when the desktop goes away: ``mode="asleep"`` (the default: the machine
 sleeps, the Graph stands still and goes on when it wakes) and ``mode="network"`` (the
 machine is awake with its network gone: the Graph runs on, its completion waits).
+
+What it did is kept for tests and logs — :attr:`FakeRelay.passes`,
+:attr:`FakeRelay.events`, :attr:`FakeRelay.executed` — each the last ``history``
+items (10,000 by default; ``None`` keeps all), so a relay running for weeks holds a
+fixed amount.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ from pytest_osfoundry.engine._sessions import SessionInfo
 from pytest_osfoundry.relay._commands import CommandRunner
 from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
 from pytest_osfoundry.relay._records import (
+    DEFAULT_HISTORY,
+    History,
     PassReason,
     PassRecord,
     RelayEvent,
@@ -117,7 +124,9 @@ class FakeRelay(CommandRunner):
 
     ``outbox`` is an :class:`~pytest_osfoundry.relay._outbox.Outbox` (in memory by
     default) or ``False`` for no outbox. ``phase`` delays the first pass after
-    :meth:`start`. ``seed`` makes execution ids deterministic.
+    :meth:`start`. ``seed`` makes execution ids deterministic. ``history`` is how many
+    passes, events and executed command ids it keeps of each (the newest; ``None``:
+    all).
     """
 
     def __init__(
@@ -131,6 +140,7 @@ class FakeRelay(CommandRunner):
         outbox: Outbox | Literal[False] | None = None,
         max_sessions: int = MAX_SYNC_SESSIONS,
         seed: int | None = None,
+        history: int | None = DEFAULT_HISTORY,
     ) -> None:
         check_implements(clock, "clock", Clock)
         check_implements(client, "client", RelayApiClient)
@@ -138,6 +148,8 @@ class FakeRelay(CommandRunner):
         if outbox is not None and outbox is not False:
             check_implements(outbox, "outbox (or None for in memory, False for off)", Outbox)
         check_positive_int(max_sessions, "max_sessions")
+        if history is not None:
+            check_positive_int(history, "history")
         self.clock = clock
         self.client = client
         self.engine = engine
@@ -158,9 +170,9 @@ class FakeRelay(CommandRunner):
         self.offline_mode: OfflineMode | None = None
         """How the desktop is offline (``None`` while online)."""
         self._slept: _Suspendable | None = None
-        self.passes: list[PassRecord] = []
-        self.events: list[RelayEvent] = []
-        self.executed: list[str] = []
+        self.passes: History[PassRecord] = History(history)
+        self.events: History[RelayEvent] = History(history)
+        self.executed: History[str] = History(history)
         self.current: str | None = None
         self.current_run: StartedRun | None = None
         """The engine's handle of the run in :attr:`current` (``None`` between runs)."""

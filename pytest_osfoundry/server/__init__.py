@@ -8,6 +8,8 @@
 * :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
 * :class:`DomainError` — what :class:`ServerState` raises for a refused call (its
   message is the spec's text).
+* :class:`Retention` — how much finished work a :class:`ServerState` keeps (terminal
+  runs, their completions, idempotency keys): bounded by default.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._latency import Delayed
 from pytest_osfoundry.server._loopback import LoopbackServer
 from pytest_osfoundry.server._respx_mount import mount
-from pytest_osfoundry.server._state import DomainError, ServerState
+from pytest_osfoundry.server._state import DomainError, Retention, ServerState
 
 if TYPE_CHECKING:
     from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
@@ -30,6 +32,7 @@ __all__ = [
     "LoopbackServer",
     "Provisioned",
     "ReferenceServer",
+    "Retention",
     "ServerState",
     "mount",
 ]

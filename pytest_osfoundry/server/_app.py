@@ -12,12 +12,16 @@ and applies the checks that hold for every path: a present ``Origin`` that is no
 allowed gets 403 before anything else happens (R1, DNS rebinding), bodies over 1 MiB
 get 413, a token in the query string gets 400 (R2: never accepted), unknown paths 404. Nothing it
 answers is ever a 500 with a traceback: an unexpected error is logged (without
-request headers) and answered with a plain 500 JSON body.
+request headers) and answered with a plain 500 JSON body. Whatever it echoes of a
+request (an ``Origin``, a path, that log line and its traceback) is masked first by
+:meth:`~pytest_osfoundry.server._auth.TokenStore.mask`: no token the server issued
+and no credential the request carried is ever shown.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +32,7 @@ from pytest_osfoundry.server._auth import TokenStore, has_query_token
 from pytest_osfoundry.server._mcp import McpEndpoint
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 from pytest_osfoundry.server._relay_api import RelayApi
-from pytest_osfoundry.server._state import ServerState
+from pytest_osfoundry.server._state import Retention, ServerState
 from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE
 
 __all__ = ["MAX_BODY", "Provisioned", "ReferenceServer"]
@@ -86,6 +90,8 @@ class ReferenceServer:
     * ``allow_origins`` adds origins a browser may call from; loopback origins and
       the server's own origin are always allowed, a request without ``Origin`` is
       always served.
+    * ``retention`` bounds the finished work the state keeps
+      (:class:`~pytest_osfoundry.server._records.Retention`; its defaults unless given).
     """
 
     def __init__(
@@ -99,12 +105,17 @@ class ReferenceServer:
         seed: int | None = None,
         protocols: Iterable[str] | None = None,
         allow_origins: Iterable[str] = (),
+        retention: Retention | None = None,
     ) -> None:
         if not mcp_path.startswith("/"):
             raise ValueError(f"mcp_path must start with '/', got {mcp_path!r}")
         if public_url is not None:
             origin_of(public_url)  # refuses anything but an absolute http(s) URL
-        self.state = state if state is not None else ServerState(clock, seed=seed)
+        if state is not None and retention is not None:
+            raise ValueError("give retention to the ServerState you pass, not beside it")
+        self.state = (
+            state if state is not None else ServerState(clock, seed=seed, retention=retention)
+        )
         self.tokens = TokenStore()
         self._mcp_paths = (mcp_path, mcp_path + "/")
         self.public_url = public_url
@@ -176,7 +187,13 @@ class ReferenceServer:
         try:
             return self._dispatch(request)
         except Exception:  # a bug in the kit: answer plainly, log without secrets
-            log.exception("internal error serving %s %s", request.method, request.path)
+            mask = self.tokens.mask
+            log.error(
+                "internal error serving %s %s\n%s",
+                request.method,
+                mask(request.path, request.headers),
+                mask(traceback.format_exc().rstrip(), request.headers),
+            )
             return json_response(500, {"error": "internal error in the reference server"})
 
     def origin(self, request: Request | None = None) -> str:
@@ -190,9 +207,8 @@ class ReferenceServer:
     def _dispatch(self, request: Request) -> Response:
         sent_origin = request.headers.get("origin")
         if sent_origin is not None and not self.origins.allows(sent_origin, self.origin()):
-            return json_response(
-                403, {"error": f"Origin {sent_origin[:200]!r} is not allowed to call this server"}
-            )
+            refused = f"Origin {sent_origin[:200]!r} is not allowed to call this server"
+            return json_response(403, {"error": self.tokens.mask(refused, request.headers)})
         if len(request.body) > MAX_BODY:
             return json_response(413, {"error": f"request body over {MAX_BODY} bytes"})
         if request.query and has_query_token(request.query):
@@ -212,7 +228,9 @@ class ReferenceServer:
             if request.method not in ("GET", "HEAD"):
                 return json_response(405, {"error": "use GET"}, {"allow": "GET"})
             return json_response(200, self._resource_metadata(request))
-        return json_response(404, {"error": f"nothing at {path}"})
+        return json_response(
+            404, {"error": self.tokens.mask(f"nothing at {path}", request.headers)}
+        )
 
     def _resource_metadata(self, request: Request) -> dict[str, Any]:
         origin = self.origin()

@@ -2,13 +2,16 @@
 
 A :class:`TokenStore` maps opaque bearer tokens to who holds them: an agent (with
 scopes) or an account's desktop relay. It never prints a token: ``repr`` of a
-:class:`Credential` masks it.
+:class:`Credential` masks it, and :meth:`TokenStore.mask` is the one way the server
+hides every token it knows in a text it is about to show (a log line, an error that
+quotes what a request sent).
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +45,7 @@ class TokenStore:
 
     def __init__(self) -> None:
         self._tokens: dict[str, Credential] = {}
+        self._issued: list[str] = []  # every token ever issued, revoked ones too: mask()
         self._lock = threading.Lock()
 
     def issue(
@@ -61,12 +65,31 @@ class TokenStore:
             if token in self._tokens:
                 raise ValueError("that token is issued already")
             self._tokens[token] = Credential(token, kind, principal_id, expires_at)
+            self._issued.append(token)
         return token
 
     def revoke(self, token: str) -> None:
         """Forget a token (later requests with it are refused as unknown)."""
         with self._lock:
             self._tokens.pop(token, None)
+
+    def mask(self, text: str, headers: Mapping[str, str] | None = None) -> str:
+        """``text`` with every token this store ever issued (revoked ones too) and every
+        credential ``headers`` carry (a request's ``Authorization``, known or not)
+        replaced by ``***``, in each form :func:`~pytest_osfoundry.client._exchange.mask_token`
+        knows (raw, ``repr``-quoted, JSON-escaped, percent- and base64-encoded).
+
+        Everything the server echoes of a request goes through it first. (The masking
+        module is imported here: it comes with the client package, which a server that
+        echoes nothing never needs.)
+        """
+        from pytest_osfoundry.client._exchange import mask_token, secrets_in
+
+        with self._lock:
+            known = list(self._issued)
+        if headers:
+            known += secrets_in("", headers)
+        return mask_token(text, known)
 
     def lookup(self, token: str | None, now: float) -> Credential | None:
         """The credential for ``token``, or ``None`` if unknown, missing or expired."""

@@ -17,6 +17,9 @@ Only the admin token opens it (``Authorization: Bearer <admin token>``, compared
 constant time): no token is ``401``, any other token — an agent's, the desktop's —
 is ``403``. A bad body is ``400`` naming the field; a wrong method ``405`` with
 ``Allow``; an unknown admin path ``404``. The clock is moved by one request at a time.
+An error that quotes the request (a path, a field's name or value) passes through
+``mask`` first (``serve --virtual-clock``: the server's token mask) and never shows
+the admin token.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class ClockAdmin(HandlerWrapper[Handler]):
         clock: VirtualClock,
         admin_token: str,
         idle: Callable[[], bool],
+        mask: Callable[[str], str] | None = None,
     ) -> None:
         if not isinstance(clock, VirtualClock):
             raise TypeError(f"ClockAdmin needs a VirtualClock, got {clock!r}")
@@ -72,11 +76,14 @@ class ClockAdmin(HandlerWrapper[Handler]):
         self.clock = clock
         self._token = admin_token.encode()
         self._idle = idle
+        self._mask = mask
         self._moving = threading.Lock()
 
     def __getattr__(self, name: str) -> object:
         """Everything else (``provision``, ``state``, ...) is the inner handler's."""
-        if name.startswith("__") or name in ("inner", "clock", "_token", "_idle", "_moving"):
+        if name.startswith("__") or name in (
+            "inner", "clock", "_token", "_idle", "_mask", "_moving"
+        ):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -89,7 +96,9 @@ class ClockAdmin(HandlerWrapper[Handler]):
         path = request.path.rstrip("/") or "/"
         method = _ROUTES.get(path)
         if method is None:
-            return _error(404, f"no admin path {path}; there are {', '.join(sorted(_ROUTES))}")
+            return _error(
+                404, self._echo(f"no admin path {path}; there are {', '.join(sorted(_ROUTES))}")
+            )
         if request.method != method:
             return _error(405, f"{path} takes {method}", {"allow": method})
         try:
@@ -97,7 +106,16 @@ class ClockAdmin(HandlerWrapper[Handler]):
             with self._moving:
                 return self._answer(path, fields)
         except _BadBody as err:
-            return _error(400, str(err))
+            return _error(400, self._echo(str(err)))
+
+    def _echo(self, text: str) -> str:
+        """``text`` (which quotes the request) with the admin token and, through
+        ``mask``, the server's tokens masked."""
+        from pytest_osfoundry.client._exchange import mask_token
+
+        if self._mask is not None:
+            text = self._mask(text)
+        return mask_token(text, [self._token.decode()])
 
     def _refuse(self, request: Request) -> Response | None:
         header = request.header("authorization") or ""

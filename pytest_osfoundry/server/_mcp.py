@@ -17,16 +17,28 @@ Choices where the MCP specification leaves room (see docs/choices.md):
   a request *without* one is still served (stateless clients, curl), a request with
   an unknown one gets ``404`` as the MCP spec asks, and ``DELETE`` ends a session.
   A missing ``MCP-Protocol-Version`` header is accepted; an unsupported one gets 400.
+* A session is bound to the identity that opened it (``initialize`` with a valid
+  token) or, opened without one, to the first that uses it (:meth:`McpEndpoint._owner`):
+  a request carrying another identity's token with it is answered as if the session
+  did not exist (``404``), and a ``DELETE`` of a bound session by anyone but its
+  identity (no token included) is refused the same way, the session intact. A
+  request without a token is served on a bound session: it acts as nobody (the open
+  methods of D3 only; ``tools/call`` asks for a token, R2). MCP: sessions are no
+  authentication, and a server should bind each to its user.
 * Modern: the envelope is checked before anything else (headers, then ``_meta``,
   then the version); ``Mcp-Session-Id`` is ignored; methods it does not have
   (``ping``, ``initialize``, anything unknown) get ``404`` and ``-32601``.
 * ``GET`` gets ``405``. ``DELETE`` with an ``Mcp-Session-Id`` ends that legacy
-  session (``204``; ``404`` for an unknown one); without one it gets ``405`` when
-  the modern era is served (it has no sessions) and ``404`` otherwise.
+  session (``204``; ``404`` for an unknown one or one bound to someone else); without
+  one it gets ``405`` when the modern era is served (it has no sessions) and ``404``
+  otherwise.
 * Argument schema violations come back as a tool result with ``isError: true``
   (what ``2025-11-25`` asks, SEP-1303); unknown tools as JSON-RPC ``-32602``.
 * ``tools/call`` authenticates before it validates arguments: without a valid token
   a caller learns nothing about an argument's validity.
+* An error that quotes what the request sent (a method, a header value, a field that
+  breaks the schema) is masked first (:meth:`McpEndpoint._echo`): it never shows a
+  token the server issued or the request's own credential.
 """
 
 from __future__ import annotations
@@ -71,6 +83,9 @@ LATEST_VERSION = SUPPORTED_VERSIONS[0]
 #: MCP sessions remembered at once; past it the oldest is forgotten (its client gets
 #: 404 and initializes again, as the MCP specification provides).
 MAX_SESSIONS = 10_000
+#: Who a legacy session belongs to: a credential's kind and principal id (``None``:
+#: nobody yet, a session opened and used without a valid token).
+Owner = tuple[str, str]
 SERVER_INFO = {"name": "pytest-osfoundry reference server", "version": VERSION}
 INSTRUCTIONS = (
     "run_graph_session queues a Graph run on the owner's desktop; poll "
@@ -150,7 +165,10 @@ class McpEndpoint:
         self.check_schema = True
         """Validate each request against MCP's schema (off only for the simulator's own
         clients, whose requests are proven valid: docs/choices.md)."""
-        self._sessions: dict[str, str] = {}  # insertion order: oldest first
+        # Each session's owner (None: nobody yet) and the Authorization value that made
+        # it the owner (a request repeating it is the owner, no token lookup). Insertion
+        # order: oldest first.
+        self._sessions: dict[str, tuple[Owner | None, str | None]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ HTTP
@@ -226,7 +244,7 @@ class McpEndpoint:
         stated = request.headers.get("mcp-protocol-version") or params.get("protocolVersion")
         revision = stated if stated in self.legacy else self.legacy[0]
         found = (
-            schema_refusal(revision, _request(msg_id, method, params))
+            schema_refusal(revision, _request(msg_id, method, params), mask=self._echo(request))
             if self.check_schema
             else None
         )
@@ -237,20 +255,19 @@ class McpEndpoint:
             if method == "tools/call":  # by far the most common: first
                 result = self._call_tool(request, params, origin)
             elif method == "initialize":
-                result, headers = self._initialize(params)
+                result, headers = self._initialize(request, params)
             elif method == "ping":
                 result = {}
             elif method == "tools/list":
                 result = {"tools": tooldefs.tools_listing()}
             else:
-                return self._reply(
-                    _error_payload(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}"),
-                    headers,
-                )
+                unknown = self._echo(request)(f"Method not found: {method}")
+                return self._reply(_error_payload(msg_id, METHOD_NOT_FOUND, unknown), headers)
         except _Refusal as refusal:
             return _refused(refusal, msg_id)
         except _InvalidParams as bad:
-            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), headers)
+            invalid = self._echo(request)(str(bad))
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, invalid), headers)
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, headers)
 
     def _modern(
@@ -277,10 +294,16 @@ class McpEndpoint:
             )
         bad = check_modern(request.headers, method, params, self.protocols)
         if bad is not None:
-            return _rpc_error(bad.status, msg_id, bad.code, bad.message, data=bad.data)
+            echo = self._echo(request)
+            data = bad.data
+            if data is not None:  # data.requested is the version the request named
+                data = {k: echo(v) if isinstance(v, str) else v for k, v in data.items()}
+            return _rpc_error(bad.status, msg_id, bad.code, echo(bad.message), data=data)
         found = None
         if self.check_schema:
-            found = schema_refusal(self.modern[0], _request(msg_id, method, params))
+            found = schema_refusal(
+                self.modern[0], _request(msg_id, method, params), mask=self._echo(request)
+            )
         if found is not None:
             return _rpc_error(400, msg_id, found.code, found.message)
         result: dict[str, Any]
@@ -302,11 +325,13 @@ class McpEndpoint:
                     "cacheScope": CACHE_SCOPE,
                 }
             else:  # ping and initialize do not exist in this revision
-                return _rpc_error(404, msg_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+                unknown = self._echo(request)(f"Method not found: {method}")
+                return _rpc_error(404, msg_id, METHOD_NOT_FOUND, unknown)
         except _Refusal as refusal:
             return _refused(refusal, msg_id)
         except _InvalidParams as bad:
-            return self._reply(_error_payload(msg_id, INVALID_PARAMS, str(bad)), {})
+            invalid = self._echo(request)(str(bad))
+            return self._reply(_error_payload(msg_id, INVALID_PARAMS, invalid), {})
         result["resultType"] = "complete"
         result["_meta"] = {META_SERVER_INFO: dict(SERVER_INFO)}
         return self._reply({"jsonrpc": "2.0", "id": msg_id, "result": result}, {})
@@ -318,6 +343,11 @@ class McpEndpoint:
             return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
+    def _echo(self, request: Request) -> Callable[[str], str]:
+        """What an error quoting ``request`` passes its text through: every token the
+        server issued and the request's own credentials masked (``***``)."""
+        return lambda text: self.tokens.mask(text, request.headers)
+
     def _check_legacy_headers(self, request: Request, msg_id: Any) -> Response | None:
         version = request.headers.get(_VERSION_KEY)
         if version is not None and version not in self.legacy:
@@ -325,19 +355,58 @@ class McpEndpoint:
                 400,
                 msg_id,
                 INVALID_REQUEST,
-                f"Unsupported MCP-Protocol-Version {version!r}; supported: "
-                + ", ".join(self.legacy),
+                self._echo(request)(
+                    f"Unsupported MCP-Protocol-Version {version!r}; supported: "
+                    + ", ".join(self.legacy)
+                ),
             )
         session = request.headers.get(_SESSION_KEY)
-        if session is not None and session not in self._sessions:
+        if session is not None and not self._owner(session, request):
             return _rpc_error(404, msg_id, INVALID_REQUEST, "Unknown or ended Mcp-Session-Id")
         return None
+
+    def _identity(self, request: Request) -> Owner | None:
+        """Who ``request``'s bearer token names (``None``: no valid token)."""
+        raw = request.headers.get("authorization")
+        if raw is None:
+            return None
+        cred = self.tokens.lookup(bearer_token(raw), self.state.clock.now())
+        return None if cred is None else (cred.kind, cred.principal_id)
+
+    def _owner(self, session: str, request: Request) -> bool:
+        """Whether ``session`` exists for ``request``'s caller: it is known, and bound to
+        the caller's identity or to nobody. A request without a valid token may use a
+        bound session (it acts as nobody); a session bound to nobody is bound to the
+        first identity that uses it."""
+        known = self._sessions.get(session)
+        if known is None:
+            return False
+        owner, bound_by = known
+        raw = request.headers.get("authorization")
+        if owner is not None and raw is not None and raw == bound_by:
+            return True  # the very credential that bound it: its owner
+        identity = self._identity(request)
+        if owner is not None:
+            return identity is None or identity == owner
+        with self._lock:
+            known = self._sessions.get(session)
+            if known is None:
+                return False
+            if known[0] is None and identity is not None:
+                self._sessions[session] = (identity, raw)
+                return True
+            return identity is None or identity == known[0]
 
     def _delete(self, request: Request) -> Response:
         session = request.headers.get(_SESSION_KEY)
         if session is not None and self.legacy:
+            identity = self._identity(request)
             with self._lock:
-                if self._sessions.pop(session, None) is not None:
+                # Only its own identity ends a bound session: a DELETE without a token,
+                # or another's, finds it as unknown (404) and leaves it intact.
+                known = self._sessions.get(session)
+                if known is not None and known[0] in (None, identity):
+                    del self._sessions[session]
                     return Response(204)
             return json_response(404, {"error": "unknown or ended Mcp-Session-Id"})
         if self.modern:
@@ -349,12 +418,16 @@ class McpEndpoint:
         return json_response(404, {"error": "unknown or missing Mcp-Session-Id"})
 
     # ------------------------------------------------------------------ methods
-    def _initialize(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def _initialize(
+        self, request: Request, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
         asked = params.get("protocolVersion")
         version = asked if asked in self.legacy else self.legacy[0]
         session_id = secrets.token_hex(16)
+        owner = self._identity(request)  # bound now if the initialize carries a token
+        bound_by = request.headers.get("authorization") if owner is not None else None
         with self._lock:
-            self._sessions[session_id] = version
+            self._sessions[session_id] = (owner, bound_by)
             while len(self._sessions) > MAX_SESSIONS:  # forget the oldest; it re-initializes
                 del self._sessions[next(iter(self._sessions))]
         result = {
@@ -383,7 +456,7 @@ class McpEndpoint:
         agent = self._authorize(request, name, origin)
         invalid = tooldefs.argument_error(name, arguments)
         if invalid is not None:
-            return _tool_error(invalid)
+            return _tool_error(self._echo(request)(invalid))
         try:
             structured = _TOOL_IMPLS[name](self.state, agent, arguments)
         except DomainError as err:

@@ -6,7 +6,8 @@
 * :class:`DomainError` and its kinds, each with the HTTP status the relay API
   answers (:class:`NotFound`, :class:`BadRequest`, :class:`Conflict`, :class:`TooLarge`);
 * the field names a sync uploads (:data:`SESSION_FIELDS`) and a completion reports
-  (:data:`RELAY_REPORTED`).
+  (:data:`RELAY_REPORTED`);
+* :class:`Retention`, how much finished work the state keeps (issue 39).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_osfoundry._vocabulary import QUEUED
+from pytest_osfoundry._checks import check_int, check_positive_int, check_seconds
+from pytest_osfoundry._vocabulary import QUEUED, RESULT_LIMIT
 
 __all__ = [
+    "KEY_SECONDS_MIN",
     "RELAY_REPORTED",
     "SESSION_FIELDS",
     "Account",
@@ -27,6 +30,7 @@ __all__ = [
     "KeyEntry",
     "NotFound",
     "Project",
+    "Retention",
     "Run",
     "TooLarge",
 ]
@@ -106,9 +110,13 @@ class Agent:
     project_ids: frozenset[str]
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
-    """One queued Graph run and everything known about it."""
+    """One queued Graph run and everything known about it.
+
+    ``arguments`` are what a sync hands the desktop: emptied once the run is terminal
+    (no answer shows them again). ``key`` is the idempotency key that queued it.
+    """
 
     command_id: str
     agent_id: str
@@ -117,6 +125,7 @@ class Run:
     slug: str
     arguments: dict[str, Any]
     queued_at: float
+    key: str = ""
     status: str = QUEUED
     started_at: float | None = None
     finished_at: float | None = None
@@ -126,9 +135,57 @@ class Run:
     completion: dict[str, Any] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class KeyEntry:
-    """What an idempotency key was first used for: its arguments' fingerprint, its run."""
+    """What an idempotency key was first used for: a digest of its session and
+    arguments, and its run's ticket (what a replay answers, R4/R5). ``status`` is the
+    run's final status once the run itself is no longer kept; ``None`` before."""
 
-    fingerprint: str
+    fingerprint: bytes
     command_id: str
+    graph_session_id: str
+    queued_at: float
+    status: str | None = None
+
+
+KEY_SECONDS_MIN = 86_400.0
+"""R5: idempotency keys are remembered at least 24 hours."""
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How much finished work a :class:`~pytest_osfoundry.server.ServerState` keeps.
+
+    Queued and running runs are always kept. Terminal runs are kept, oldest-finished
+    forgotten first, while there are at most ``finished_runs`` of them and their
+    completions weigh at most ``finished_chars`` (each as ``JSON.stringify`` counts
+    the completion the relay posted; a run cancelled while queued weighs nothing). A
+    forgotten run answers exactly as an unknown id does (D5, R13), and the view of
+    one still kept never changes (R6). Idempotency keys are kept ``key_seconds``
+    after the run they queued (R5: at least 24 hours), whether or not the run is: a
+    replay returns its ticket with the run's status as it last was.
+
+    ``None`` keeps that kind of record for the server's lifetime.
+    """
+
+    finished_runs: int | None = 10_000
+    finished_chars: int | None = 50_000_000
+    key_seconds: float | None = 86_400.0
+
+    def __post_init__(self) -> None:
+        if self.finished_runs is not None:
+            check_positive_int(self.finished_runs, "finished_runs")
+        if self.finished_chars is not None:  # one completion at its bound always fits
+            check_int(self.finished_chars, "finished_chars", low=RESULT_LIMIT)
+        if self.key_seconds is not None:
+            seconds = check_seconds(self.key_seconds, "key_seconds", finite=False)
+            if seconds < KEY_SECONDS_MIN:
+                raise ValueError(
+                    f"key_seconds must be at least {KEY_SECONDS_MIN:g} (R5: keys are kept "
+                    f"24 hours), got {self.key_seconds!r}"
+                )
+
+    @classmethod
+    def unbounded(cls) -> Retention:
+        """Keep every run and key for the server's lifetime (what experiments use)."""
+        return cls(finished_runs=None, finished_chars=None, key_seconds=None)

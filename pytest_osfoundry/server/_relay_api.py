@@ -10,7 +10,8 @@ Paths (under the relay base, by default the server's origin)::
 Errors are ``{"error": "<message>"}`` with the status the rule names: 400 for a bad
 body, 401 without a known token, 403 for an agent's token (R12), 404 for an unknown
 command or another owner's (R13), 409 for a conflicting completion or start, 413 for
-an oversized completion.
+an oversized completion. A message that quotes the request (a path, a command or
+project id) is masked first (:meth:`~pytest_osfoundry.server._auth.TokenStore.mask`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class RelayApi:
         """Serve one relay request (path already known to be under the relay prefix)."""
         route = self._route(request.path)
         if route is None:
-            return _error(404, f"no relay endpoint at {request.path}")
+            return _error(
+                404, self.tokens.mask(f"no relay endpoint at {request.path}", request.headers)
+            )
         action, command_id = route
         expected = "POST" if action == "sync" else RELAY_ACTIONS[action]
         if request.method != expected:
@@ -81,8 +84,8 @@ class RelayApi:
             else:
                 assert body is not None and command_id is not None
                 result = self.state.relay_complete(account, command_id, body)
-        except DomainError as err:
-            return _error(err.http_status, err.message)
+        except DomainError as err:  # its message may quote a command or project id
+            return _error(err.http_status, self.tokens.mask(err.message, request.headers))
         return json_response(200, result)
 
     @staticmethod

@@ -8,12 +8,15 @@ them is then validated here against the revision's ``<Method>Request`` definitio
 (a ``_meta.progressToken`` that is an object, say) is refused too. A violation under
 ``/params`` is JSON-RPC ``-32602`` Invalid params, any other ``-32600`` Invalid
 Request, with a message naming the field; each is logged on the
-``pytest_osfoundry.server`` logger (``osfoundry-fake serve`` prints it).
+``pytest_osfoundry.server`` logger (``osfoundry-fake serve`` prints it). The message
+quotes what the request sent, so it is masked (the caller's ``mask``: the server's
+:meth:`~pytest_osfoundry.server._auth.TokenStore.mask`) before it is logged or answered.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +54,13 @@ class SchemaRefusal:
     message: str
 
 
-def refusal(revision: str, message: dict[str, Any]) -> SchemaRefusal | None:
+def refusal(
+    revision: str, message: dict[str, Any], *, mask: Callable[[str], str]
+) -> SchemaRefusal | None:
     """The error for a request ``message`` (its method known to the server) that breaks
-    MCP ``revision``'s schema, or ``None`` when it matches (or no definition applies)."""
+    MCP ``revision``'s schema, or ``None`` when it matches (or no definition applies).
+
+    Its message has passed through ``mask`` (it may quote any value the request sent)."""
     definition = _REQUESTS.get(str(message.get("method")))
     if definition is None or revision not in REVISIONS:
         return None
@@ -66,6 +73,6 @@ def refusal(revision: str, message: dict[str, Any]) -> SchemaRefusal | None:
         return None
     params = found.pointer == "/params" or found.pointer.startswith("/params/")
     kind = "Invalid params" if params else "Invalid Request"
-    text = f"{kind}: {message['method']} {found.describe()}"
+    text = mask(f"{kind}: {message['method']} {found.describe()}")
     _log.warning("refused a request breaking MCP's schema: %s", text)
     return SchemaRefusal(INVALID_PARAMS if params else INVALID_REQUEST, text)

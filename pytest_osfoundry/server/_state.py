@@ -4,12 +4,14 @@ Every behavioural rule of conformance/spec.md that is not about the wire lives h
 
 * D4/R8  what ``list_graph_sessions`` shows (the last sync's upload, ``limit``)
 * D6     a run is visible only to the agent that started it (:meth:`ServerState._own_run`)
-* D7/R5  idempotency keys, per agent, remembered for the server's lifetime
+* D7/R5  idempotency keys, per agent, remembered 24 hours (:class:`Retention`)
 * D8/R7  the two cancel cases
 * R4/R6  the ticket and run views
 * D10    sync replaces the shared list and hands out queued commands, oldest first
 * R9-R11 start, control, complete (redelivery, conflicts, the 100,000-character bound)
 * R13    relay paths never reveal another owner's commands (404, like unknown ids)
+* bounded memory: terminal runs kept up to :class:`Retention`'s caps, oldest-finished
+  forgotten first (then as unknown as an invented id), keys for their window
 
 Methods take already-authenticated principals (:class:`Agent`, :class:`Account`)
 and plain values, and either return plain dicts or raise a :class:`DomainError`
@@ -20,10 +22,12 @@ Time comes from the clock the state is given. All public methods are thread-safe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import secrets
 import threading
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -57,6 +61,7 @@ from pytest_osfoundry.server._records import (
     KeyEntry,
     NotFound,
     Project,
+    Retention,
     Run,
     TooLarge,
 )
@@ -70,6 +75,7 @@ __all__ = [
     "DomainError",
     "NotFound",
     "Project",
+    "Retention",
     "Run",
     "ServerState",
     "TooLarge",
@@ -79,15 +85,32 @@ __all__ = [
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 
-def _fingerprint(graph_session_id: str, arguments: Mapping[str, Any]) -> str:
-    return _canonical([graph_session_id, arguments])
+def _fingerprint(graph_session_id: str, arguments: Mapping[str, Any]) -> bytes:
+    """A digest of the session and arguments a key was used with (16 bytes, whatever
+    the arguments weigh: a key kept 24 hours keeps no copy of them)."""
+    return hashlib.blake2b(
+        _canonical([graph_session_id, arguments]).encode(), digest_size=16
+    ).digest()
 
 
 class ServerState:
-    """All the reference server knows. Subclass and override one method to break one rule."""
+    """All the reference server knows. Subclass and override one method to break one rule.
 
-    def __init__(self, clock: Clock | None = None, *, seed: int | None = None) -> None:
+    ``retention`` bounds what it keeps of finished work (:class:`Retention`: by default
+    10,000 terminal runs and 50,000,000 characters of their completions, keys 24 hours).
+    """
+
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        seed: int | None = None,
+        retention: Retention | None = None,
+    ) -> None:
+        if retention is not None and not isinstance(retention, Retention):
+            raise TypeError(f"retention must be a Retention or None, got {retention!r}")
         self.clock: Clock = clock if clock is not None else RealClock()
+        self.retention = retention if retention is not None else Retention()
         self._rng = random.Random(seed) if seed is not None else None
         self._lock = threading.RLock()
         self.accounts: dict[str, Account] = {}
@@ -95,7 +118,11 @@ class ServerState:
         self.agents: dict[str, Agent] = {}
         self.runs: dict[str, Run] = {}
         self._queued: dict[str, dict[str, Run]] = {}
-        self._keys: dict[tuple[str, str], KeyEntry] = {}
+        # Oldest first (queue time): what the key window forgets first.
+        self._keys: OrderedDict[tuple[str, str], KeyEntry] = OrderedDict()
+        # Terminal runs, oldest-finished first, with what each weighs (characters).
+        self._finished: deque[tuple[str, int]] = deque()
+        self._finished_chars = 0
 
     # ------------------------------------------------------------------ provisioning
     def add_account(self, account_id: str | None = None) -> Account:
@@ -175,12 +202,16 @@ class ServerState:
         args = dict(arguments) if arguments is not None else {}
         fingerprint = _fingerprint(graph_session_id, args)
         with self._lock:
+            now = self.clock.now()
+            self._forget_keys(now)
             entry = self._keys.get((agent.agent_id, idempotency_key))
             if entry is not None:
                 if entry.fingerprint != fingerprint:
                     raise Conflict(KEY_CONFLICT)
-                return self._ticket(self.runs[entry.command_id])
+                run = self.runs.get(entry.command_id)
+                return self._ticket(run) if run is not None else self._kept_ticket(entry)
             project, session = self._agent_session(agent, graph_session_id)
+            graph_session_id = session["graph_session_id"]  # the shared string, not a copy
             run = Run(
                 command_id=new_command_id(self._rng),
                 agent_id=agent.agent_id,
@@ -188,11 +219,14 @@ class ServerState:
                 graph_session_id=graph_session_id,
                 slug=str(session["slug"]),
                 arguments=copied(args),
-                queued_at=self.clock.now(),
+                queued_at=now,
+                key=idempotency_key,
             )
             self.runs[run.command_id] = run
             self._queued[project.project_id][run.command_id] = run
-            self._keys[(agent.agent_id, idempotency_key)] = KeyEntry(fingerprint, run.command_id)
+            self._keys[(agent.agent_id, idempotency_key)] = KeyEntry(
+                fingerprint, run.command_id, graph_session_id, run.queued_at
+            )
             return self._ticket(run)
 
     def get_graph_run(self, agent: Agent, command_id: str) -> dict[str, Any]:
@@ -270,7 +304,8 @@ class ServerState:
             run = self._owned_run(account, command_id)
             if not isinstance(body, dict):
                 raise BadRequest("a completion must be a JSON object")
-            if js_stringify_length(body) > RESULT_LIMIT:
+            weight = js_stringify_length(body)
+            if weight > RESULT_LIMIT:
                 raise TooLarge(
                     f"completion is over {RESULT_LIMIT} characters as JSON.stringify counts"
                 )
@@ -293,8 +328,9 @@ class ServerState:
             run.completion = completion
             if "execution_id" in completion:
                 run.execution_id = completion["execution_id"]
-            self._finish(run, completion["status"])
-            return {"status": run.status}
+            status = completion["status"]
+            self._finish(run, status, weight=weight)
+            return {"status": status}
 
     # ------------------------------------------------------------------ views
     def _ticket(self, run: Run) -> dict[str, Any]:
@@ -304,6 +340,17 @@ class ServerState:
             "graph_session_id": run.graph_session_id,
             "status": run.status,
             "queued_at": rfc3339(run.queued_at),
+            "poll_after_seconds": POLL_AFTER_SECONDS,
+        }
+
+    def _kept_ticket(self, entry: KeyEntry) -> dict[str, Any]:
+        """R4/R5: a replay's ticket once its run is forgotten: the run's final status."""
+        assert entry.status is not None, "a key's run is kept until its status is noted"
+        return {
+            "command_id": entry.command_id,
+            "graph_session_id": entry.graph_session_id,
+            "status": entry.status,
+            "queued_at": rfc3339(entry.queued_at),
             "poll_after_seconds": POLL_AFTER_SECONDS,
         }
 
@@ -327,10 +374,42 @@ class ServerState:
         return view
 
     # ------------------------------------------------------------------ lookups
-    def _finish(self, run: Run, status: str) -> None:
+    def _finish(self, run: Run, status: str, *, weight: int = 0) -> None:
+        """Make ``run`` terminal (its completion, if any, ``weight`` characters), then
+        forget the oldest-finished runs past :attr:`retention`'s caps."""
         run.status = status
         run.finished_at = self.clock.now()
+        run.arguments = {}  # no answer shows them again
         self._queued[run.project_id].pop(run.command_id, None)
+        self._finished.append((run.command_id, weight))
+        self._finished_chars += weight
+        cap_runs, cap_chars = self.retention.finished_runs, self.retention.finished_chars
+        while (cap_runs is not None and len(self._finished) > cap_runs) or (
+            cap_chars is not None and self._finished_chars > cap_chars
+        ):
+            # The newest is never reached: it alone fits both caps (finished_chars is
+            # at least one completion at its bound).
+            command_id, oldest = self._finished.popleft()
+            self._finished_chars -= oldest
+            self._forget(self.runs.pop(command_id))
+
+    def _forget(self, run: Run) -> None:
+        """``run`` is no longer kept: its key, while remembered, keeps its final status."""
+        entry = self._keys.get((run.agent_id, run.key))
+        if entry is not None and entry.command_id == run.command_id:
+            entry.status = run.status
+
+    def _forget_keys(self, now: float) -> None:
+        """Forget the keys whose window has passed (the oldest are first)."""
+        window = self.retention.key_seconds
+        if window is None:
+            return
+        keys = self._keys
+        while keys:
+            key, entry = next(iter(keys.items()))
+            if entry.queued_at + window > now:
+                return
+            del keys[key]
 
     def _own_run(self, agent: Agent, command_id: str) -> Run:
         """D6: another agent's run is exactly as unknown as an invented id (D5)."""
@@ -391,3 +470,15 @@ class ServerState:
             for run in self.runs.values():
                 out[run.status] += 1
             return out
+
+    def kept(self) -> dict[str, int]:
+        """What the state holds now, by kind: ``runs``, ``finished`` (terminal runs kept),
+        ``finished_chars`` (what their completions weigh) and ``keys`` (for tests and
+        benchmarks of :attr:`retention`)."""
+        with self._lock:
+            return {
+                "runs": len(self.runs),
+                "finished": len(self._finished),
+                "finished_chars": self._finished_chars,
+                "keys": len(self._keys),
+            }

@@ -9,6 +9,7 @@ from typing import Any
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent._scripted import AgentRun
 from pytest_osfoundry.engine._graph import Fixed, Graph, LogNormal
+from pytest_osfoundry.server._records import Retention
 from pytest_osfoundry.server._state import Run
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._tasks import SimulationError
@@ -69,6 +70,9 @@ def make_world(
             stop_latency=params.stop_latency,
             protocol=params.protocol,
             direct=many and not params.full_stack,
+            # An experiment reads every run and relay event it made: keep them all.
+            retention=Retention.unbounded(),
+            relay_history=None,
             **config,
         )
     )

@@ -297,7 +297,7 @@ class Wrapped(HandlerWrapper[Server]):
         self.mcp_path = self.inner.mcp_path
         self.ledger = Ledger()
         self._made: Provisioned | None = None
-        self._session: dict[str, str] | None = None
+        self._sessions: dict[str, dict[str, str]] = {}  # by token: a session is its agent's
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ the handler
@@ -361,9 +361,10 @@ class Wrapped(HandlerWrapper[Server]):
     def call_tool(self, like: Request, token: str, name: str, arguments: Any) -> Response:
         """A ``tools/call`` of the wrapper's own, as ``token``.
 
-        It rides on a legacy MCP session the wrapper opened for itself (the reference
-        server is dual-era), whatever revision ``like`` spoke: a modern request's
-        envelope is per request and cannot be borrowed.
+        It rides on a legacy MCP session the wrapper opened for itself as ``token``
+        (the reference server is dual-era; it binds a session to its agent), whatever
+        revision ``like`` spoke: a modern request's envelope is per request and cannot
+        be borrowed.
         """
         message = {
             "jsonrpc": "2.0",
@@ -371,16 +372,17 @@ class Wrapped(HandlerWrapper[Server]):
             "method": "tools/call",
             "params": {"name": name, "arguments": arguments},
         }
-        headers = {**_MCP_POST, **self._mcp_headers(like), "authorization": f"Bearer {token}"}
+        headers = {**_MCP_POST, **self._mcp_headers(token), "authorization": f"Bearer {token}"}
         return self.inner(Request("POST", self.mcp_path, headers, dumps(message)))
 
-    def _mcp_headers(self, like: Request) -> dict[str, str]:
-        if self._session is None:
-            self._session = self._open_session()
-        return self._session
+    def _mcp_headers(self, token: str) -> dict[str, str]:
+        with self._lock:
+            if token not in self._sessions:
+                self._sessions[token] = self._open_session(token)
+            return self._sessions[token]
 
-    def _open_session(self) -> dict[str, str]:
-        """Initialize an MCP session of the wrapper's own: its session headers."""
+    def _open_session(self, token: str) -> dict[str, str]:
+        """Initialize an MCP session of the wrapper's own as ``token``: its headers."""
         hello = {
             "jsonrpc": "2.0",
             "id": "osf-variant-init",
@@ -391,7 +393,8 @@ class Wrapped(HandlerWrapper[Server]):
                 "clientInfo": {"name": "osf-variant", "version": "1"},
             },
         }
-        reply = self.inner(Request("POST", self.mcp_path, _MCP_POST, dumps(hello)))
+        auth = {"authorization": f"Bearer {token}"}
+        reply = self.inner(Request("POST", self.mcp_path, {**_MCP_POST, **auth}, dumps(hello)))
         headers: dict[str, str] = {}
         if reply.headers.get("mcp-session-id"):
             headers["mcp-session-id"] = reply.headers["mcp-session-id"]
@@ -399,7 +402,7 @@ class Wrapped(HandlerWrapper[Server]):
         if isinstance(agreed, str):
             headers["mcp-protocol-version"] = agreed
         done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        self.inner(Request("POST", self.mcp_path, {**_MCP_POST, **headers}, dumps(done)))
+        self.inner(Request("POST", self.mcp_path, {**_MCP_POST, **headers, **auth}, dumps(done)))
         return headers
 
     def peek(self, like: Request, command_id: Any) -> tuple[dict[str, Any] | None, Response]:

@@ -68,7 +68,8 @@ def test_every_transport_check_has_a_variant_that_fails_it() -> None:
         c.check_id
         for c in all_checks()
         if c.check_id.startswith(("R1-2026", "R1-2025"))
-        or c.check_id in ("R1-origin", "R1-public-url", "R1-eras-consistent")
+        or c.check_id
+        in ("R1-origin", "R1-public-url", "R1-eras-consistent", "R1-session-bound-to-agent")
     }
     caught = set().union(*(v.fails for v in PROTOCOL_VARIANTS.values()))
     # R1-2025-11-25-initialize: a server that does not negotiate the newest legacy

@@ -68,7 +68,9 @@ def test_a_wrapper_calls_tools_on_a_session_of_its_own_from_a_relay_request() ->
     args = {"project_id": made.project_id}
     reply = server.call_tool(relay, made.agent_token, "list_graph_sessions", args)
     assert structured(reply) == {"project_id": made.project_id, "sessions": []}
-    session = server._session
-    assert session is not None and session.get("mcp-session-id")
+    session = server._sessions[made.agent_token]
+    assert session.get("mcp-session-id")
     server.call_tool(relay, made.agent_token, "list_graph_sessions", args)
-    assert server._session is session  # opened once
+    assert server._sessions[made.agent_token] is session  # opened once per agent
+    server.call_tool(relay, made.other_agent_token, "list_graph_sessions", args)
+    assert server._sessions[made.other_agent_token] != session  # each agent its own

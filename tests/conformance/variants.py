@@ -135,7 +135,9 @@ class _OtherAgentReadsRun(_OthersRunsOpen):
 
 
 @_variant(
-    "get_graph_run shows any caller any run (D6).", ["D6-get-other-agent", "D6-get-other-account"]
+    "get_graph_run shows any caller any run (D6).",
+    # R1-session-bound-to-agent: another agent carrying the agent's session reads its run.
+    ["D6-get-other-agent", "D6-get-other-account", "R1-session-bound-to-agent"],
 )
 def other_agent_reads_run() -> Wrapped:
     """Another agent (or account) reading a real command id gets the run."""

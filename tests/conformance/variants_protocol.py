@@ -11,6 +11,7 @@ against one.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ LEGACY_CHECKS = frozenset(
         "R1-2025-11-25-initialize",
         "R1-2025-06-18-initialize",
         "R1-wire-schema-initialize",
+        "R1-session-bound-to-agent",
     }
 )
 MODERN_CHECKS = frozenset(
@@ -397,6 +399,44 @@ def initialize_ignores_the_offer() -> Wrapped:
     return Wrapped(ReferenceServer(), on_request=force)
 
 
+@_register(
+    PROTOCOL_VARIANTS,
+    "Legacy sessions are not bound to their agent, the reference server before issue "
+    "39: a DELETE without a token ends an agent's session, and another agent's "
+    "request with it is served as that agent (R1: a session is no credential).",
+    ["R1-session-bound-to-agent"],
+)
+def sessions_not_bound() -> Wrapped:
+    opened: dict[str, str | None] = {}  # session id -> the Authorization that opened it
+    lock = threading.Lock()
+
+    def unbind(request: Request) -> Request:
+        session = request.headers.get("mcp-session-id")
+        with lock:
+            if session is None or session not in opened:
+                return request
+            opener = opened[session]
+            if request.method == "DELETE":  # ended, whoever asks: as its opener
+                del opened[session]
+                headers = {k: v for k, v in request.headers.items() if k != "authorization"}
+                if opener is not None:
+                    headers["authorization"] = opener
+                return request._replace(headers=headers)
+        if request.headers.get("authorization") != opener:  # served as the caller
+            headers = {k: v for k, v in request.headers.items() if k != "mcp-session-id"}
+            return request._replace(headers=headers)
+        return request
+
+    def note(request: Request, response: Response) -> Response:
+        session = response.headers.get("mcp-session-id")
+        if session is not None:
+            with lock:
+                opened[session] = request.headers.get("authorization")
+        return response
+
+    return Wrapped(ReferenceServer(), on_request=unbind, on_response=note)
+
+
 # ---------------------------------------------------------------------- legal
 @_register(LEGAL_VARIANTS, "Serves only 2026-07-28.", skips=LEGACY_CHECKS)
 def modern_only() -> ReferenceServer:
@@ -435,6 +475,22 @@ def extra_meta_keys() -> Wrapped:
         return _rewrite_json(response, change) if _is_modern(request) else response
 
     return Wrapped(ReferenceServer(), on_response=add)
+
+
+@_register(
+    LEGAL_VARIANTS,
+    "Issues no Mcp-Session-Id at initialize (MCP: a server may; every request is served "
+    "without one), so no session can be bound.",
+    skips={"R1-session-bound-to-agent"},
+)
+def legacy_without_sessions() -> Wrapped:
+    def drop(request: Request, response: Response) -> Response:
+        if "mcp-session-id" not in response.headers:
+            return response
+        headers = {k: v for k, v in response.headers.items() if k != "mcp-session-id"}
+        return Response(response.status, headers, response.body)
+
+    return Wrapped(ReferenceServer(), on_response=drop)
 
 
 @_register(LEGAL_VARIANTS, "Dual-era, and keeps the legacy revisions' GET stream.")

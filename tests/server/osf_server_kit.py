@@ -50,11 +50,11 @@ def session(gsid: str, slug: str | None = None, **extra: Any) -> dict[str, Any]:
 class Srv:
     """One provisioned reference server, driven through its HTTP app."""
 
-    def __init__(self, **server_kwargs: Any) -> None:
+    def __init__(self, *, provision: Mapping[str, Any] | None = None, **server_kwargs: Any) -> None:
         self.clock = VirtualClock()
         server_kwargs.setdefault("public_url", ORIGIN + server_kwargs.get("mcp_path", MCP))
         self.server = ReferenceServer(self.clock, **server_kwargs)
-        self.info: Provisioned = self.server.provision()
+        self.info: Provisioned = self.server.provision(**(provision or {}))
         self.pid = self.info.project_id
         self._ids = itertools.count(1)
 

@@ -303,3 +303,97 @@ def test_serve_logs_a_request_that_breaks_mcps_schema(
     text = err.decode()
     assert "osfoundry-fake serve: refused a request breaking MCP's schema: Invalid params:" in text
     assert "initialize at /params/" in text
+
+
+def test_serve_echoes_no_token_on_stderr(
+    served: tuple[subprocess.Popen[bytes], dict[str, Any]],
+) -> None:
+    """Issue 39.4's exact case: another agent's token inside a refused ``_meta`` field is
+    quoted by the schema-refusal warning; neither stderr nor the answer shows it."""
+    proc, info = served
+    secret = info["other_agent_token"]
+    params = {
+        "name": "get_graph_run",
+        "arguments": {"command_id": "x"},
+        "_meta": {"progressToken": {"t": secret}},
+    }
+    reply = rpc(info["mcp_url"], "tools/call", params, info["agent_token"])
+    assert reply.json()["error"]["code"] == -32602 and secret not in reply.text
+    _, _, err = stop(proc)
+    text = err.decode()
+    assert "refused a request breaking MCP's schema" in text and "{'t': '***'}" in text
+    assert not any(info[k] in text for k in KEYS if k.endswith("_token"))
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--keep-runs", "0"),
+        ("--keep-chars", "99999"),
+        ("--keep-keys", "3600"),
+        ("--relay-history", "0"),
+    ],
+)
+def test_serve_refuses_a_bound_below_its_least(
+    option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_osfoundry._cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", option, value])
+    assert exit_info.value.code == 2
+    assert f"argument {option}: expected " in capsys.readouterr().err
+
+
+def test_serve_keeps_what_its_options_say() -> None:
+    """``--keep-runs 1``: the first completed run is forgotten once a second completes,
+    and answers as an unknown id; its key still replays the ticket (R5)."""
+    proc = spawn("--keep-runs", "1", "--keep-chars", "100000", "--keep-keys", "90000")
+    try:
+        info = json.loads(first_line(proc))
+        relay = info["relay_url"] + "/external-assistants/graph-relays"
+        desktop = {"authorization": f"Bearer {info['desktop_token']}"}
+        gsid = "gs_" + "c" * 32
+        shared = {"graph_session_id": gsid, "slug": "kept"}
+        httpx.post(
+            relay + "/sync",
+            json={"project_id": info["project_id"], "sessions": [shared]},
+            headers=desktop,
+            timeout=10,
+        )
+        done = []
+        for key in ("keep-key-0001", "keep-key-0002"):
+            args = {"graph_session_id": gsid, "idempotency_key": key}
+            params = {"name": "run_graph_session", "arguments": args}
+            ticket = rpc(info["mcp_url"], "tools/call", params, info["agent_token"])
+            command_id = ticket.json()["result"]["structuredContent"]["command_id"]
+            body = {"execution_id": f"exec-{key}", "status": "failed", "error": "x"}
+            reply = httpx.post(
+                f"{relay}/commands/{command_id}/complete", json=body, headers=desktop, timeout=10
+            )
+            assert reply.status_code == 200, reply.text
+            done.append(command_id)
+        params = {"name": "get_graph_run", "arguments": {"command_id": done[0]}}
+        gone = rpc(info["mcp_url"], "tools/call", params, info["agent_token"]).json()["result"]
+        assert (
+            gone["isError"]
+            and gone["content"][0]["text"] == "Graph run not found or access removed"
+        )
+        args = {"graph_session_id": gsid, "idempotency_key": "keep-key-0001"}
+        params = {"name": "run_graph_session", "arguments": args}
+        replay = rpc(info["mcp_url"], "tools/call", params, info["agent_token"]).json()
+        assert replay["result"]["structuredContent"]["command_id"] == done[0]
+        assert replay["result"]["structuredContent"]["status"] == "failed"
+    finally:
+        stop(proc)
+
+
+def test_serve_relay_history_reaches_the_desktop() -> None:
+    from pytest_osfoundry._cli import _Desktop, build_parser
+
+    args = build_parser().parse_args(["serve", "--relay", "--relay-history", "7"])
+    desktop = _Desktop("http://127.0.0.1:9", "t0ken-unused", "proj_x", args)
+    try:
+        assert desktop.relay.passes.limit == desktop.relay.events.limit == 7
+    finally:
+        desktop.transport.close()
