@@ -301,21 +301,9 @@ class Settings:
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for spec in OPTIONS:
-            raw = given.get(spec.dest)
-            source = spec.flag
-            if isinstance(raw, str) and raw.strip() == "":
-                raise pytest.UsageError(f"{spec.flag} is empty: give it a value or leave it out")
-            if raw is None:
-                raw = env.get(spec.env)
-                source = spec.env
-                if raw is not None and raw.strip() == "":
-                    raise pytest.UsageError(
-                        f"{spec.env} is set but empty: give it a value or unset it "
-                        f"(an undefined CI secret expands to an empty string) [{spec.flag}]"
-                    )
-            if raw is None:
-                continue
-            values[spec.dest] = _convert(spec, raw, source)
+            value = _read(spec, given.get(spec.dest), env)
+            if value is not None:
+                values[spec.dest] = value
         return cls(**values)
 
     @classmethod
@@ -323,6 +311,45 @@ class Settings:
         """The settings of a pytest run (its options, then the environment)."""
         given = {spec.dest: config.getoption(spec.dest, None) for spec in OPTIONS}
         return cls.from_values(given)
+
+    @classmethod
+    def readable(cls, config: pytest.Config, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings of a run whose options were refused: each option that can be
+        read as :meth:`from_values` reads it, any other left at its default -- what the
+        refused run's reports are written with (where to, about which checks)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in OPTIONS:
+            try:
+                value = _read(spec, config.getoption(spec.dest, None), env)
+            except pytest.UsageError:
+                continue
+            if value is not None:
+                values[spec.dest] = value
+        return cls(**values)
+
+
+def _read(spec: OptionSpec, raw: Any, env: Mapping[str, str]) -> Any:
+    """The value of one option: ``raw`` (given) or its environment variable, converted;
+    ``None`` when neither is given.
+
+    Raises:
+        pytest.UsageError: the value is malformed or the variable is set but empty.
+    """
+    source = spec.flag
+    if isinstance(raw, str) and raw.strip() == "":
+        raise pytest.UsageError(f"{spec.flag} is empty: give it a value or leave it out")
+    if raw is None:
+        raw = env.get(spec.env)
+        source = spec.env
+        if raw is not None and raw.strip() == "":
+            raise pytest.UsageError(
+                f"{spec.env} is set but empty: give it a value or unset it "
+                f"(an undefined CI secret expands to an empty string) [{spec.flag}]"
+            )
+    if raw is None:
+        return None
+    return _convert(spec, raw, source)
 
 
 def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
