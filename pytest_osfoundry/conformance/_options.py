@@ -1,5 +1,9 @@
 """The suite's options: each ``--osf-...`` flag, also read from ``OSF_...`` in the environment.
 
+Their help names no file a reader might not have (a wheel holds no ``docs/`` or
+``benchmarks/``): what it points at is an importable module
+(``tests/test_docs_installed.py``).
+
 The environment variable of an option is its flag upper-cased with ``-`` turned into
 ``_`` and the leading dashes dropped (``--osf-agent-token`` ↔ ``OSF_AGENT_TOKEN``), so
 CI secrets need no command line. A value on the command line wins over the
@@ -65,9 +69,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--osf-relay-command",
         "check a desktop relay instead of a server: the command that starts your relay's "
-        "adapter (split as a shell would, no shell; see docs/relay-conformance.md), or "
-        "'embedded' (the kit's own fake relay); runs the installed relay suite when no "
-        "test paths are given",
+        "adapter (split as a shell would, no shell), started for each check with "
+        "OSF_RELAY_URL, OSF_DESKTOP_TOKEN, OSF_RELAY_DRIVER, OSF_RELAY_STATE_DIR and the "
+        "timing variables in its environment; or 'embedded', the kit's own fake relay "
+        "behind its adapter (python -m pytest_osfoundry.relay.driven, a worked example); "
+        "runs the installed relay suite when no test paths are given",
         metavar="CMD|embedded",
     ),
     OptionSpec(
@@ -79,7 +85,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--osf-relay-concurrency",
         "how many relay checks run at once, each with its own relay process (default 8, "
-        "chosen by benchmarks/bench_relay_suite.py; 1 runs them one after another)",
+        "the fastest measured; 1 runs them one after another)",
         kind="int",
         metavar="N",
     ),
@@ -186,8 +192,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-concurrency",
-        "how many checks run at once in this process (default 32, chosen by "
-        "benchmarks/bench_latency.py; 1 runs them one after another)",
+        "how many checks run at once in this process (default 32, the fastest measured "
+        "against a far server; 1 runs them one after another)",
         kind="int",
         metavar="N",
     ),

@@ -25,6 +25,7 @@ import pytest
 
 from pytest_osfoundry.conformance._baseline import Baseline
 from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance._layout import where_installed
 from pytest_osfoundry.conformance._registry import AREAS
 
 __all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
@@ -179,7 +180,7 @@ class Results:
                 rule=str(data["rule"]),
                 level=str(data["level"]),
                 area=str(data["area"]),
-                spec=str(data["spec"]),
+                spec=where_installed(str(data["spec"])),
                 asserts=str(data["asserts"]),
                 order=int(data.get("order", 0)),
                 nodeid=report.nodeid,
