@@ -418,7 +418,8 @@ class PreRunner(Generic[_O]):
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> bool | None:
         """Once the batch stopped, take an item that did not end through pytest's
-        protocol unreported (its fixtures set up and torn down as usual: nothing runs)."""
+        protocol unreported: its set-up skips before any fixture, its teardown tears
+        down what the next item does not need (as pytest's would); nothing of it runs."""
         if self.stopped is None or item.nodeid in self._outcomes:
             return None
         item.stash[_NOT_RUN] = True
