@@ -61,7 +61,7 @@ class _Desktop:
         from pytest_osfoundry.client._relay_client import RelayClient
         from pytest_osfoundry.client._transport import HttpxTransport
         from pytest_osfoundry.engine._fake_engine import FakeEngine
-        from pytest_osfoundry.engine._graph import Fixed, Graph
+        from pytest_osfoundry.engine._graph import served_graph
         from pytest_osfoundry.engine._sessions import make_sessions
         from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
         from pytest_osfoundry.relay._outbox import MemoryOutbox
@@ -71,7 +71,7 @@ class _Desktop:
         client = RelayClient(self.transport, origin, desktop_token)
         sessions = make_sessions(args.sessions, seed=0)
         self.sessions = [s.to_dict() for s in sessions]
-        engine = FakeEngine(self.clock, default=Graph(duration=Fixed(args.graph_duration)))
+        engine = FakeEngine(self.clock, default=served_graph(args.graph_duration))
         self.relay = FakeRelay(
             self.clock,
             client,

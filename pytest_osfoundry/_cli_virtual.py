@@ -36,7 +36,7 @@ class VirtualDesktop:
         from pytest_osfoundry.client._relay_client import RelayClient
         from pytest_osfoundry.client._transport import DirectTransport
         from pytest_osfoundry.engine._fake_engine import FakeEngine
-        from pytest_osfoundry.engine._graph import Fixed, Graph
+        from pytest_osfoundry.engine._graph import served_graph
         from pytest_osfoundry.engine._sessions import make_sessions
         from pytest_osfoundry.relay._desktop import FakeRelay
         from pytest_osfoundry.relay._outbox import MemoryOutbox
@@ -45,7 +45,7 @@ class VirtualDesktop:
         client = RelayClient(DirectTransport(server), origin, desktop_token)
         sessions = make_sessions(args.sessions, seed=0)
         self.sessions = [s.to_dict() for s in sessions]
-        engine = FakeEngine(clock, default=Graph(duration=Fixed(args.graph_duration)), seed=0)
+        engine = FakeEngine(clock, default=served_graph(args.graph_duration), seed=0)
         self.relay = FakeRelay(
             clock,
             client,

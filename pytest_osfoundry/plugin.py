@@ -82,7 +82,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "reconstructed: an osfoundry conformance check of behaviour the kit reconstructed",
     )
     # Settings validates every --osf- option (a malformed one is a usage error either way).
-    settings = Settings.from_config(config)
+    try:
+        settings = Settings.from_config(config)
+    except pytest.UsageError as err:
+        # The refused run still writes the reports it asks for (only then is that imported).
+        from pytest_osfoundry.conformance._ending import REFUSED
+        from pytest_osfoundry.conformance._finish import refuse
+
+        refuse(config, f"{REFUSED}{err}")
+        raise
     if settings.active or settings.relay_active or _names_the_suite(config, config.args):
         # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
         # _plugin`` would take the package's attribute, which outlives a pytester

@@ -100,8 +100,8 @@ def test_a_configuration_error_is_one_message_and_a_summary(tmp_path: Path) -> N
     code, text, _ = run_action(tmp_path, target="embedded", baseline="no-such-baseline.txt")
     assert code == 4
     assert text.count("ERROR: --osf-baseline: cannot read baseline") == 1
-    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "not run (exit status 4)" in summary
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")  # the refused run's report
+    assert "❌ not ok (exit status 4)" in summary and "--osf-baseline: cannot read" in summary
 
 
 def test_a_refused_preflight_leaves_a_summary_that_is_not_green(tmp_path: Path) -> None:
@@ -140,6 +140,23 @@ def test_every_input_reaches_the_script() -> None:
     assert "using: composite" in ACTION
 
 
+def test_the_readme_lists_every_input_as_action_yml_declares_it() -> None:
+    """The README's list of inputs is action.yml's, and calls none required
+    that action.yml does not (it once said `target` was required and left out
+    `relay-command`)."""
+    section = ACTION.split("\ninputs:\n", 1)[1].split("\noutputs:\n", 1)[0]
+    declared = re.findall(r"^  ([a-z][a-z-]*):\n    description:", section, flags=re.M)
+    required = set(
+        re.findall(r"^  ([a-z][a-z-]*):\n(?:    .*\n)*?    required: true", section, flags=re.M)
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = readme.split("\nInputs ", 1)[1].split(".\n", 1)[0]
+    listed = re.findall(r"`([a-z][a-z-]*)`(?! or `)(?:,| \(|\.|$)", said)
+    assert sorted(listed) == sorted(declared), (listed, declared)
+    assert ("(required)" in said) is bool(required)
+    assert required == set(), "every input is optional: the script asks for target or relay-command"
+
+
 def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path: Path) -> None:
     """A relay command runs from the caller's root: here the kit's own broken relay
     module, which only imports from there, fails its checks (and the summary says so)."""
@@ -150,4 +167,7 @@ def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path:
     )
     assert code == 4, text[-3000:]
     assert "token that is not OSF_DESKTOP_TOKEN" in text
-    assert "not run (exit status 4)" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")  # the refused run's report
+    assert (
+        "❌ not ok (exit status 4)" in summary and "token that is not OSF_DESKTOP_TOKEN" in summary
+    )

@@ -9,6 +9,7 @@ is tested is what a developer is about to commit. The built wheel, unpacked on
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -183,6 +184,7 @@ def test_the_wheel_runs_the_suite_from_an_empty_folder(built: Built) -> None:
             "-q",
             "-p",
             "no:cacheprovider",
+            "--osf-report=r.json",
         ],
         cwd=empty,
         env=env,
@@ -193,6 +195,47 @@ def test_the_wheel_runs_the_suite_from_an_empty_folder(built: Built) -> None:
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     counts = re.search(r"^(\d+) passed, 0 failed", run.stdout, flags=re.M)
     assert counts is not None and int(counts[1]) >= 100, run.stdout[-2000:]
+    # The report's spec field names the rule book file this install holds.
+    specs = {
+        c["spec"].partition("#")[0] for c in json.loads((empty / "r.json").read_text())["checks"]
+    }
+    assert specs == {str(site / RULEBOOK / "spec.md")}, specs
+
+
+def test_the_wheels_help_names_nothing_the_wheel_lacks(built: Built) -> None:
+    """``pytest --help`` of an installed wheel names no file (the wheel holds no docs/),
+    and every module it names imports from the wheel."""
+    from tests.test_docs_installed import help_problems
+
+    site = built.work / "site-help"
+    zipfile.ZipFile(built.wheel).extractall(site)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTEST_"))}
+    env |= {"PYTHONPATH": str(site), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "pytest_osfoundry.plugin", "--help"],
+        cwd=built.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ours = " ".join(shown.partition("osfoundry:")[2].partition("\n\n")[0].split())
+    paths, modules = help_problems(ours)
+    assert "--osf-relay-command" in ours and paths == [], paths
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util as u, sys; print(all(u.find_spec(m) for m in sys.argv[1:]))",
+            *modules,
+        ],
+        cwd=built.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert modules and found == "True", modules
 
 
 def test_the_sdist_carries_every_tracked_file_and_builds_the_same_wheel(built: Built) -> None:

@@ -3,8 +3,12 @@ runs the README's test command."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +39,42 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     test_command = commands[1].split(" && ", 2)[2]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert ci.rstrip("\n").splitlines()[-1] == test_command, ".ci/run ends with it, verbatim"
+
+
+def test_the_readme_says_what_ci_does_besides_its_test_command() -> None:
+    """.ci/run installs Node peers first; the README's test command alone does not, and
+    the tests that need them skip: its comment says so (it once said "what .ci/run
+    does" while 13 tests skipped)."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    folders = re.findall(r"npm install --prefix (\S+)", ci)
+    comment = README.split("# Install and run the tests", 1)[1].split("\npython3 -m venv", 1)[0]
+    assert "what .ci/run does" in comment
+    for folder in folders:
+        assert f"{folder}/" in comment and "skip" in comment, comment
+
+
+def test_the_d6_failure_demo_runs_as_written() -> None:
+    """The README's "what a D6 failure looks like" is plain ``pytest`` from a checkout's
+    root; it once worked only as ``python -m pytest`` (which puts the current folder on
+    sys.path): the factory's module could not be imported."""
+    demo = re.search(r"from a checkout,\s*`(pytest --osf-target=embedded:[^`]+)`", README)
+    assert demo is not None
+    pytest_command = Path(sys.executable).with_name("pytest")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSF_", "PYTHONPATH"))}
+    # The command as written; the environment only keeps the checkout clean and the
+    # run to the check the demo is about.
+    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider -k D6-get-other-agent"
+    run = subprocess.run(
+        [str(pytest_command), *shlex.split(demo.group(1))[1:]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    shown = run.stdout[-2000:] + run.stderr
+    assert run.returncode == pytest.ExitCode.TESTS_FAILED, shown
+    assert re.search(r"^FAILED \S+::D6-get-other-agent\b", run.stdout, flags=re.M), shown
 
 
 def test_ci_compiles_the_project_once_between_install_and_tests() -> None:

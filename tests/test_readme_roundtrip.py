@@ -116,5 +116,9 @@ def test_the_readme_curl_round_trip_completes(fake: dict[str, Any], tool: str) -
     shared = listing["result"]["structuredContent"]["sessions"]
     assert gsid.group(1) in {s["graph_session_id"] for s in shared}
     view = run["result"]["structuredContent"]
-    assert view["status"] == "completed", view
-    assert "result" in view or view.get("result_truncated") is True
+    said = re.search(r"The last answer's `structuredContent` has (.*?)\n\n", README, flags=re.S)
+    assert said is not None
+    fields = re.findall(r'`"(\w+)":(.*?)`', said.group(1), flags=re.S)
+    assert {name for name, _ in fields} == {"status", "result", "total_tokens", "reported_cost"}
+    for name, value in fields:  # what the README says the answer holds, it holds
+        assert view.get(name) == json.loads(value), (name, view)

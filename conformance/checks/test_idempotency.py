@@ -142,9 +142,11 @@ def check_key_per_agent(osf_conf: Conformance) -> None:
 
 def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
     """``call(index)`` made by ``count`` threads released at once; each one's outcome
-    (an error is its text)."""
+    (a client error is its text; anything else a call raised is raised here, as if the
+    check had made the call itself: the run stopping, a bug)."""
     barrier = threading.Barrier(count)
     outcomes: list[Any] = ["no answer"] * count
+    raised: list[BaseException] = []
 
     def run(index: int) -> None:
         try:
@@ -154,12 +156,17 @@ def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
             outcomes[index] = f"HTTP {err.status}"
         except (OsfClientError, threading.BrokenBarrierError) as err:
             outcomes[index] = f"{type(err).__name__}: {err}"
+        except BaseException as err:
+            raised.append(err)
+            barrier.abort()
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if raised:
+        raise raised[0]
     return outcomes
 
 

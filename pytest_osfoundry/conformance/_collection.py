@@ -23,7 +23,7 @@ import pytest
 
 from pytest_osfoundry.conformance._checkids import former_check_ids
 from pytest_osfoundry.conformance._harness import CheckFailure
-from pytest_osfoundry.conformance._layout import check_module_name, rulebook_dir
+from pytest_osfoundry.conformance._layout import check_module_name, rulebook_dir, where_installed
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance._stash import BASELINE, COLLECTED, run_settings
 
@@ -199,7 +199,7 @@ def pytest_collection_modifyitems(
                 ("osf_check", info.check_id),
                 ("osf_rule", info.rule),
                 ("osf_level", info.level),
-                ("osf_spec", info.spec),
+                ("osf_spec", where_installed(info.spec)),
             ]
         )
         if baseline is not None and info.check_id in baseline:

@@ -23,28 +23,45 @@ judges only its own command ids; the few that share another list hold it meanwhi
 The concurrent ones start with the list's holders, then longest first
 (:mod:`~pytest_osfoundry.conformance._weights`).
 
+A batch ends one way whatever stops it (:func:`run_phases`, :class:`PreRunner`):
+Ctrl-C, or the target found gone, starts no further check, lets the running ones end
+for a moment, and replays the outcome of every check that ended; the rest are
+reported as not run, by the same path as a serial run's
+(:mod:`~pytest_osfoundry.conformance._ending`).
+
 ``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
+from _pytest.runner import runtestprotocol
 
 from pytest_osfoundry.conformance._crowding import InFlight, amend
+from pytest_osfoundry.conformance._ending import INTERRUPTED, NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 from pytest_osfoundry.conformance._stages import Interrupted, Stage, Stages, Treatment
 from pytest_osfoundry.conformance._weights import order_key
 
-__all__ = ["RUNNER_PLUGIN", "ConcurrentRunner", "Outcome", "Phases", "run_check", "run_phases"]
+__all__ = [
+    "GRACE_SECONDS",
+    "RUNNER_PLUGIN",
+    "ConcurrentRunner",
+    "Outcome",
+    "Phases",
+    "PreRunner",
+    "run_check",
+    "run_phases",
+]
 
 RUNNER_PLUGIN = "osfoundry-conformance-concurrent"
 """The name the concurrent runner is registered under."""
@@ -95,9 +112,112 @@ class Phases:
         self.concurrent.sort(key=lambda item: self._order.get(item.nodeid, (True, 0)))
 
 
+GRACE_SECONDS = 0.5
+"""How long a stopped batch waits for the checks running when it stopped (Ctrl-C, the
+target gone) before it lets them go: each check still running then is reported as not
+run, and its thread (a daemon) holds up neither the run nor the interpreter's exit."""
+
+_POLL_SECONDS = 0.1
+"""How often the thread waiting for a batch asks whether it should stop."""
+
+
+class _Batch:
+    """One batch's threads: a pool of daemon workers for the concurrent checks, a daemon
+    thread of its own for each exclusive and ``last`` one, and the count of checks
+    still running."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self.workers = workers
+        self.name = name
+        self.halt = threading.Event()
+        """Set when the batch stops: no check starts from then on."""
+        self._cond = threading.Condition()
+        self._unfinished = 0
+        """Checks not ended (never started ones included)."""
+        self._queue: collections.deque[pytest.Function] = collections.deque()
+        """The pool's checks not started yet."""
+
+    def start(
+        self,
+        run: Callable[[pytest.Function], None],
+        pool: list[pytest.Function],
+        own: list[tuple[pytest.Function, str]],
+    ) -> None:
+        """Start every check: ``pool`` through the workers, each of ``own`` in a thread."""
+        queue = self._queue
+        queue.extend(pool)
+        self._unfinished = len(pool) + len(own)
+
+        def finish() -> None:
+            with self._cond:
+                self._unfinished -= 1
+                self._cond.notify_all()
+
+        def work() -> None:
+            while True:
+                with self._cond:
+                    if self.halt.is_set() or not queue:
+                        return
+                    item = queue.popleft()
+                try:
+                    run(item)
+                finally:
+                    finish()
+
+        def alone(item: pytest.Function) -> None:
+            try:
+                run(item)
+            finally:
+                finish()
+
+        threads = [
+            threading.Thread(target=alone, args=(item,), name=f"{self.name}-{kind}", daemon=True)
+            for item, kind in own
+        ]
+        threads += [
+            threading.Thread(target=work, name=f"{self.name}_{n}", daemon=True)
+            for n in range(min(self.workers, len(pool)))
+        ]
+        for thread in threads:
+            thread.start()
+
+    def _running(self) -> int:
+        """Checks started and not ended (under the condition)."""
+        return self._unfinished - len(self._queue)
+
+    def wait(self, stopping: Callable[[], str | None]) -> str | None:
+        """Wait until every check has ended, or until ``stopping()`` names a reason to
+        stop (then stop); the reason, or ``None``. Ctrl-C comes out as KeyboardInterrupt."""
+        while True:
+            with self._cond:
+                if self._unfinished == 0:
+                    return None
+                self._cond.wait(_POLL_SECONDS)
+            reason = stopping()
+            if reason is not None:
+                return reason
+
+    def stop(self, grace: float = GRACE_SECONDS) -> None:
+        """Start no more checks; wait up to ``grace`` seconds for the running ones."""
+        deadline = time.monotonic() + grace
+        with self._cond:
+            self.halt.set()
+            while self._running() > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
+
+
 def run_phases(
-    phases: Phases, one: Callable[[pytest.Function, Stage], None], workers: int, name: str
-) -> None:
+    phases: Phases,
+    one: Callable[[pytest.Function, Stage], None],
+    workers: int,
+    name: str,
+    *,
+    stopping: Callable[[], str | None] = lambda: None,
+    on_interrupt: Callable[[], None] = lambda: None,
+) -> str | None:
     """Run ``one`` on every item of ``phases``, never more than ``workers`` at work at
     once: the concurrent ones in a pool; each exclusive and ``last`` one in a thread of
     its own from the start, where it waits at its stage
@@ -105,7 +225,15 @@ def run_phases(
     exclusive ones alone once nothing else runs, one by one, then the ``last`` ones
     alongside each other -- whole, or (those in ``phases.within``) only where their body
     says. Used by the server suite and the relay suite alike; ``name`` prefixes the
-    threads' names. ``one`` gets the item and its stage, and must not raise."""
+    threads' names. ``one`` gets the item and its stage, and must not raise.
+
+    The one way a batch ends early: once ``stopping()`` names a reason (the target is
+    gone), or on Ctrl-C (``on_interrupt()`` is called first: whatever the checks wait
+    on lets go of them), no check starts any more, the checks waiting at a stage are
+    woken (:class:`~pytest_osfoundry.conformance._stages.Interrupted`) and those
+    running get :data:`GRACE_SECONDS` to end. Returns the reason the batch stopped
+    (``None``: every check ended); Ctrl-C is raised again once the batch stopped.
+    """
     stages = Stages(workers)
     treatments: list[tuple[pytest.Function, Treatment]] = [
         *[(item, "pool") for item in phases.concurrent],
@@ -115,10 +243,13 @@ def run_phases(
     # Every check is counted before any starts: "nothing else runs" must not be true
     # merely because the pool has not begun yet.
     joined = {item.nodeid: stages.join(treatment) for item, treatment in treatments}
+    batch = _Batch(workers, name)
 
     def staged(item: pytest.Function) -> None:
         stage = joined[item.nodeid]
         try:
+            if batch.halt.is_set():
+                return
             if stage.treatment == "alone" and item.nodeid not in phases.within:
                 with stage.alone(), stage.running():
                     one(item, stage)
@@ -127,41 +258,23 @@ def run_phases(
                 stage.after_the_rest()
             with stage.running():
                 one(item, stage)
-        except Interrupted:  # Ctrl-C while it waited: it never ran
+        except Interrupted:  # stopped while it waited: it never ran
             pass
         finally:
             stage.ended()
 
-    threads = [
-        threading.Thread(target=staged, args=(item,), name=f"{name}-{treatment}", daemon=True)
-        for item, treatment in treatments
-        if treatment != "pool"
-    ]
-    for thread in threads:
-        thread.start()
     try:
-        _in_pool(staged, phases.concurrent, workers, name)
-        for thread in threads:
-            thread.join()
-    except BaseException:  # interrupted: wake the waiting ones, let the running ones end
+        batch.start(staged, phases.concurrent, [(i, t) for i, t in treatments if t != "pool"])
+        reason = batch.wait(stopping)
+    except KeyboardInterrupt:
+        on_interrupt()
         stages.abort()
-        for thread in threads:
-            thread.join()
+        batch.stop()
         raise
-
-
-def _in_pool(
-    one: Callable[[pytest.Function], None], items: list[pytest.Function], workers: int, name: str
-) -> None:
-    """Run ``one`` on every item, ``workers`` at a time; return when all have ended."""
-    if not items:
-        return
-    pool = ThreadPoolExecutor(workers, thread_name_prefix=name)
-    try:
-        for future in [pool.submit(one, item) for item in items]:
-            future.result()
-    finally:  # interrupted (Ctrl-C): start no more checks, let running ones end
-        pool.shutdown(wait=True, cancel_futures=True)
+    if reason is not None:
+        stages.abort()
+        batch.stop()
+    return reason
 
 
 def _runnable(item: pytest.Item) -> CheckInfo | None:
@@ -219,11 +332,133 @@ def _undeclared_wait(conf: Conformance) -> TypeError | None:
     )
 
 
-class ConcurrentRunner:
-    """The pytest plugin that pre-runs the checks of this process and replays them.
+class _Finished(Protocol):
+    """What a pre-run check left: the exceptions its call and its close raised."""
+
+    error: BaseException | None
+    close_error: BaseException | None
+
+
+_O = TypeVar("_O", bound=_Finished)
+_NOT_RUN = pytest.StashKey[bool]()
+"""Set on an item a stopped batch never ran: its set-up skips, unreported."""
+
+
+class PreRunner(Generic[_O]):
+    """What both suites' runners share: the outcomes of a pre-run batch, replayed in
+    pytest's order, and the one way a stopped batch ends.
+
+    A batch stopped (Ctrl-C, the target gone: :func:`run_phases`) keeps the outcome of
+    every check that ended and replays those as usual; every other item of the run
+    goes through pytest's protocol unreported (its set-up skips, so nothing of it
+    runs), and the suite's end reports it as not run with the reason
+    (:mod:`~pytest_osfoundry.conformance._ending`). Once the loop has replayed what
+    ended, Ctrl-C is raised again (pytest's own interrupted ending follows), or a gone
+    target fails the run (:meth:`after_loop`).
+    """
+
+    def __init__(self, workers: int, on_interrupt: Callable[[], None]) -> None:
+        if workers < 2:
+            raise ValueError("a concurrent runner needs at least 2 workers")
+        self.workers = workers
+        self._on_interrupt = on_interrupt
+        self._outcomes: dict[str, _O] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.stopped: str | None = None
+        """Why the batch stopped before every check ended (``None``: it did not)."""
+        self._interrupt: KeyboardInterrupt | None = None
+
+    def _keep(self, item: pytest.Item, outcome: _O) -> None:
+        """Store ``outcome``, unless its check was stopped before it ended or the batch
+        has let it go."""
+        if isinstance(outcome.error, Interrupted):
+            return  # stopped mid-way: it did not run
+        if isinstance(outcome.close_error, Interrupted):
+            outcome.close_error = None  # it ended; only its clean-up was cut short
+        with self._lock:
+            if not self._closed:
+                self._outcomes[item.nodeid] = outcome
+
+    def _run(
+        self,
+        phases: Phases,
+        one: Callable[[pytest.Function, Stage], None],
+        name: str,
+        stopping: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        """Run the batch (:func:`run_phases`); keep what ended if it stopped."""
+        try:
+            reason = run_phases(
+                phases,
+                one,
+                self.workers,
+                name,
+                stopping=stopping,
+                on_interrupt=self._on_interrupt,
+            )
+        except KeyboardInterrupt as err:
+            self._interrupt = err
+            reason = INTERRUPTED
+        if reason is not None:
+            with self._lock:
+                self._closed = True  # a check let go of reports nothing later
+            self.stopped = reason
+
+    def _replay_or_skip(self, item: pytest.Item) -> _O:
+        """``item``'s outcome; a check the stopped batch did not finish is not run."""
+        outcome = self._outcomes.get(item.nodeid)
+        if outcome is None:
+            raise pytest.skip.Exception(NOT_RUN_PREFIX + (self.stopped or "the run stopped"))
+        return outcome
+
+    # ------------------------------------------------------------------ hooks
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> bool | None:
+        """Once the batch stopped, take an item that did not end through pytest's
+        protocol unreported: its set-up skips before any fixture, its teardown tears
+        down what the next item does not need (as pytest's would); nothing of it runs."""
+        if self.stopped is None or item.nodeid in self._outcomes:
+            return None
+        item.stash[_NOT_RUN] = True
+        runtestprotocol(item, log=False, nextitem=nextitem)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Skip the set-up of an item the stopped batch did not run."""
+        if item.stash.get(_NOT_RUN, False):
+            raise pytest.skip.Exception(NOT_RUN_PREFIX + (self.stopped or "the run stopped"))
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Re-raise what closing a pre-run check's context raised (a teardown error)."""
+        outcome = self._outcomes.pop(item.nodeid, None)
+        if outcome is not None and outcome.close_error is not None:
+            raise outcome.close_error
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """After the loop replayed what ended: Ctrl-C again, or :meth:`after_loop`."""
+        result = yield
+        if self._interrupt is not None:
+            raise self._interrupt
+        self.after_loop(session)
+        return result
+
+    def after_loop(self, session: pytest.Session) -> None:
+        """What the run learns once the loop is over (nothing, by default)."""
+
+
+class ConcurrentRunner(PreRunner[Outcome]):
+    """The pytest plugin that pre-runs the server checks of this process and replays them.
 
     ``make_context(item, target)`` builds a check's fresh context; ``attach(item, conf)``
-    hands the pre-run context to the reporting (exchanges, notes, request count).
+    hands the pre-run context to the reporting (exchanges, notes, request count);
+    ``on_interrupt()`` is called on Ctrl-C in the middle of a batch. A target found gone
+    (:mod:`~pytest_osfoundry.conformance._liveness`) stops the batch and, after the
+    loop, the run.
     """
 
     def __init__(
@@ -231,17 +466,14 @@ class ConcurrentRunner:
         workers: int,
         make_context: Callable[[pytest.Item, Any], Conformance],
         attach: Callable[[pytest.Item, Conformance], None],
+        on_interrupt: Callable[[], None] = lambda: None,
     ) -> None:
-        if workers < 2:
-            raise ValueError("a concurrent runner needs at least 2 workers")
-        self.workers = workers
+        super().__init__(workers, on_interrupt)
         self._make_context = make_context
         self._attach = attach
-        self._outcomes: dict[str, Outcome] = {}
-        self._lock = threading.Lock()
         self._in_flight = InFlight()
+        self._targets: list[Any] = []
 
-    # ------------------------------------------------------------------ hooks
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """Replay the stored outcome of a check (pre-running its batch first if needed)."""
@@ -253,13 +485,15 @@ class ConcurrentRunner:
             if not isinstance(conf, Conformance):
                 return None
             self._prerun(pyfuncitem, conf.target)
-            outcome = self._outcomes.get(pyfuncitem.nodeid)
-            if outcome is None:  # pragma: no cover - _prerun always includes the item
-                return None
+            outcome = self._replay_or_skip(pyfuncitem)
         self._attach(pyfuncitem, outcome.conf)
         if outcome.error is not None:
             raise outcome.error
         return True
+
+    def runs(self, item: pytest.Item) -> bool:
+        """Whether this runner runs ``item`` (and so ends the run if its target is gone)."""
+        return _runnable(item) is not None
 
     def context_of(self, item: pytest.Item) -> Conformance | None:
         """The context ``item``'s check ran with in the pre-run (closed already), or
@@ -267,11 +501,12 @@ class ConcurrentRunner:
         outcome = self._outcomes.get(item.nodeid)
         return None if outcome is None else outcome.conf
 
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        """Re-raise what closing a pre-run check's context raised (a teardown error)."""
-        outcome = self._outcomes.pop(item.nodeid, None)
-        if outcome is not None and outcome.close_error is not None:
-            raise outcome.close_error
+    def after_loop(self, session: pytest.Session) -> None:
+        """A target found gone during a batch fails the run, once what ended is reported."""
+        for target in self._targets:
+            gone = getattr(liveness_of(target), "gone", None)
+            if gone is not None and not session.shouldfail:
+                session.shouldfail = gone
 
     # ------------------------------------------------------------------ pre-running
     def _prerun(self, first: pytest.Function, target: Any) -> None:
@@ -288,12 +523,12 @@ class ConcurrentRunner:
             conf = self._make_context(item, target)
             stage.idle = self._in_flight.idle  # its waits from here on are not in flight
             conf.stage = stage
-            outcome = run_check(item, conf, self._in_flight, self.workers)
-            with self._lock:
-                self._outcomes[item.nodeid] = outcome
+            self._keep(item, run_check(item, conf, self._in_flight, self.workers))
 
-        liveness_of(target)  # made once here, not raced for by the checks' threads
-        run_phases(plan, one, self.workers, "osf-check")
+        record = liveness_of(target)  # made once here, not raced for by the checks' threads
+        if target not in self._targets:
+            self._targets.append(target)
+        self._run(plan, one, "osf-check", lambda: getattr(record, "gone", None))
 
 
 def _upcoming(item: pytest.Item) -> Iterable[pytest.Item]:

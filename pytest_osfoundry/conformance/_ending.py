@@ -2,41 +2,63 @@
 
 A run can end in many ways: every check ran; some failed; the target stopped
 answering (:mod:`~pytest_osfoundry.conformance._liveness`); ``-x``/``--maxfail``;
-Ctrl-C; an internal error; a collection error; the preflight refused the target.
+Ctrl-C; an internal error; a collection error; a refusal before any check (a bad
+option, a bad ``embedded:MODULE:FACTORY``, a refused preflight, of either suite).
 :class:`EndWatcher` (a plugin registered with the suite's) notes what pytest tells it
 about those ends and which checks were collected (on the xdist controller, from the
-workers' collections). At the end :func:`stop_reason` works out
+workers' collections), and on Ctrl-C tells whatever runs the checks to stop at once
+(:meth:`EndWatcher.on_stop`: the target refuses every later request, the relay suite
+kills its relays and wakes its waits). At the end :func:`stop_reason` works out
 
 * :func:`stop_reason`: why the run stopped before its end (``None``: it did not), and
-* the checks collected that never reported, each handed to pytest as a *skipped*
-  report whose reason says why it did not run (:func:`unrun_reports`) -- so the JSON
-  and Markdown reports, the JUnit XML and the terminal all list it --
+* the checks collected that never reported, each handed to the suite's reports and
+  pytest's JUnit writer as a *skipped* report whose reason says why it did not run
+  (:func:`unrun_reports`) -- the terminal counts them in its closing line instead of
+  listing them --
 
 and makes the exit status and the report's ``ok`` agree: ``ok`` is true exactly when
-pytest exits 0 (``docs/choices.md``: "A run that stopped is never green").
+pytest exits 0 (``docs/choices.md``: "A run that stopped is never green"). A run
+refused before collection lists the checks it would have made
+(:func:`planned_checks`) as not run, for the same reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import CheckInfo, all_checks, check_info
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance._registry import (
+    RELAY_AREA,
+    CheckInfo,
+    all_checks,
+    check_info,
+)
 
 __all__ = [
+    "INTERRUPTED",
     "NOT_RUN_PREFIX",
+    "REFUSED",
     "EndWatcher",
     "Unrun",
     "exit_reason",
+    "planned_checks",
     "stop_reason",
     "unrun_reports",
 ]
 
 NOT_RUN_PREFIX = "not run: "
 """How the reason of every check a stopped run never reached starts."""
+
+INTERRUPTED = "interrupted (Ctrl-C / KeyboardInterrupt)"
+"""Why a run that Ctrl-C stopped did not go on (the report's ``stopped``)."""
+
+REFUSED = "refused before any check: "
+"""How the reason of a run refused for its options (a usage error) starts."""
 
 _EXIT_REASONS = {
     int(pytest.ExitCode.INTERRUPTED): "the run was interrupted",
@@ -65,15 +87,41 @@ class EndWatcher:
     """Set on an internal error: the exception's last line."""
     collected: dict[str, Unrun] = field(default_factory=dict)
     """Every check collected, by node id (this process's, or every worker's)."""
+    collection_done: bool = False
+    """Whether collection finished (else the checks a run plans stand in for it)."""
+    _stoppers: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    _stopped: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_stop(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` when Ctrl-C ends the run (at once if it already has): what
+        runs the checks lets go of them there (no request sent, no relay kept)."""
+        with self._lock:
+            stopped = self._stopped
+            if not stopped:
+                self._stoppers.append(stop)
+        if stopped:
+            stop()
+
+    def stop_now(self) -> None:
+        """Ctrl-C: call every stopper once (from any thread; later calls do nothing)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            stoppers, self._stoppers = self._stoppers, []
+        for stop in stoppers:
+            stop()
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Ctrl-C or ``pytest.exit``: remember it (the run's checks after it never ran)."""
         value = excinfo.value
         if isinstance(value, KeyboardInterrupt):
-            self.interrupted = "interrupted (Ctrl-C / KeyboardInterrupt)"
+            self.interrupted = INTERRUPTED
         else:
             message = getattr(value, "msg", "") or str(value)
             self.interrupted = f"ended by pytest.exit: {message}" if message else "ended"
+        self.stop_now()
 
     def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """An internal error: remember its one line."""
@@ -81,6 +129,7 @@ class EndWatcher:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Remember every check this process collected (after deselection)."""
+        self.collection_done = True
         for item in session.items:
             info = check_info(getattr(item, "obj", None))
             if info is not None:
@@ -89,19 +138,51 @@ class EndWatcher:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """xdist controller: the checks a worker collected (by node id)."""
-        by_id = {info.check_id: info for info in _known()}
+        self.collection_done = True
+        by_id = {info.check_id: info for info in _known(include_relay=True)}
         for nodeid in ids:
             info = by_id.get(nodeid.rpartition("::")[2])
             if info is not None and nodeid not in self.collected:
                 path = nodeid.partition("::")[0]
                 self.collected[nodeid] = Unrun(nodeid, info, (path, None, info.check_id))
 
+    def unrun(self, settings: Settings, reported: Iterable[str]) -> list[Unrun]:
+        """The checks that never reported: those collected, or -- when collection never
+        finished -- those the run planned (:func:`planned_checks`)."""
+        done = set(reported)
+        if self.collection_done:
+            return [u for nodeid, u in self.collected.items() if nodeid not in done]
+        return [
+            Unrun(info.check_id, info, (info.check_id, None, info.check_id))
+            for info in planned_checks(settings)
+            if info.check_id not in done
+        ]
 
-def _known() -> list[CheckInfo]:
+
+def _known(*, include_relay: bool) -> list[CheckInfo]:
     try:
-        return all_checks()
+        return all_checks(include_relay=include_relay)
     except Exception:  # a broken install: the run reports it as a collection error
         return []
+
+
+def planned_checks(settings: Settings) -> list[CheckInfo]:
+    """The rule book's checks a run with ``settings`` would collect: the server checks
+    with a target, the relay checks with a relay command, ``--osf-level`` and the
+    opt-ins applied (``-k`` and a project's own checks are unknown before collection)."""
+    chosen = []
+    for info in _known(include_relay=settings.relay_active):
+        relay = info.area == RELAY_AREA
+        if (relay and not settings.relay_active) or (not relay and not settings.active):
+            continue
+        if settings.osf_level == "documented" and info.level != "documented":
+            continue
+        if info.opt_in == "--osf-timing" and not settings.osf_timing:
+            continue
+        if info.opt_in == "--osf-relay-realtime" and not settings.osf_relay_realtime:
+            continue
+        chosen.append(info)
+    return chosen
 
 
 def stop_reason(session: pytest.Session, watcher: EndWatcher, exitstatus: int) -> str | None:
@@ -144,8 +225,8 @@ def unrun_reports(unrun: Iterable[Unrun], reason: str) -> list[pytest.TestReport
     """A skipped set-up report and a passed teardown report per unrun check.
 
     Fed to ``pytest_runtest_logreport``, each becomes a skipped entry with ``reason``
-    in the terminal, JUnit XML and the suite's own reports; its ``osf`` data marks the
-    check as not run.
+    in the JUnit XML and the suite's own reports; its ``osf`` data marks the check
+    as not run.
     """
     text = NOT_RUN_PREFIX + reason
     reports: list[pytest.TestReport] = []

@@ -6,7 +6,9 @@ one through ``server/discover`` (or a modern ``tools/list``), the legacy ones th
 ``initialize`` accepts it or ``server/discover`` lists it: MCP asks discover to name
 the revisions for *modern* requests, so a dual-era server need not list the legacy
 ones (``docs/choices.md``). Every probe carries the agent token when one is given: a
-server may ask for one on everything but D3's open methods.
+server may ask for one on everything but D3's open methods, and goes through the
+target's liveness watch (:mod:`~pytest_osfoundry.conformance._liveness`): against a
+silent target the probes cost one deadline and one liveness probe, not one each.
 :func:`domain_protocol` settles ``--osf-protocol``: a pinned revision is used as
 given; ``auto`` is settled the way a dual-era client does (a modern probe first,
 ``initialize`` when the target answers as a legacy server would).
@@ -36,6 +38,7 @@ from pytest_osfoundry.conformance._expected import (
     MODERN_REVISION,
     PROTOCOL_VERSION_HEADER,
 )
+from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
 
 __all__ = [
@@ -132,7 +135,7 @@ def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, An
     token = target.creds.agent_token
     if token:
         headers = {**headers, "Authorization": f"Bearer {token}"}
-    reply = target.transport.request("POST", target.mcp_url, headers, body)
+    reply = watch(target, target.transport).request("POST", target.mcp_url, headers, body)
     text = reply.body.decode("utf-8", "replace")
     if "text/event-stream" in reply.headers.get("content-type", ""):
         datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
@@ -212,7 +215,8 @@ def domain_protocol(target: Target, choice: str) -> str:
         return choice
     settled = _cached(_settled, target)
     if settled is None:
-        client = McpClient(target.transport, target.mcp_url, target.creds.agent_token, era_cache={})
+        transport = watch(target, target.transport)
+        client = McpClient(transport, target.mcp_url, target.creds.agent_token, era_cache={})
         try:
             era = client.connect()
         except OsfClientError:

@@ -1,12 +1,22 @@
 """How a suite run ends: the exit status settled, the reports written, the summary printed.
 
+Both suites (``--osf-target``, ``--osf-relay-command``) end through here, however
+they end:
+
 * :func:`pytest_sessionfinish` (before pytest's JUnit writer) reports every collected
   check that never reported, makes the exit status and the report's ``ok`` agree
   (:mod:`~pytest_osfoundry.conformance._ending`; a stale baseline entry or a stopped
   run fails it) and writes the JSON, Markdown and baseline files.
+* :func:`refuse` ends a run refused before any check (a bad option, a bad target or
+  relay command, a refused preflight, Ctrl-C during the preflight): pytest calls no
+  ``pytest_sessionfinish`` then, so it writes the same files itself -- every check
+  the run would have made, as not run -- and the JUnit XML pytest would have.
 * :func:`pytest_testnodedown` gathers, on the xdist controller, the revisions each
   worker's ``--osf-protocol auto`` settled on.
-* :func:`pytest_terminal_summary` prints the checks by area and the closing line.
+* :func:`pytest_terminal_summary` prints the checks by area and the closing line; the
+  checks a stopped run never reached are counted there, not listed.
+
+A collect-only run ends without any of it: nothing ran, so nothing is reported.
 """
 
 from __future__ import annotations
@@ -17,15 +27,28 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry.conformance._baseline import Baseline
 from pytest_osfoundry.conformance._crowding import summary_line
-from pytest_osfoundry.conformance._ending import exit_reason, stop_reason, unrun_reports
+from pytest_osfoundry.conformance._ending import (
+    Unrun,
+    exit_reason,
+    planned_checks,
+    stop_reason,
+    unrun_reports,
+)
 from pytest_osfoundry.conformance._eras import describe_protocol
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance._outputs import writable_path_problem
 from pytest_osfoundry.conformance._registry import all_checks
-from pytest_osfoundry.conformance._report import Results, report_document, terminal_lines
+from pytest_osfoundry.conformance._report import (
+    Results,
+    Summary,
+    report_document,
+    terminal_lines,
+)
 from pytest_osfoundry.conformance._stash import (
     BASELINE,
     COLLECTED,
-    PREFLIGHT_FAILED,
     RESULTS,
     SETTLED,
     SETTLED_OUTPUT,
@@ -36,9 +59,9 @@ from pytest_osfoundry.conformance._stash import (
     run_settings,
 )
 from pytest_osfoundry.conformance._target import describe_target
-from pytest_osfoundry.conformance._writing import write_reports
+from pytest_osfoundry.conformance._writing import write_junit, write_reports
 
-__all__ = ["pytest_sessionfinish", "pytest_terminal_summary", "pytest_testnodedown"]
+__all__ = ["pytest_sessionfinish", "pytest_terminal_summary", "pytest_testnodedown", "refuse"]
 
 
 def _known_ids(config: pytest.Config) -> list[str]:
@@ -60,21 +83,45 @@ def pytest_testnodedown(node: Any, error: object) -> None:
         found.update(str(revision) for revision in settled)
 
 
-def _protocol(config: pytest.Config) -> str:
+def _protocol(config: pytest.Config, settings: Settings) -> str:
     """``--osf-protocol`` as the reports name it, with the revision ``auto`` settled on."""
     settled: set[str] = config.stash.get(SETTLED, set())
-    return describe_protocol(run_settings(config).osf_protocol, settled)
+    return describe_protocol(settings.osf_protocol, settled)
+
+
+def _document(
+    config: pytest.Config,
+    settings: Settings,
+    results: Results,
+    summary: Summary,
+    baseline: Baseline | None,
+    exit_status: int,
+) -> dict[str, Any]:
+    """The JSON report of a run, however it ended."""
+    document = report_document(
+        results,
+        summary,
+        suite_version=__version__,
+        spec=SPEC_REVISION,
+        target=describe_target(settings),
+        level=settings.osf_level,
+        baseline=baseline,
+    )
+    document["protocol"] = _protocol(config, settings)
+    document["concurrency_hint"] = _crowding_line(results, settings.osf_concurrency)
+    document["exit_status"] = int(exit_status)
+    return document
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Settle how the run ended, write the reports and the baseline.
 
-    First (before pytest's JUnit writer) every collected check that never reported is
-    reported skipped with the reason the run stopped; then the exit status and the
-    report's ``ok`` are made to agree (:mod:`~pytest_osfoundry.conformance._ending`):
-    a stale baseline entry or a stopped run fails it. On an xdist worker, only hand
-    the controller the revisions settled there.
+    First (before pytest's JUnit writer) every check that never reported is reported
+    skipped with the reason the run stopped; then the exit status and the report's
+    ``ok`` are made to agree (:mod:`~pytest_osfoundry.conformance._ending`): a stale
+    baseline entry or a stopped run fails it. On an xdist worker, only hand the
+    controller the revisions settled there. A collect-only run reports nothing.
     """
     config = session.config
     if is_worker(config):
@@ -82,14 +129,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.workeroutput[SETTLED_OUTPUT] = sorted(settled)  # type: ignore[attr-defined]
         return
     results = config.stash.get(RESULTS, None)
-    if results is None or config.stash.get(PREFLIGHT_FAILED, False):
+    if results is None or config.getoption("collectonly", False):
         return
     settings = run_settings(config)
-    if not results.checks and not settings.active:
+    if not results.checks and not (settings.active or settings.relay_active):
         return
     watcher = config.stash[WATCHER]
     reason = stop_reason(session, watcher, session.exitstatus)
-    unrun = [u for nodeid, u in watcher.collected.items() if nodeid not in results.checks]
+    unrun = watcher.unrun(settings, results.checks)
     for report in unrun_reports(unrun, reason or "the run ended before it"):
         config.hook.pytest_runtest_logreport(report=report)
     baseline = config.stash.get(BASELINE, None)
@@ -103,19 +150,57 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         reason = exit_reason(session.exitstatus)
     summary = dataclasses.replace(summary, stopped=reason)
     config.stash[SUMMARY] = summary
-    document = report_document(
-        results,
-        summary,
-        suite_version=__version__,
-        spec=SPEC_REVISION,
-        target=describe_target(settings),
-        level=settings.osf_level,
-        baseline=baseline,
-    )
-    document["protocol"] = _protocol(config)
-    document["concurrency_hint"] = _crowding_line(results, settings.osf_concurrency)
-    document["exit_status"] = int(session.exitstatus)
+    document = _document(config, settings, results, summary, baseline, session.exitstatus)
     config.stash[WRITTEN].extend(write_reports(settings, document, results))
+
+
+def refuse(
+    config: pytest.Config,
+    reason: str,
+    settings: Settings | None = None,
+    exit_status: int = int(pytest.ExitCode.USAGE_ERROR),
+) -> None:
+    """Write every report a run refused before any check asks for, and its JUnit XML.
+
+    Each check the run would have made
+    (:func:`~pytest_osfoundry.conformance._ending.planned_checks`) is listed as not
+    run with ``reason``; ``ok`` is false and the
+    exit status ``exit_status`` (the usage error's 4, or 2 for Ctrl-C). ``settings``
+    are the run's, or -- when an option itself was refused -- whatever can be read
+    (:meth:`~pytest_osfoundry.conformance._options.Settings.readable`). No baseline is
+    written (nothing was checked), nor a file at a path that cannot take one. Never
+    raises: the caller raises the refusal itself.
+    """
+    if settings is None:
+        settings = Settings.readable(config)
+    junit = getattr(config.option, "xmlpath", None) or None
+    if not (settings.active or settings.relay_active):
+        junit = None  # not a suite run: its JUnit file is not the suite's to write
+    report, markdown = (
+        path if path and writable_path_problem(path) is None else None
+        for path in (settings.osf_report, settings.osf_markdown)
+    )
+    if junit and writable_path_problem(junit) is not None:
+        junit = None
+    if not (report or markdown or junit):
+        return
+    settings = dataclasses.replace(
+        settings, osf_report=report, osf_markdown=markdown, osf_write_baseline=None
+    )
+    results = Results()
+    planned = [
+        Unrun(i.check_id, i, (i.check_id, None, i.check_id)) for i in planned_checks(settings)
+    ]
+    for unrun in unrun_reports(planned, reason):
+        results.add(unrun)
+    summary = dataclasses.replace(results.summary(None), stopped=reason)
+    document = _document(config, settings, results, summary, None, exit_status)
+    try:
+        write_reports(settings, document, results)
+        if junit:
+            write_junit(junit, results, reason)
+    except OSError:  # the refusal is the message; a file that cannot be written is not
+        pass
 
 
 def _crowding_line(results: Results, concurrency: int) -> str | None:
@@ -133,7 +218,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     settings = run_settings(config)
     header = (
         f"target {describe_target(settings)} · suite {__version__} · spec {SPEC_REVISION} "
-        f"· level {settings.osf_level} · MCP protocol {_protocol(config)}"
+        f"· level {settings.osf_level} · MCP protocol {_protocol(config, settings)}"
         + (" · strict" if settings.osf_strict else "")
     )
     terminalreporter.write_sep("=", "osfoundry conformance")

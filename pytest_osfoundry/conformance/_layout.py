@@ -27,6 +27,7 @@ __all__ = [
     "checks_dir",
     "read_rulebook_file",
     "rulebook_dir",
+    "where_installed",
 ]
 
 RULEBOOK_PACKAGE = "pytest_osfoundry.conformance.rulebook"
@@ -56,6 +57,26 @@ def rulebook_dir() -> Path:
             "conformance checks; reinstall pytest-osfoundry"
         )
     return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def where_installed(reference: str) -> str:
+    """A rule book file named the machine-independent way -- relative to the folder
+    holding the package, ``pytest_osfoundry/conformance/rulebook/spec.md#d6`` (what
+    the registry and ``docs/rules.md`` say) -- as the file of this install, which is
+    what a report names: relative to the working folder when it lies inside it (a
+    checkout's ``conformance/spec.md#d6``), else absolute (a wheel's, in
+    ``site-packages``). Any other text (a project's own rule's reference) is returned
+    as it is."""
+    prefix = RULEBOOK_PACKAGE.replace(".", "/") + "/"
+    if not reference.startswith(prefix):
+        return reference
+    name, hash_, anchor = reference[len(prefix) :].partition("#")
+    path = rulebook_dir() / name
+    try:
+        shown = path.relative_to(Path.cwd().resolve())
+    except ValueError:  # outside the working folder (or none): the whole path
+        shown = path
+    return f"{shown.as_posix()}{hash_}{anchor}"
 
 
 def checks_dir(area: str = SERVER_CHECKS) -> Path:

@@ -15,10 +15,20 @@ within the deadline.
 * otherwise one probe is sent (one at a time: checks timing out together share it);
   an answer proves the target alive, no answer declares it gone.
 
-Once gone, every later exchange fails at once with one message saying so, and
-:func:`stop_if_gone` turns that into pytest's ``shouldfail``, so the run ends after
-the check in hand (exit status 1, the message printed once, every check not reached
-reported as not run by :mod:`~pytest_osfoundry.conformance._ending`).
+The exchange whose time-out found the target gone fails its check, with a message
+saying how long the target was waited for in all (the request's deadline, then the
+probe's). Every other exchange from then on -- and each that timed out meanwhile --
+raises :class:`~pytest_osfoundry.conformance._stages.Interrupted` at once: its check
+did not run to an end, so it is reported as not run, not failed. :func:`stop_if_gone`
+turns that into pytest's ``shouldfail``, so the run ends after the check in hand
+(exit status 1, the message printed once, every check not reached reported as not
+run by :mod:`~pytest_osfoundry.conformance._ending`); a concurrent batch stops the
+same way (:mod:`~pytest_osfoundry.conformance._concurrent`).
+
+:meth:`Liveness.stop` is the other end: once the run is stopping (Ctrl-C), every
+later exchange raises ``Interrupted`` before anything is sent, so a check in the
+middle of its work ends at its next request (its clean-up included: nothing more
+reaches the target).
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
+from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.http import Response
 
 __all__ = ["PROBE_BODY", "Liveness", "liveness_of", "stop_if_gone", "watch"]
@@ -59,31 +70,46 @@ class Liveness:
     """Probes sent so far."""
     gone: str | None = None
     """Why the target is considered gone (``None`` while it answers)."""
+    stopping: bool = False
+    """Whether the run is stopping (Ctrl-C): no request is sent any more."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def stop(self) -> None:
+        """The run is stopping: every later exchange raises ``Interrupted`` unsent."""
+        self.stopping = True
 
     def answered(self) -> None:
         """An answer came back: the target is alive."""
         self.last_answer = time.monotonic()
 
-    def timed_out(self, sent: float, error: DeadlineExceeded, transport: Transport) -> None:
+    def timed_out(self, sent: float, error: DeadlineExceeded, transport: Transport) -> bool:
         """An exchange sent at ``sent`` ran out of time; probe the target (through
-        ``transport``) unless something answered since."""
-        if self.gone is not None or self.last_answer > sent:
-            return
+        ``transport``) unless something answered since. Whether the time-out is the
+        exchange's own finding (its check fails with it): false when the target was
+        found gone meanwhile, by another exchange's probe."""
+        if self.gone is not None:
+            return False
+        if self.last_answer > sent:
+            return True
         with self._lock:  # checks timing out together wait for one probe
-            if self.gone is not None or self.last_answer > sent:
-                return
+            if self.gone is not None:
+                return False
+            if self.last_answer > sent:
+                return True
             self.probes += 1
             try:
                 transport.request("POST", self.url, _PROBE_HEADERS, PROBE_BODY)
             except OsfClientError as probe_error:
+                waited = time.monotonic() - sent
                 self.gone = (
                     f"the target stopped answering: a request got no answer ({error}) and "
-                    f"a tools/list probe sent after it got none either ({probe_error}); "
-                    "the remaining checks were not run"
+                    f"a tools/list probe sent after it got none either ({probe_error}): "
+                    f"{waited:.0f} s without an answer in all; the remaining checks "
+                    "were not run"
                 )
             else:
                 self.answered()
+            return True
 
 
 _ATTRIBUTE = "_osf_liveness"
@@ -106,13 +132,16 @@ class _Watched:
         self.record = record
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        if self.record.stopping:
+            raise Interrupted(f"the run is stopping: {method} {url} was not sent")
         if self.record.gone is not None:
-            raise DeadlineExceeded(self.record.gone, url=None)
+            raise Interrupted(self.record.gone)
         sent = time.monotonic()
         try:
             reply = self.inner.request(method, url, headers, body)
         except DeadlineExceeded as err:
-            self.record.timed_out(sent, err, self.inner)
+            if not self.record.timed_out(sent, err, self.inner):
+                raise Interrupted(str(self.record.gone)) from err
             raise
         self.record.answered()
         return reply

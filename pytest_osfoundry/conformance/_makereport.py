@@ -5,8 +5,9 @@ report (long representation, sections, user properties), so none reaches the
 terminal, JUnit XML or a file; a check's report also carries ``osf``: its id,
 level, outcome, one-line message, request count and (when it failed) the failing
 exchange, which xdist ships to the controller. Under ``--osf-strict`` a check that
-could not run fails. :class:`ResultsGatherer` folds every report into the run's
-:class:`~pytest_osfoundry.conformance._report.Results`.
+could not run fails. A check a stopped run never reached shows nothing in the
+terminal (:func:`pytest_report_teststatus`). :class:`ResultsGatherer` folds every
+report into the run's :class:`~pytest_osfoundry.conformance._report.Results`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._eras import NOT_SERVED
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._registry import check_info
@@ -33,7 +35,7 @@ from pytest_osfoundry.conformance._stash import CONF, SECRETS, run_settings
 if TYPE_CHECKING:
     from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
-__all__ = ["ResultsGatherer", "pytest_runtest_makereport"]
+__all__ = ["ResultsGatherer", "pytest_report_teststatus", "pytest_runtest_makereport"]
 
 _CURL_LIMIT = 20_000
 _HISTORY = 8
@@ -135,8 +137,11 @@ def pytest_runtest_makereport(
     if info is not None and report.skipped and not hasattr(report, "wasxfail"):
         not_run = True
         reason = _skip_reason(report)
-        # A check about an MCP revision the target does not serve does not apply.
-        if run_settings(item.config).osf_strict and not reason.startswith(NOT_SERVED):
+        # A check about an MCP revision the target does not serve does not apply; one
+        # a stopped run never ran is the run's failure, not the check's.
+        if run_settings(item.config).osf_strict and not reason.startswith(
+            (NOT_SERVED, NOT_RUN_PREFIX)
+        ):
             report.outcome = "failed"
             report.longrepr = f"could not run, a failure under --osf-strict: {reason}"
     if info is not None and (report.when == "call" or not report.passed):
@@ -189,6 +194,18 @@ def pytest_runtest_makereport(
         if report.when == "call":
             item.user_properties.append(("osf_outcome", f"{outcome}: {message}"))
     _mask_report(report, secrets)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, str] | None:
+    """A check a stopped run never reached has no letter, word or count in the
+    terminal (its closing line counts it); the JUnit XML and the suite's reports list it."""
+    data = getattr(report, "osf", None)
+    if not (isinstance(data, dict) and data.get("not_run") and report.skipped):
+        return None
+    return ("", "", "") if str(data.get("message", "")).startswith(NOT_RUN_PREFIX) else None
 
 
 class ResultsGatherer:

@@ -1,5 +1,9 @@
 """The suite's options: each ``--osf-...`` flag, also read from ``OSF_...`` in the environment.
 
+Their help names no file a reader might not have (a wheel holds no ``docs/`` or
+``benchmarks/``): what it points at is an importable module
+(``tests/test_docs_installed.py``).
+
 The environment variable of an option is its flag upper-cased with ``-`` turned into
 ``_`` and the leading dashes dropped (``--osf-agent-token`` ↔ ``OSF_AGENT_TOKEN``), so
 CI secrets need no command line. A value on the command line wins over the
@@ -65,9 +69,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--osf-relay-command",
         "check a desktop relay instead of a server: the command that starts your relay's "
-        "adapter (split as a shell would, no shell; see docs/relay-conformance.md), or "
-        "'embedded' (the kit's own fake relay); runs the installed relay suite when no "
-        "test paths are given",
+        "adapter (split as a shell would, no shell), started for each check with "
+        "OSF_RELAY_URL, OSF_DESKTOP_TOKEN, OSF_RELAY_DRIVER, OSF_RELAY_STATE_DIR and the "
+        "timing variables in its environment; or 'embedded', the kit's own fake relay "
+        "behind its adapter (python -m pytest_osfoundry.relay.driven, a worked example); "
+        "runs the installed relay suite when no test paths are given",
         metavar="CMD|embedded",
     ),
     OptionSpec(
@@ -79,7 +85,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--osf-relay-concurrency",
         "how many relay checks run at once, each with its own relay process (default 8, "
-        "chosen by benchmarks/bench_relay_suite.py; 1 runs them one after another)",
+        "the fastest measured; 1 runs them one after another)",
         kind="int",
         metavar="N",
     ),
@@ -193,8 +199,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-concurrency",
-        "how many checks run at once in this process (default 32, chosen by "
-        "benchmarks/bench_latency.py; 1 runs them one after another)",
+        "how many checks run at once in this process (default 32, the fastest measured "
+        "against a far server; 1 runs them one after another)",
         kind="int",
         metavar="N",
     ),
@@ -309,21 +315,9 @@ class Settings:
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for spec in OPTIONS:
-            raw = given.get(spec.dest)
-            source = spec.flag
-            if isinstance(raw, str) and raw.strip() == "":
-                raise pytest.UsageError(f"{spec.flag} is empty: give it a value or leave it out")
-            if raw is None:
-                raw = env.get(spec.env)
-                source = spec.env
-                if raw is not None and raw.strip() == "":
-                    raise pytest.UsageError(
-                        f"{spec.env} is set but empty: give it a value or unset it "
-                        f"(an undefined CI secret expands to an empty string) [{spec.flag}]"
-                    )
-            if raw is None:
-                continue
-            values[spec.dest] = _convert(spec, raw, source)
+            value = _read(spec, given.get(spec.dest), env)
+            if value is not None:
+                values[spec.dest] = value
         return cls(**values)
 
     @classmethod
@@ -331,6 +325,45 @@ class Settings:
         """The settings of a pytest run (its options, then the environment)."""
         given = {spec.dest: config.getoption(spec.dest, None) for spec in OPTIONS}
         return cls.from_values(given)
+
+    @classmethod
+    def readable(cls, config: pytest.Config, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings of a run whose options were refused: each option that can be
+        read as :meth:`from_values` reads it, any other left at its default -- what the
+        refused run's reports are written with (where to, about which checks)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in OPTIONS:
+            try:
+                value = _read(spec, config.getoption(spec.dest, None), env)
+            except pytest.UsageError:
+                continue
+            if value is not None:
+                values[spec.dest] = value
+        return cls(**values)
+
+
+def _read(spec: OptionSpec, raw: Any, env: Mapping[str, str]) -> Any:
+    """The value of one option: ``raw`` (given) or its environment variable, converted;
+    ``None`` when neither is given.
+
+    Raises:
+        pytest.UsageError: the value is malformed or the variable is set but empty.
+    """
+    source = spec.flag
+    if isinstance(raw, str) and raw.strip() == "":
+        raise pytest.UsageError(f"{spec.flag} is empty: give it a value or leave it out")
+    if raw is None:
+        raw = env.get(spec.env)
+        source = spec.env
+        if raw is not None and raw.strip() == "":
+            raise pytest.UsageError(
+                f"{spec.env} is set but empty: give it a value or unset it "
+                f"(an undefined CI secret expands to an empty string) [{spec.flag}]"
+            )
+    if raw is None:
+        return None
+    return _convert(spec, raw, source)
 
 
 def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:

@@ -46,27 +46,32 @@ from pytest_osfoundry.conformance._collection import (
     pytest_pycollect_makemodule,
 )
 from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
-from pytest_osfoundry.conformance._ending import EndWatcher
+from pytest_osfoundry.conformance._ending import INTERRUPTED, REFUSED, EndWatcher
 from pytest_osfoundry.conformance._extra import extra_check_paths
 from pytest_osfoundry.conformance._finish import (
     pytest_sessionfinish,
     pytest_terminal_summary,
     pytest_testnodedown,
+    refuse,
 )
 from pytest_osfoundry.conformance._gc import freeze_collected
 from pytest_osfoundry.conformance._layout import checks_dir
-from pytest_osfoundry.conformance._makereport import ResultsGatherer, pytest_runtest_makereport
+from pytest_osfoundry.conformance._makereport import (
+    ResultsGatherer,
+    pytest_report_teststatus,
+    pytest_runtest_makereport,
+)
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._outputs import check_output_paths
 from pytest_osfoundry.conformance._preflight import PreflightError, preflight
 from pytest_osfoundry.conformance._report import Results
 from pytest_osfoundry.conformance._stash import (
     BASELINE,
-    PREFLIGHT_FAILED,
     PREFLIGHTED,
     RESULTS,
     SECRETS,
     SETTINGS,
+    SUITE_PATHS,
     WATCHER,
     WRITTEN,
     is_worker,
@@ -84,7 +89,6 @@ from pytest_osfoundry.conformance._target import (
     parse_target,
     resolve_target,
 )
-from pytest_osfoundry.conformance._writing import refused_run
 
 __all__ = [
     "CHECKS_DIR",
@@ -100,6 +104,7 @@ __all__ = [
     "pytest_pycollect_makeitem",
     "pytest_pycollect_makemodule",
     "pytest_report_header",
+    "pytest_report_teststatus",
     "pytest_runtest_makereport",
     "pytest_sessionfinish",
     "pytest_sessionstart",
@@ -115,7 +120,11 @@ CHECKS_DIR = checks_dir()
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the options, point pytest at the suite if asked (markers: plugin.py)."""
+    """Read the options, point pytest at the suite if asked (markers: plugin.py).
+
+    A refused option (an unreadable baseline, a report path that cannot be written, a
+    malformed target) ends the run here: its reports are written
+    (:func:`~pytest_osfoundry.conformance._finish.refuse`), then the usage error."""
     settings = Settings.from_config(config)
     config.stash[SETTINGS] = settings
     config.stash[SECRETS] = set(settings.secrets())
@@ -126,6 +135,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[WATCHER] = watcher
     config.pluginmanager.register(watcher, "osfoundry-conformance-ending")
     config.stash[WRITTEN] = []
+    try:
+        _configure(config, settings, watcher)
+    except pytest.UsageError as err:
+        refuse(config, f"{REFUSED}{err}", settings)
+        raise
+
+
+def _configure(config: pytest.Config, settings: Settings, watcher: EndWatcher) -> None:
     baseline = None
     if settings.osf_baseline:
         try:
@@ -144,8 +161,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         # No test paths: the rule book, then the project's own checks (_extra).
         config.args[:] = [str(CHECKS_DIR), *map(str, extra_check_paths(config))]
+        config.stash[SUITE_PATHS] = True
     if settings.osf_concurrency > 1:
-        runner = ConcurrentRunner(settings.osf_concurrency, new_context, attach_context)
+        runner = ConcurrentRunner(
+            settings.osf_concurrency, new_context, attach_context, on_interrupt=watcher.stop_now
+        )
         config.pluginmanager.register(runner, RUNNER_PLUGIN)
 
 
@@ -179,34 +199,57 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     baseline = config.stash.get(BASELINE, None)
     if baseline is not None:
         line += f", baseline {baseline.path} ({len(baseline.ids)} listed)"
-    return [line]
+    return [line, *_what_runs(config)]
+
+
+def _what_runs(config: pytest.Config) -> list[str]:
+    """The header's line naming the checks' folders, when the suite chose them."""
+    if not config.stash.get(SUITE_PATHS, False):
+        return []
+    return [f"osfoundry checks: {', '.join(config.args)}"]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Preflight: one cheap request per credential before any check (and before xdist
-    starts its workers), so a configuration error is one message and exit code 4."""
+    starts its workers), so a configuration error is one message and exit code 4; the
+    run's reports are written all the same (also on Ctrl-C meanwhile, exit code 2)."""
     config = session.config
     settings = run_settings(config)
+    _name_what_runs(config)
     if not settings.active or is_worker(config) or _collect_only(config):
         return
     problem = None
     try:
-        target = resolve_target(settings)
-    except TargetError as err:
-        raise pytest.UsageError(str(err)) from None
-    try:
-        preflight(target, settings.osf_protocol)
-    except PreflightError as err:
-        problem = str(err)
+        try:
+            target = resolve_target(settings)
+        except TargetError as err:
+            refuse(config, f"{REFUSED}{err}", settings)
+            raise pytest.UsageError(str(err)) from None
+        try:
+            preflight(target, settings.osf_protocol)
+        except PreflightError as err:
+            problem = str(err)
+        except KeyboardInterrupt:
+            target.close()
+            raise
+    except KeyboardInterrupt:
+        refuse(config, f"{INTERRUPTED}, during the preflight", settings, exit_status=2)
+        raise
     if problem is None and not _distributed(config):
         config.stash[PREFLIGHTED] = target  # the checks of this process go on with it
     else:
         target.close()
     if problem is not None:
-        config.stash[PREFLIGHT_FAILED] = True
-        refused_run(settings, problem, getattr(config.option, "xmlpath", None))
+        refuse(config, f"the preflight refused the target: {problem}", settings)
         raise pytest.UsageError(f"osfoundry preflight: {problem}")
+
+
+def _name_what_runs(config: pytest.Config) -> None:
+    """When the suite chose the test paths, pytest's header names them, not the
+    ``testpaths`` of the folder's configuration (which the run does not run)."""
+    if config.stash.get(SUITE_PATHS, False):
+        config.args_source = pytest.Config.ArgsSource.ARGS
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -4,7 +4,9 @@ A wrong token, project id or URL would otherwise show up as dozens of failed che
 blamed on the server. :func:`preflight` asks the target, once, what each role can do:
 
 * the target answers MCP (reachable, and an MCP endpoint at all): a modern
-  ``server/discover`` first, ``initialize`` when it answers as a legacy server would;
+  ``server/discover`` first, ``initialize`` when it answers as a legacy server would
+  (a target that answers nothing within ``--osf-timeout`` is refused after that one
+  deadline, not asked again);
 * a pinned ``--osf-protocol`` is a revision the target serves (else every check
   would fail on a session the server never opens);
 * each agent token (agent, other agent, read-only) can list the sessions of
@@ -32,6 +34,7 @@ from functools import partial
 from typing import Any
 
 from pytest_osfoundry.client import (
+    DeadlineExceeded,
     HttpStatusError,
     JsonRpcError,
     McpClient,
@@ -43,6 +46,7 @@ from pytest_osfoundry.client import (
 )
 from pytest_osfoundry.conformance._eras import served_revisions
 from pytest_osfoundry.conformance._expected import RELAY_PREFIX
+from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.conformance._target import Target
 
 __all__ = ["PreflightError", "Role", "preflight", "roles_of"]
@@ -144,10 +148,7 @@ def _check_mcp(
     client = McpClient(transport, target.mcp_url, role.token if role else None, era_cache=eras)
     where = f"--osf-target {target.label}"
     try:
-        try:
-            client.connect()  # either era: discover first, initialize on a legacy answer
-        except ReplyLost:
-            client.initialize()  # no answer to the modern probe: ask as before
+        _connect(client)
     except ReplyLost as err:
         raise PreflightError(
             f"{where}: cannot reach it ({mask(str(err))}); is the server up, and is "
@@ -174,12 +175,28 @@ def _check_mcp(
         raise PreflightError(f"{where}: MCP initialize failed ({mask(str(err))})") from None
 
 
+def _connect(client: McpClient) -> None:
+    """Settle ``client``'s era: discover first, ``initialize`` on a legacy answer -- or
+    when the modern probe's connection ended without one (a server dropping what it
+    cannot read). Not after a time-out: the target had its whole deadline, and asking
+    again would make the user wait two (``--osf-timeout`` is the wait, ``docs/choices.md``)."""
+    try:
+        client.connect()
+    except DeadlineExceeded:
+        raise
+    except ReplyLost:
+        client.initialize()
+
+
 def _check_protocol(target: Target, protocol: str) -> None:
     """A pinned ``--osf-protocol`` must be one the target serves (found as the checks
     find it, :func:`~pytest_osfoundry.conformance._eras.served_revisions`)."""
     if protocol == "auto":
         return
-    served = served_revisions(target).served
+    try:
+        served = served_revisions(target).served
+    except Interrupted as err:  # the target fell silent meanwhile
+        raise PreflightError(f"--osf-target {target.label}: {err}") from None
     if protocol not in served:
         raise PreflightError(
             f"--osf-protocol {protocol}: the target does not serve it (it serves "
@@ -204,10 +221,7 @@ def _check_agent(
 ) -> None:
     client = McpClient(transport, target.mcp_url, role.token, era_cache=eras)
     try:
-        try:
-            client.connect()
-        except ReplyLost:
-            client.initialize()  # no answer to the modern probe: ask as before
+        _connect(client)
         if role.project_id is None:
             return  # nothing cheap to ask without a project; the checks that need it skip
         result = client.rpc(

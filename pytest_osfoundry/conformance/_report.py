@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.conformance._baseline import Baseline
+from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance._layout import where_installed
 from pytest_osfoundry.conformance._registry import AREAS
 
 __all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
@@ -84,6 +86,8 @@ class Summary:
     failed: int
     expected: int
     skipped: int
+    """Checks skipped for a reason of their own (a credential not given, a revision not
+    served); those a stopped run never reached are counted in :attr:`not_run` only."""
     stale: tuple[str, ...]
     unknown: tuple[str, ...]
     not_run: int = 0
@@ -145,6 +149,12 @@ class Summary:
         }
 
 
+def _never_reached(result: CheckResult) -> bool:
+    """Whether ``result`` is a check the run stopped before (not one skipped for a reason
+    of its own, such as a credential not given)."""
+    return result.not_run and result.message.startswith(NOT_RUN_PREFIX)
+
+
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         if line.strip():
@@ -170,7 +180,7 @@ class Results:
                 rule=str(data["rule"]),
                 level=str(data["level"]),
                 area=str(data["area"]),
-                spec=str(data["spec"]),
+                spec=where_installed(str(data["spec"])),
                 asserts=str(data["asserts"]),
                 order=int(data.get("order", 0)),
                 nodeid=report.nodeid,
@@ -226,7 +236,7 @@ class Results:
             passed=sum(r.outcome in ("passed", "xpassed") for r in results),
             failed=sum(r.outcome in ("failed", "xfailed") for r in results),
             expected=sum(r.outcome == "xfailed" for r in results),
-            skipped=sum(r.outcome == "skipped" for r in results),
+            skipped=sum(r.outcome == "skipped" and not _never_reached(r) for r in results),
             stale=stale,
             unknown=unknown,
             not_run=len(not_run),
@@ -255,10 +265,11 @@ def terminal_lines(
 
     When ``width`` is positive and a check's line would be longer, the reason wraps
     onto indented lines under the row (nothing is cut off: a skip reason names the
-    option to give).
+    option to give). The checks a stopped run never reached have no row: the closing
+    line counts them and says why (the JSON and Markdown reports list them).
     """
     lines: list[tuple[str, dict[str, bool]]] = [(header, {"bold": True})]
-    ordered = results.ordered()
+    ordered = [r for r in results.ordered() if not _never_reached(r)]
     id_width = max((len(r.check_id) for r in ordered), default=10)
     area = None
     for r in ordered:

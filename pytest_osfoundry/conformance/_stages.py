@@ -47,8 +47,12 @@ Idle = Callable[[], AbstractContextManager[object]]
 """A context a waiting check is inside of while it waits."""
 
 
-class Interrupted(RuntimeError):
-    """The batch was interrupted (Ctrl-C) while a check waited at its stage."""
+class Interrupted(BaseException):
+    """The run is stopping (Ctrl-C, the target gone) while a check waited at its stage
+    or went on working: what it did is not a result.
+
+    A :class:`BaseException`, like :class:`KeyboardInterrupt`, so that a check catching
+    ``Exception`` never turns the stop into a failure of its own."""
 
 
 class Stages:

@@ -22,12 +22,12 @@ __all__ = [
     "COLLECTED",
     "CONF",
     "PREFLIGHTED",
-    "PREFLIGHT_FAILED",
     "RESULTS",
     "SECRETS",
     "SETTINGS",
     "SETTLED",
     "SETTLED_OUTPUT",
+    "SUITE_PATHS",
     "SUMMARY",
     "WATCHER",
     "WRITTEN",
@@ -42,7 +42,9 @@ BASELINE = pytest.StashKey[Baseline | None]()
 SUMMARY = pytest.StashKey[Summary]()
 WRITTEN = pytest.StashKey[list[str]]()
 CONF = pytest.StashKey[Conformance]()
-PREFLIGHT_FAILED = pytest.StashKey[bool]()
+SUITE_PATHS = pytest.StashKey[bool]()
+"""Whether the suite chose the run's test paths (none were given): pytest's header
+then names them instead of the configuration's ``testpaths``."""
 PREFLIGHTED = pytest.StashKey[Target]()
 """The target the preflight reached, handed to this process's ``osf_target`` fixture
 (its connections and what it found about the target kept; not kept when xdist runs

@@ -8,6 +8,7 @@ concurrent pre-run (:mod:`~pytest_osfoundry.conformance._concurrent`), and
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -15,10 +16,18 @@ import pytest
 from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance._eras import settled_revision
 from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._liveness import stop_if_gone
+from pytest_osfoundry.conformance._liveness import liveness_of, stop_if_gone
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._stash import CONF, PREFLIGHTED, SECRETS, SETTLED, run_settings
+from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance._stash import (
+    CONF,
+    PREFLIGHTED,
+    SECRETS,
+    SETTLED,
+    WATCHER,
+    run_settings,
+)
 from pytest_osfoundry.conformance._target import Target, TargetError, probe, resolve_target
 
 __all__ = ["attach_context", "new_context", "osf_conf", "osf_target"]
@@ -39,6 +48,8 @@ def osf_target(pytestconfig: pytest.Config) -> Iterator[Target]:
         problem = str(err)
     if problem is not None:
         pytest.fail(problem, pytrace=False)
+    # Ctrl-C: no request reaches the target any more (the checks and clean-ups end).
+    pytestconfig.stash[WATCHER].on_stop(liveness_of(target).stop)
     try:
         yield target
     finally:
@@ -83,8 +94,10 @@ def osf_conf(request: pytest.FixtureRequest, osf_target: Target) -> Iterator[Con
         yield conf
     finally:
         if ran is None:
-            conf.close()
-        stop_if_gone(request.session, osf_target)
+            with contextlib.suppress(Interrupted):  # Ctrl-C: its clean-up is not sent
+                conf.close()
+        if not (isinstance(runner, ConcurrentRunner) and runner.runs(request.node)):
+            stop_if_gone(request.session, osf_target)  # the runner stops its own batch
 
 
 def new_context(item: pytest.Item, target: Target) -> Conformance:

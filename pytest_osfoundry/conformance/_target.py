@@ -206,7 +206,13 @@ def load_factory(ref: str) -> Callable[[], Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise TargetError(f"embedded:{ref}: cannot import {module_name!r}: {err}") from err
+        hint = ""
+        if isinstance(err, ModuleNotFoundError) and err.name == module_name.split(".")[0]:
+            hint = (
+                " (is the folder holding it on sys.path? `python -m pytest` adds the "
+                "current folder, pytest's `pythonpath` setting any other)"
+            )
+        raise TargetError(f"embedded:{ref}: cannot import {module_name!r}: {err}{hint}") from err
     except Exception as err:  # a broken module: say so in one line, not a traceback
         raise TargetError(
             f"embedded:{ref}: importing {module_name!r} raised {type(err).__name__}: {err}"

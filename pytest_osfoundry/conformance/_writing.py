@@ -1,34 +1,25 @@
 """Writing a run's files: the JSON report, the Markdown summary, the baseline -- and,
-for a run the preflight refused, all of them plus the JUnit XML pytest never writes then.
+for a run refused before any check, the JUnit XML pytest never writes then.
 
-A refused run ends in ``pytest_sessionstart`` with a usage error (exit status 4),
-before collection and before pytest's own JUnit writer would run; :func:`refused_run`
-still lists every check the run would have made as not run, with the preflight's
-message as the reason, so no file left from that run reads as green.
+A refused run (a bad option, a bad target, a refused preflight: see
+:func:`~pytest_osfoundry.conformance._finish.refuse`) ends with a usage error before
+pytest's own JUnit writer would run; :func:`write_junit` writes that file instead,
+one errored test case per check the run would have made.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 from pytest_osfoundry import SPEC_REVISION, __version__
 from pytest_osfoundry.conformance._baseline import write_baseline
-from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import CheckInfo, all_checks
-from pytest_osfoundry.conformance._report import (
-    CheckResult,
-    Results,
-    render_markdown,
-    report_document,
-    write_json_report,
-)
+from pytest_osfoundry.conformance._report import Results, render_markdown, write_json_report
 from pytest_osfoundry.conformance._target import describe_target
 
-__all__ = ["refused_run", "selected_checks", "write_junit", "write_reports"]
+__all__ = ["write_junit", "write_reports"]
 
 
 def write_reports(settings: Settings, document: dict[str, Any], results: Results) -> list[str]:
@@ -54,54 +45,6 @@ def write_reports(settings: Settings, document: dict[str, Any], results: Results
         )
         written.append(f"baseline: {settings.osf_write_baseline}")
     return written
-
-
-def selected_checks(settings: Settings) -> list[CheckInfo]:
-    """The checks a run with ``settings`` would collect (level and opt-ins applied)."""
-    chosen = []
-    for info in all_checks():
-        if settings.osf_level == "documented" and info.level != "documented":
-            continue
-        if info.opt_in == "--osf-timing" and not settings.osf_timing:
-            continue
-        chosen.append(info)
-    return chosen
-
-
-def refused_run(settings: Settings, problem: str, junit_path: str | None) -> None:
-    """Write every report of a run the preflight refused: not ok, every check not run."""
-    results = Results()
-    reason = NOT_RUN_PREFIX + f"the preflight refused the target: {problem}"
-    for info in selected_checks(settings):
-        results.checks[info.check_id] = CheckResult(
-            check_id=info.check_id,
-            rule=info.rule,
-            level=info.level,
-            area=info.area,
-            spec=info.spec,
-            asserts=info.asserts,
-            order=info.order,
-            nodeid=info.check_id,
-            outcome="skipped",
-            message=reason,
-            not_run=True,
-        )
-    summary = dataclasses.replace(
-        results.summary(None), stopped=f"the preflight refused the target: {problem}"
-    )
-    document = report_document(
-        results,
-        summary,
-        suite_version=__version__,
-        spec=SPEC_REVISION,
-        target=describe_target(settings),
-        level=settings.osf_level,
-        baseline=None,
-    )
-    document["exit_status"] = 4
-    write_reports(dataclasses.replace(settings, osf_write_baseline=None), document, results)
-    if junit_path:
-        write_junit(junit_path, results, summary.stopped or reason)
 
 
 def write_junit(path: str, results: Results, message: str) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "ResultText",
     "Uniform",
     "ceiling_error",
+    "served_graph",
 ]
 
 #: The named alphabets of :class:`ResultText`; each is cycled to the wanted size.
@@ -236,3 +237,19 @@ class Graph:
         if isinstance(self.result, ResultText):
             return self.result.text
         return self.result
+
+
+def served_graph(seconds: float) -> Graph:
+    """The Graph the desktop of ``osfoundry-fake serve --relay`` runs for every session
+    (either clock): ``seconds`` long, then ``completed`` with a small result, tokens
+    and cost, so an agent's round trip against the program shows a whole answer.
+
+    Raises:
+        ValueError: ``seconds`` is not a finite number >= 0.
+    """
+    return Graph(
+        duration=Fixed(seconds),
+        result={"answer": "done", "graph_seconds": seconds},
+        total_tokens=1200,
+        reported_cost=0.0036,
+    )

@@ -42,7 +42,9 @@ def run_suite(pytester: pytest.Pytester) -> Callable[..., SuiteRun]:
         path = pytester.path / report
         if path.exists():
             path.unlink()
-        result = pytester.runpytest("-p", "no:cacheprovider", f"--osf-report={path}", *args)
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", f"--osf-report={path}", *args, no_reraise_ctrlc=True
+        )
         data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         return SuiteRun(result, data)
 

@@ -54,11 +54,13 @@ def _one_error(run: SuiteRun, *needles: str) -> str:
     assert len(lines) == 1, run.text[-2000:]
     for needle in needles:
         assert needle in lines[0], lines[0]
-    if run.report:  # a refused preflight still writes a report: not ok, nothing ran
-        summary = run.report["summary"]
-        assert summary["ok"] is False and summary["passed"] == summary["failed"] == 0
-        assert summary["stopped"].startswith("the preflight refused the target: ")
-        assert summary["not_run"] == len(run.report["checks"]) > 0
+    # A refused run still writes its report: not ok, the reason, every check not run.
+    summary = run.report["summary"]
+    assert summary["ok"] is False and summary["passed"] == summary["failed"] == 0
+    assert summary["stopped"].startswith(("the preflight refused the target: ", "refused "))
+    assert summary["stopped"].partition(": ")[2] in lines[0]
+    assert summary["not_run"] == len(run.report["checks"]) > 0
+    assert run.report["exit_status"] == USAGE
     assert "passed" not in run.text and "FAILED" not in run.text
     return lines[0]
 
@@ -145,6 +147,45 @@ def test_a_factory_that_raises_is_one_message(
     pytester.syspathinsert()
     run = run_suite("--osf-target=embedded:osf_broken_factory:make")
     _one_error(run, "the factory raised RuntimeError: no db")
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        ("--osf-timeout=soon", "--osf-timeout: expected a whole number, got 'soon'"),
+        ("--osf-level=most", "--osf-level: expected 'documented' or 'all', got 'most'"),
+        ("--osf-target=embedded:no_such_module:make", "cannot import 'no_such_module'"),
+        ("--osf-baseline=missing-baseline.txt", "--osf-baseline: "),
+    ],
+)
+def test_a_refused_option_is_one_message_and_writes_the_reports(
+    run_suite: Callable[..., SuiteRun], option: str, named: str
+) -> None:
+    run = run_suite("--osf-target=embedded", option)
+    line = _one_error(run, named)
+    assert run.report["summary"]["stopped"] == f"refused before any check: {line[7:]}"
+
+
+def test_ctrl_c_during_the_preflight_writes_the_reports(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    """Ctrl-C while the preflight waits for its first answer: exit 2 at once (not after
+    the 30 s deadline: the report would then say the preflight refused the target)."""
+    from tests.conformance import variants_endings
+
+    variants_endings.RELEASE.clear()
+    try:
+        run = run_suite(
+            "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_once",
+            "--osf-timeout=30",
+        )
+    finally:
+        variants_endings.RELEASE.set()
+    assert run.result.ret == pytest.ExitCode.INTERRUPTED, run.text[-2000:]
+    summary = run.report["summary"]
+    assert summary["stopped"] == "interrupted (Ctrl-C / KeyboardInterrupt), during the preflight"
+    assert summary["ok"] is False and run.report["exit_status"] == 2
+    assert summary["not_run"] == len(run.report["checks"]) > 100
 
 
 @pytest.mark.parametrize("option", ["--osf-report", "--osf-markdown", "--osf-write-baseline"])

@@ -1,4 +1,5 @@
-"""Liveness: a server hanging on one tool is not a server that is gone.
+"""Liveness: a server hanging on one tool is not a server that is gone; and a target
+that answers nothing costs the user the time-out the messages state, no more.
 
 The hanging server runs on a loopback port of its own with more worker threads than
 the suite has checks in flight (64 against 16), as an asynchronous server would
@@ -12,9 +13,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from pytest_osfoundry.conformance._eras import served_revisions
+from pytest_osfoundry.conformance._liveness import liveness_of
+from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance._target import resolve_target
 from pytest_osfoundry.server import LoopbackServer
 from tests.conformance.osf_conformance_kit import SuiteRun
 from tests.conformance.variants_liveness import TIMEOUT, hangs_on_cancel
+from tests.hostile.osf_hostile_kit import HostileServer
 
 
 @pytest.fixture
@@ -59,3 +66,33 @@ def test_a_server_hanging_on_one_tool_fails_those_checks_and_runs_the_rest(
     assert {c["id"] for c in failed} >= {"D8-cancel-queued", "R7-cancel-queued-answer"}
     assert run.ids("passed") == default_ids - {c["id"] for c in failed}
     assert elapsed < 60, elapsed
+
+
+# ------------------------------------------------------- time-outs: the wait is what is said
+def test_the_preflight_spends_one_deadline_on_a_target_that_never_answers(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    """ "no answer within 1 s" is what the user waited: the preflight's modern probe got
+    no answer, so it is not asked again as a legacy ``initialize`` (a second deadline)."""
+    with HostileServer("silence") as server:
+        run = run_suite(f"--osf-target={server.url}", "--osf-timeout=1")
+        sent = server.requests
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR, run.text[-2000:]
+    assert "cannot reach it (no answer within 1 s" in run.text
+    assert sent == 1, f"{sent} requests, each waiting out its deadline"
+
+
+def test_finding_the_revisions_of_a_silent_target_spends_one_deadline_and_one_probe() -> None:
+    """The revision probes go through the liveness watch: the first gets no answer, the
+    liveness probe none either, and the rest are not sent (each would wait its own
+    deadline: four in all)."""
+    with HostileServer("silence") as server:
+        target = resolve_target(Settings(osf_target=server.url, osf_timeout=1))
+        try:
+            with pytest.raises(Interrupted, match="the target stopped answering"):
+                served_revisions(target)
+        finally:
+            target.close()
+        sent = server.requests
+    assert sent == 2, f"{sent} requests, each waiting out its deadline"
+    assert liveness_of(target).probes == 1

@@ -123,7 +123,9 @@ def test_factory_that_cannot_be_imported_is_one_usage_error(
     run = run_suite("--osf-target=embedded:osf_no_such_module:server")
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     assert run.text.count("cannot import 'osf_no_such_module'") == 1
-    assert run.report == {}
+    summary = run.report["summary"]  # written all the same: not ok, nothing ran
+    assert summary["ok"] is False and summary["not_run"] == len(run.report["checks"])
+    assert "cannot import 'osf_no_such_module'" in summary["stopped"]
 
 
 def test_checks_without_a_target_skip(run_suite: Callable[..., SuiteRun]) -> None:

@@ -8,7 +8,9 @@ Markdown, JUnit XML, baseline file — even with ``-l`` (locals) and ``-rA``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +68,10 @@ def test_json_report_shape(run_suite: Callable[..., SuiteRun]) -> None:
     assert exchange["history"]
     passed = next(c for c in doc["checks"] if c["outcome"] == "passed")
     assert passed["exchange"] is None
+    for check in doc["checks"]:  # the rule book file of this install, found from here
+        path, _, anchor = check["spec"].partition("#")
+        assert Path(path).is_file(), check["spec"]
+        assert anchor == check["rule"].lower() and path.endswith("spec.md")
 
 
 def test_notes_say_which_refusal_shape_was_seen(run_suite: Callable[..., SuiteRun]) -> None:
@@ -166,6 +172,8 @@ def test_tokens_are_masked_in_every_output(
     junit = read(out / "junit.xml")
     assert 'name="osf_check" value="R2-query-token-refused"' in junit
     assert 'name="osf_outcome" value="failed: ' in junit
+    specs = re.findall(r'name="osf_spec" value="([^"#]*)#', junit)
+    assert specs and all(Path(spec).is_file() for spec in specs), set(specs)
 
 
 def test_report_survives_xdist(run_suite: Callable[..., SuiteRun]) -> None:

@@ -328,12 +328,27 @@ def test_plugin_runs_the_relay_suite_and_writes_the_reports(tmp_path):
 
 
 def test_plugin_preflight_failure_is_one_error_line_and_exit_4(tmp_path):
-    run = _pytest("--osf-relay-command=no-such-relay-xyz", cwd=tmp_path)
+    run = _pytest(
+        "--osf-relay-command=no-such-relay-xyz",
+        f"--osf-report={tmp_path / 'r.json'}",
+        f"--osf-markdown={tmp_path / 'r.md'}",
+        f"--junitxml={tmp_path / 'r.xml'}",
+        cwd=tmp_path,
+    )
     assert run.returncode == 4
     errors = [line for line in run.stderr.splitlines() if line.startswith("ERROR:")]
     assert errors == [
         "ERROR: osfoundry relay preflight: the relay command was not found: no-such-relay-xyz"
     ]
+    # Every report asked for is written all the same: not ok, every relay check not run.
+    report = json.loads((tmp_path / "r.json").read_text())
+    summary = report["summary"]
+    assert summary["ok"] is False and report["exit_status"] == 4
+    assert summary["stopped"].startswith("the relay preflight refused the relay command: ")
+    relay_checks = [c for c in report["checks"] if c["area"] == "relay"]
+    assert relay_checks and len(relay_checks) == len(report["checks"]) == summary["not_run"]
+    assert "❌ not ok (exit status 4)" in (tmp_path / "r.md").read_text()
+    assert "D14-relay-channel" in (tmp_path / "r.xml").read_text()
 
 
 def _running_with(marker: str) -> list[int]:
@@ -366,6 +381,7 @@ def test_ctrl_c_leaves_no_relay_process(tmp_path):
                 "no:cacheprovider",
                 "-q",
                 f"--osf-relay-command={command}",
+                f"--osf-report={tmp_path / 'r.json'}",
             ],
             cwd=tmp_path,
             stdout=out,
@@ -383,6 +399,10 @@ def test_ctrl_c_leaves_no_relay_process(tmp_path):
         time.sleep(0.1)
         alive = [pid for pid in _running_with(marker) if not _dead(pid)]
     assert alive == [], f"relay processes left after Ctrl-C: {alive}\n{log.read_text()[-3000:]}"
+    assert run.returncode == 2, log.read_text()[-3000:]
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]  # written all the same
+    assert summary["ok"] is False and "Ctrl-C" in summary["stopped"], summary
+    assert summary["not_run"] > 0
 
 
 def test_plugin_refuses_a_command_that_cannot_be_split(tmp_path):

@@ -10,19 +10,20 @@ from timings). The phases are the server suite's
 (:func:`~pytest_osfoundry.conformance._concurrent.run_phases`): a check marked
 ``exclusive`` runs alone after the others, one marked ``last`` after those, alongside
 the other ``last`` ones, each whole (a relay context has no stage to wait at, so
-``waits_within`` changes nothing here). ``--osf-relay-concurrency 1`` turns this off.
+``waits_within`` changes nothing here). A batch Ctrl-C stops ends the server suite's
+way (:class:`~pytest_osfoundry.conformance._concurrent.PreRunner`): what ended is
+reported, the rest is not run. ``--osf-relay-concurrency 1`` turns this off.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
-from pytest_osfoundry.conformance._concurrent import Phases, _upcoming, run_phases
+from pytest_osfoundry.conformance._concurrent import Phases, PreRunner, _upcoming
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
 from pytest_osfoundry.conformance._stages import Stage
@@ -48,21 +49,22 @@ def _runnable(item: pytest.Item) -> bool:
     return tuple(item._fixtureinfo.argnames) == (FIXTURE,)
 
 
-class RelayConcurrentRunner:
+class RelayConcurrentRunner(PreRunner[RelayOutcome]):
     """The pytest plugin that pre-runs this process's relay checks and replays them.
 
-    ``make_context(item)`` builds a check's fresh context.
+    ``make_context(item)`` builds a check's fresh context; ``on_interrupt()`` is called
+    on Ctrl-C in the middle of the batch (the suite kills its relays and wakes the
+    checks' waits, so the batch ends at once).
     """
 
     def __init__(
-        self, workers: int, make_context: Callable[[pytest.Item], RelayConformance]
+        self,
+        workers: int,
+        make_context: Callable[[pytest.Item], RelayConformance],
+        on_interrupt: Callable[[], None] = lambda: None,
     ) -> None:
-        if workers < 2:
-            raise ValueError("a concurrent runner needs at least 2 workers")
-        self.workers = workers
+        super().__init__(workers, on_interrupt)
         self._make_context = make_context
-        self._outcomes: dict[str, RelayOutcome] = {}
-        self._lock = threading.Lock()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
@@ -71,18 +73,10 @@ class RelayConcurrentRunner:
             return None
         if pyfuncitem.nodeid not in self._outcomes:
             self._prerun(pyfuncitem)  # this item and every one still to come here
-        outcome = self._outcomes.get(pyfuncitem.nodeid)
-        if outcome is None:  # pragma: no cover - _prerun always includes the item
-            return None
+        outcome = self._replay_or_skip(pyfuncitem)
         if outcome.error is not None:
             raise outcome.error
         return True
-
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        """Re-raise what closing a pre-run check's context raised (a teardown error)."""
-        outcome = self._outcomes.pop(item.nodeid, None)
-        if outcome is not None and outcome.close_error is not None:
-            raise outcome.close_error
 
     def _prerun(self, first: pytest.Function) -> None:
         # The items this process runs from here on (under xdist: those its worker was given).
@@ -113,7 +107,6 @@ class RelayConcurrentRunner:
                 except BaseException as err:
                     outcome.close_error = err
             outcome.seconds = time.perf_counter() - began
-            with self._lock:
-                self._outcomes[item.nodeid] = outcome
+            self._keep(item, outcome)
 
-        run_phases(phases, one, self.workers, "osf-relay-check")
+        self._run(phases, one, "osf-relay-check")

@@ -17,6 +17,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._expected import READ_SCOPE, RUN_SCOPE
+from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
     DriverApi,
@@ -38,7 +40,7 @@ from pytest_osfoundry.conformance.relay._instrumented import (
     Lane,
     RelayRequest,
 )
-from pytest_osfoundry.conformance.relay._process import RelayProcess, split_command
+from pytest_osfoundry.conformance.relay._process import RelayProcess, kill_all, split_command
 from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
@@ -98,6 +100,10 @@ class RelaySuite:
         self.server = InstrumentedServer(self.reference)
         self.driver = DriverApi()
         self.driver_door = LoopbackServer(self.driver, workers=64, request_deadline=60.0)
+        self.interrupted = threading.Event()
+        """Set by :meth:`interrupt`: every check's wait ends at once."""
+        self._live: set[RelayConformance] = set()
+        self._lock = threading.Lock()
 
     def context(
         self,
@@ -112,10 +118,23 @@ class RelaySuite:
         conf = RelayConformance(self, check_id, timing or Timing(), projects)
         if argv is not None:
             conf.argv = list(argv)
+        with self._lock:
+            self._live.add(conf)
         return conf
 
+    def interrupt(self) -> None:
+        """Ctrl-C: kill every relay at once and wake every check's wait, which raises
+        :class:`~pytest_osfoundry.conformance._stages.Interrupted` (the run is ending)."""
+        self.interrupted.set()
+        kill_all()
+        self.server.wake_all()
+
     def close(self) -> None:
-        """Stop the driver's door (each check closes its own door into the server)."""
+        """Close what a check left open (its relays, its door), then the driver's door."""
+        with self._lock:
+            live = list(self._live)
+        for conf in live:
+            conf.close()
         self.driver_door.close()
 
 
@@ -250,6 +269,8 @@ class RelayConformance:
         What the report shows is kept (:meth:`freeze`: a pre-run check's report is made
         after its close)."""
         self.freeze()
+        with self.suite._lock:
+            self.suite._live.discard(self)
         for process in self.processes:
             process.close()
         self.door.close()
@@ -262,7 +283,8 @@ class RelayConformance:
         on the same port (the relay's ``OSF_RELAY_URL`` is unchanged)."""
         port = self.door.port
         self.door.close()
-        time.sleep(seconds)
+        if self.suite.interrupted.wait(seconds):
+            raise Interrupted("the run is stopping")
         deadline = time.monotonic() + 5.0
         while True:
             try:
@@ -354,7 +376,8 @@ class RelayConformance:
         while not self.runs_of(command_id):
             if time.monotonic() > deadline:
                 self.fail(f"waited {timeout:g} s for the engine to run {command_id}", tail=True)
-            time.sleep(0.02)
+            if self.suite.interrupted.wait(0.02):
+                raise Interrupted("the run is stopping")
         return self.runs_of(command_id)[0]
 
     @property
@@ -375,11 +398,19 @@ class RelayConformance:
     ) -> None:
         """Wait until ``predicate(requests)`` holds, or fail naming ``what`` and the stderr
         tail; a relay flooding the server fails at once, naming its rate."""
-        if self.lane.wait_for(lambda rs: flood_rate(rs) is not None or predicate(rs), timeout):
+        if self._wait_for(lambda rs: flood_rate(rs) is not None or predicate(rs), timeout):
             self._no_flood()
             return
         self._no_flood()
         self.fail(f"waited {timeout:g} s for {what}, in vain", tail=True)
+
+    def _wait_for(self, predicate: Callable[[list[RelayRequest]], bool], timeout: float) -> bool:
+        """The lane's wait, ended at once (``Interrupted``) when the suite is interrupted."""
+        interrupted = self.suite.interrupted
+        held = self.lane.wait_for(lambda rs: interrupted.is_set() or predicate(rs), timeout)
+        if interrupted.is_set():
+            raise Interrupted("the run is stopping")
+        return held
 
     def _no_flood(self) -> None:
         rate = flood_rate(self.lane.snapshot())
@@ -429,7 +460,7 @@ class RelayConformance:
     def settle(self, seconds: float) -> None:
         """Let the relay run on for ``seconds`` (to see that something does NOT happen);
         a flood fails at once."""
-        self.lane.wait_for(lambda rs: flood_rate(rs) is not None, seconds)
+        self._wait_for(lambda rs: flood_rate(rs) is not None, seconds)
         self._no_flood()
 
     def fail(self, message: str, *, tail: bool = False) -> None:

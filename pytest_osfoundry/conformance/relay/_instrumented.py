@@ -172,6 +172,14 @@ class InstrumentedServer(HandlerWrapper[ReferenceServer]):
             self._lanes[token] = lane
         return lane
 
+    def wake_all(self) -> None:
+        """Wake whoever waits on any lane (their waits look again at once)."""
+        with self._lock:
+            lanes = list(self._lanes.values())
+        for lane in lanes:
+            with lane.arrived:
+                lane.arrived.notify_all()
+
     def forget(self, lane: Lane) -> None:
         """Stop recording for ``lane``'s token."""
         with self._lock:

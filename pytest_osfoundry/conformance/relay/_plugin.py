@@ -8,7 +8,8 @@ suite's alone:
 * with ``--osf-relay-command`` and no test paths, the run is the installed rule
   book's ``relay/`` folder;
 * the preflight (:mod:`~pytest_osfoundry.conformance.relay._preflight`): a problem
-  is one ``ERROR:`` line and exit status 4;
+  is one ``ERROR:`` line and exit status 4, the reports written all the same
+  (:func:`~pytest_osfoundry.conformance._finish.refuse`, as the server suite's);
 * the real-time checks are deselected unless ``--osf-relay-realtime``;
 * the fixtures ``osf_relay`` (the run's :class:`RelaySuite`) and ``osf_relay_conf``
   (one :class:`RelayConformance` per check, its relay stopped after);
@@ -16,11 +17,14 @@ suite's alone:
   part of it alike; with ``--osf-relay-record=DIR``, every relay check's record in
   ``DIR/<check id>.json``, passed or failed
   (:func:`~pytest_osfoundry.conformance._relay_evidence.relay_record`);
-* at the end, no relay process is left (their process groups are killed).
+* Ctrl-C kills every relay and wakes every check's wait at once
+  (:meth:`RelaySuite.interrupt`); at the end, no relay process is left (their process
+  groups are killed) and no check's door stays open.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -29,6 +33,8 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.conformance._ending import INTERRUPTED, REFUSED
+from pytest_osfoundry.conformance._finish import refuse
 from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._registry import check_info
@@ -37,7 +43,8 @@ from pytest_osfoundry.conformance._relay_evidence import (
     relay_record,
     write_relay_record,
 )
-from pytest_osfoundry.conformance._stash import SECRETS
+from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance._stash import SECRETS, SUITE_PATHS, WATCHER
 from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
 from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
@@ -66,16 +73,23 @@ def _settings(config: pytest.Config) -> Settings:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """With a relay command (and no target), run the relay checks when no paths are given."""
+    """With a relay command (and no target), run the relay checks when no paths are given;
+    a command that cannot be split ends the run (its reports written: :func:`refuse`)."""
     settings = _settings(config)
     if not settings.relay_active:
         return
     try:
         split_command(settings.osf_relay_command or "")
     except RelayCommandError as err:
-        raise pytest.UsageError(f"--osf-relay-command: {err}") from None
+        message = f"--osf-relay-command: {err}"
+        refuse(config, f"{REFUSED}{message}", settings)
+        raise pytest.UsageError(message) from None
     if settings.osf_relay_record:
-        config.stash[_RECORD] = _record_folder(settings.osf_relay_record)
+        try:
+            config.stash[_RECORD] = _record_folder(settings.osf_relay_record)
+        except pytest.UsageError as err:
+            refuse(config, f"{REFUSED}{err}", settings)
+            raise
     source = getattr(config, "args_source", None)
     if source is not None and source != pytest.Config.ArgsSource.ARGS:
         relay_checks = str(checks_dir(RELAY_CHECKS))
@@ -83,9 +97,12 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(relay_checks)
         else:
             config.args[:] = [relay_checks]
+        config.stash[SUITE_PATHS] = True
     if settings.osf_relay_concurrency > 1:
         runner = RelayConcurrentRunner(
-            settings.osf_relay_concurrency, lambda item: _context(item, _suite(config))
+            settings.osf_relay_concurrency,
+            lambda item: _context(item, _suite(config)),
+            on_interrupt=config.stash[WATCHER].stop_now,
         )
         config.pluginmanager.register(runner, _RUNNER)
 
@@ -157,12 +174,15 @@ def _suite(config: pytest.Config) -> RelaySuite:
     if suite is None:
         suite = RelaySuite(_settings(config).osf_relay_command or "")
         config.stash[_SUITE] = suite
+        # Ctrl-C: every relay killed, every check's wait woken (the run ends at once).
+        config.stash[WATCHER].on_stop(suite.interrupt)
     return suite
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Preflight the relay command before any check: exit 4 with one message on a problem."""
+    """Preflight the relay command before any check: exit 4 with one message on a
+    problem, the run's reports written all the same (also on Ctrl-C, exit 2)."""
     config = session.config
     settings = _settings(config)
     if not settings.relay_active or hasattr(config, "workerinput"):
@@ -172,7 +192,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         relay_preflight(_suite(config))
     except RelayPreflightError as err:
+        refuse(config, f"the relay preflight refused the relay command: {err}", settings)
         raise pytest.UsageError(f"osfoundry relay preflight: {err}") from None
+    except KeyboardInterrupt:
+        refuse(config, f"{INTERRUPTED}, during the relay preflight", settings, exit_status=2)
+        raise
 
 
 def pytest_collection_modifyitems(
@@ -219,4 +243,5 @@ def osf_relay_conf(
     try:
         yield conf
     finally:
-        conf.close()
+        with contextlib.suppress(Interrupted):
+            conf.close()
