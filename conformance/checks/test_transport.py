@@ -274,7 +274,11 @@ def check_modern_caching_hints(osf_conf: Conformance) -> None:
 def check_modern_get_405(osf_conf: Conformance) -> None:
     c = osf_conf
     found = need_revision(c.target, MODERN)
-    reply = c.wire.http("GET", c.target.mcp_url, {"Accept": "text/event-stream"})
+    headers = {"Accept": "text/event-stream"}
+    token = c.target.creds.agent_token  # the rule is not about a token's absence
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    reply = c.wire.http("GET", c.target.mcp_url, headers)
     if not found.legacy:
         c.expect.equal(reply.status, 405, "HTTP status of GET on the MCP endpoint")
         return

@@ -24,9 +24,9 @@ __all__ = ["BROKEN_SDK_VARIANTS", "LEGAL_SDK_VARIANTS"]
 
 MODERN = "2026-07-28"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-#: D3: the methods that need no token; ``notifications/initialized`` ends
-#: initialize's handshake, so it is as open as initialize (docs/choices.md).
-OPEN_METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list"})
+#: D3 and R2: the methods that need no token (notifications, ``notifications/initialized``
+#: ending initialize's handshake among them, are as open as initialize: docs/choices.md).
+OPEN_METHODS = frozenset({"initialize", "ping", "tools/list"})
 SESSION_NOT_FOUND = "Graph session not found or access removed"
 #: How the Python SDK words a tool's error by default.
 PREFIX = "Error executing tool run_graph_session: "
@@ -162,18 +162,24 @@ def get_without_session_400() -> Wrapped:
 @_register(
     LEGAL_SDK_VARIANTS,
     "Asks for a token on every MCP request but D3's open methods (initialize, ping, "
-    "tools/list): 401 with the usual challenge.",
+    "tools/list) and notifications: a GET, a DELETE, server/discover and an unknown "
+    "method without one get 401 with the usual challenge.",
 )
 def token_on_all_but_open_methods() -> Wrapped:
     app = ReferenceServer()
 
     def need_token(request: Request) -> Request | Response:
-        if request.method != "POST" or not request.path.rstrip("/").endswith(app.mcp_path):
+        if (
+            not request.path.rstrip("/").endswith(app.mcp_path)
+            or "authorization" in request.headers
+        ):
             return request
-        message = _message(request.body)
+        message = _message(request.body) if request.method == "POST" else None
         method = message.get("method") if isinstance(message, dict) else None
-        if method in OPEN_METHODS or method == "tools/call" or "authorization" in request.headers:
-            return request  # tools/call: the app's own challenge names the tool's scope
+        if method in OPEN_METHODS or str(method).startswith("notifications/"):
+            return request
+        if method == "tools/call":
+            return request  # the app's own challenge names the tool's scope
         metadata = app.origin() + WELL_KNOWN
         challenge = f'Bearer resource_metadata="{metadata}", scope="osfoundry:read"'
         return Response(
