@@ -191,6 +191,29 @@ def token_on_all_but_open_methods() -> Wrapped:
     return Wrapped(app, on_request=need_token)
 
 
+@_register(
+    LEGAL_SDK_VARIANTS,
+    "Refuses a tool call breaking the input schema with JSON-RPC -32602 (what many SDKs "
+    "do) instead of an isError result: R3 accepts both.",
+)
+def schema_errors_as_32602() -> Wrapped:
+    def recode(request: Request, response: Response) -> Response:
+        def change(message: Any) -> None:
+            result = message.get("result") if isinstance(message, dict) else None
+            if not isinstance(result, dict) or result.get("isError") is not True:
+                return
+            content = result.get("content")
+            first = content[0] if isinstance(content, list) and content else None
+            text = first.get("text") if isinstance(first, dict) else None
+            if isinstance(text, str) and text.startswith("Invalid arguments"):
+                del message["result"]
+                message["error"] = {"code": -32602, "message": text}
+
+        return _rewrite(response, change)
+
+    return Wrapped(ReferenceServer(), on_response=recode)
+
+
 # ---------------------------------------------------------------------- broken
 @_register(
     BROKEN_SDK_VARIANTS,
@@ -245,6 +268,22 @@ def json_string_objects() -> Wrapped:
         return request
 
     return Wrapped(ReferenceServer(), on_request=coerce)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
+    "Takes arguments null as no arguments and queues the run (a framework's natural "
+    "arguments: dict | None) (R3: null is no object; refused, nothing queued).",
+    ["R3-types-null"],
+)
+def nullable_arguments() -> Wrapped:
+    def absent(request: Request) -> Request:
+        args = _arguments_of(request, "run_graph_session")
+        if args is not None and "arguments" in args and args["arguments"] is None:
+            return _with_arguments(request, {k: v for k, v in args.items() if k != "arguments"})
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=absent)
 
 
 @_register(
