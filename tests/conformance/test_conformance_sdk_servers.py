@@ -50,6 +50,7 @@ PYTHON_DEFAULTS: dict[str, set[str]] = {
     # only the endpoint's required scopes are enforced, not each tool's.
     "whole-endpoint-auth": {
         "D3-tools-list-without-token",
+        "D3-four-tools-without-token",
         "R1-ping",
         "R2-read-token-cannot-run",
         "R2-unauthenticated-401",

@@ -310,6 +310,63 @@ def prefixed_session_errors() -> Wrapped:
     return Wrapped(ReferenceServer(), on_response=prefix)
 
 
+#: D3: the scope each tool needs.
+TOOL_SCOPES = {
+    "run_graph_session": "osfoundry:run",
+    "cancel_graph_run": "osfoundry:run",
+    "list_graph_sessions": "osfoundry:read",
+    "get_graph_run": "osfoundry:read",
+}
+
+
+def _listing_for_caller(keep: Callable[[frozenset[str] | None, str], bool]) -> Wrapped:
+    """The reference server whose ``tools/list`` keeps a tool only when ``keep(the
+    caller's scopes, its name)`` (scopes ``None``: no agent token), as a framework's
+    per-tool auth hides the tools a caller may not call."""
+    app = ReferenceServer()
+
+    def scopes_of(request: Request) -> frozenset[str] | None:
+        token = (request.headers.get("authorization") or "").partition(" ")[2].strip()
+        cred = app.tokens.lookup(token or None, app.state.clock.now())
+        agent = app.state.agents.get(cred.principal_id) if cred and cred.kind == "agent" else None
+        return agent.scopes if agent is not None else None
+
+    def hide(request: Request, response: Response) -> Response:
+        message = _message(request.body) if request.method == "POST" else None
+        if not isinstance(message, dict) or message.get("method") != "tools/list":
+            return response
+        scopes = scopes_of(request)
+
+        def change(answer: Any) -> None:
+            result = answer.get("result") if isinstance(answer, dict) else None
+            if isinstance(result, dict) and isinstance(result.get("tools"), list):
+                result["tools"] = [t for t in result["tools"] if keep(scopes, t.get("name"))]
+
+        return _rewrite(response, change)
+
+    return Wrapped(app, on_response=hide)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
+    "tools/list without a token lists no tool (a framework's per-tool auth, endpoint open) "
+    "(D3: the listing an agent reads before it holds a token is the four tools).",
+    ["D3-four-tools-without-token", "D3-same-tools-for-every-caller"],
+)
+def tools_hidden_from_anonymous() -> Wrapped:
+    return _listing_for_caller(lambda scopes, name: scopes is not None)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
+    "tools/list with a token lists only the tools its scopes allow (the read-only agent "
+    "sees two) (D3, reconstructed: the listing is the same for every caller).",
+    ["D3-same-tools-for-every-caller"],
+)
+def tools_hidden_by_scope() -> Wrapped:
+    return _listing_for_caller(lambda scopes, name: scopes is None or TOOL_SCOPES[name] in scopes)
+
+
 def runs_never_queued() -> Wrapped:
     """Every run_graph_session refused with an odd text (not registered: nearly every
     check fails; the suite's own test reads how a set-up failure is worded)."""
