@@ -57,24 +57,14 @@ class EventStreamDecoder:
     server asked for, ``None`` if it did not).
     """
 
-    __slots__ = (
-        "_after_cr",
-        "_data",
-        "_has_data",
-        "_line",
-        "_text",
-        "_type",
-        "last_event_id",
-        "retry",
-    )
+    __slots__ = ("_after_cr", "_data", "_line", "_text", "_type", "last_event_id", "retry")
 
     def __init__(self) -> None:
         # utf-8-sig: UTF-8 that drops one leading byte order mark, even split between pieces
         self._text = codecs.getincrementaldecoder("utf-8-sig")("replace")
         self._after_cr = False
-        self._line = ""
-        self._data: list[str] = []
-        self._has_data = False
+        self._line: list[str] = []  # the pieces of a line not ended yet
+        self._data: list[str] = []  # the current event's data lines (one per line)
         self._type = ""
         self.last_event_id = ""
         self.retry: int | None = None
@@ -92,8 +82,8 @@ class EventStreamDecoder:
         tail = self._text.decode(b"", final=True)
         if tail:
             self._lines(tail)
-        left = bool(self._line or self._has_data or self._type)
-        self._line, self._data, self._has_data, self._type = "", [], False, ""
+        left = bool(self._line or self._data or self._type)
+        self._line, self._data, self._type = [], [], ""
         return left
 
     def _lines(self, text: str) -> list[Event]:
@@ -110,13 +100,14 @@ class EventStreamDecoder:
         for end in _LINE_END.finditer(text):
             line = text[start : end.start()]
             if self._line:
-                line, self._line = self._line + line, ""
+                self._line.append(line)
+                line, self._line = "".join(self._line), []
             event = self._field(line)
             if event is not None:
                 events.append(event)
             start = end.end()
         if start < len(text):
-            self._line += text[start:]
+            self._line.append(text[start:])
         elif text[-1] == "\r":
             self._after_cr = True
         return events
@@ -124,11 +115,11 @@ class EventStreamDecoder:
     def _field(self, line: str) -> Event | None:
         """Process one line; the event it dispatches, if any."""
         if not line:
-            if not self._has_data:
+            if not self._data:  # no data line: nothing to dispatch
                 self._type = ""
                 return None
             event = Event("\n".join(self._data), self._type or "message", self.last_event_id)
-            self._data, self._has_data, self._type = [], False, ""
+            self._data, self._type = [], ""
             return event
         if line[0] == ":":
             return None
@@ -137,7 +128,6 @@ class EventStreamDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
-            self._has_data = True
         elif name == "event":
             self._type = value
         elif name == "id":
