@@ -54,6 +54,8 @@ def test_the_watch_stops_at_the_first_byte_that_completes_the_answer() -> None:
             {"jsonrpc": "2.0", "id": 4, "result": 2},
         ),
         (4, 'data: {"id":"4","result":0}\n\ndata: {"id":4,"result":1}\n\n', {"id": 4, "result": 1}),
+        # a byte order mark before the first field (the watch once read "\ufeffdata")
+        (4, '\ufeffdata: {"id":4,"result":1}\n\n', {"id": 4, "result": 1}),
         (
             "a",
             'data: {"id":4,"result":0}\n\ndata: {"id":"a","result":1}\n\n',
