@@ -182,7 +182,7 @@ def _meant(events: list[Sent]) -> list[Event]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), events=_EVENTS)
 def test_any_stream_a_server_may_write_decodes_back_whatever_its_pieces(
     data: st.DataObject, events: list[Sent]
