@@ -200,8 +200,7 @@ _BOOL_TESTS_WITH_A_REASON = {
     "world.py": "outbox=True/False switches the default outbox; any other value is an Outbox",
     "_jslength.py": "measures a JSON value the way JavaScript would: true is not a number",
     "sim/_report.py": "formats a report cell: a bool prints yes/no, not 1/0",
-    "client/_jsonrpc.py": "judges a server's JSON-RPC error object (wire data, not an argument)",
-    "client/_bounded_http.py": "reads a JSON-RPC id off the wire (true is not an id)",
+    "client/_jsonrpc.py": "judges a server's JSON-RPC error object and ids (wire data)",
     "conformance/_options.py": "a flag option may come as a bool (argparse) or as text (OSF_ env)",
 }
 

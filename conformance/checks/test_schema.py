@@ -147,6 +147,19 @@ def check_tools_list_without_token(osf_conf: Conformance) -> None:
 
 
 @check(
+    "D3-four-tools-without-token",
+    "tools/list with no Authorization header lists exactly run_graph_session, "
+    "list_graph_sessions, get_graph_run and cancel_graph_run, each once: the documented "
+    "listing is the one an agent reads before it holds a token.",
+)
+def check_four_tools_without_token(osf_conf: Conformance) -> None:
+    names = [t.get("name") for t in _listing(osf_conf, anonymous=True)]
+    osf_conf.expect.equal(
+        sorted(map(str, names)), sorted(TOOLS), "the tool names listed without a token"
+    )
+
+
+@check(
     "D3-exactly-four-tools",
     "tools/list lists exactly run_graph_session, list_graph_sessions, get_graph_run and "
     "cancel_graph_run, each once.",
@@ -304,6 +317,56 @@ def check_started_by_this_agent(osf_conf: Conformance) -> None:
             STARTED_BY_THIS_AGENT in description,
             f"{name}'s description should contain {STARTED_BY_THIS_AGENT!r}: {description!r}",
         )
+
+
+#: Who lists the tools in D3-same-tools-for-every-caller: the credential it needs (none
+#: for the anonymous caller), its client in ``c.roles``, and how a report names it.
+CALLERS = (
+    (None, "anonymous", "without a token"),
+    ("agent_token", "agent", "with the agent token"),
+    ("other_agent_token", "other_agent", "with the other agent's token"),
+    ("read_token", "read_agent", "with the read-only token"),
+    ("stranger_token", "stranger", "with the stranger's token"),
+)
+
+
+def _and(items: list[str]) -> str:
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
+
+
+@check(
+    "D3-same-tools-for-every-caller",
+    "tools/list lists the same tools whoever asks: without a token and with each agent "
+    "token given (the agent, the other agent, the read-only one, the stranger); a listing "
+    "that changes with the caller's scopes goes beyond D3.",
+    level="reconstructed",
+)
+def check_same_tools_for_every_caller(osf_conf: Conformance) -> None:
+    c = osf_conf
+    seen: dict[tuple[str, ...], list[str]] = {}
+    for credential, role, who in CALLERS:
+        if credential is not None and not getattr(c.target.creds, credential):
+            continue  # not given: that caller cannot be asked
+        # Without a token, a client of its own: a server refusing it is D3-tools-list-
+        # without-token's finding, noted here (the role's session would fail this check).
+        client = getattr(c.roles, role) if credential is not None else c.roles.mcp(None)
+        try:
+            if not client.ready:
+                client.connect()
+            listed = client.list_tools()
+        except OsfClientError as err:  # a refused listing is another check's finding
+            c.expect.note(f"tools/list {who} failed: {err}")
+            continue
+        seen.setdefault(tuple(sorted(str(t.get("name")) for t in listed)), []).append(who)
+    c.expect(
+        len(seen) < 2,
+        "tools/list changes with the caller: "
+        + "; ".join(
+            f"{', '.join(names) or 'no tool'} {_and(callers)}"
+            for names, callers in sorted(seen.items(), key=lambda kv: -len(kv[0]))
+        ),
+    )
+    c.expect.note(f"{len(next(iter(seen), ()))} tools for every caller")
 
 
 # ---------------------------------------------------------------------- R1 transport

@@ -41,7 +41,7 @@ from pytest_osfoundry.conformance._expected import (
 from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._metadata import fetch_metadata
 from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire import decode_reply
+from pytest_osfoundry.conformance._wire import answer_of, decode_reply
 from pytest_osfoundry.http import Response
 
 UNKNOWN_VERSION = "v999.0.0"
@@ -60,7 +60,8 @@ def _modern(
     token: str | None = None,
     rpc_id: int | None = None,
 ) -> tuple[Response, Any, int]:
-    """POST one modern request (headers as given: ``None`` drops one); decode it.
+    """POST one modern request (headers as given: ``None`` drops one); its answer to the
+    request's id (JSON or event stream, ``None`` when it holds none).
 
     It carries ``token``, else the agent token when one is given: a server may ask
     for one on everything but D3's open methods, and no check here is about its absence.
@@ -78,20 +79,7 @@ def _modern(
         if value is not None:
             sent[key] = value
     reply = c.wire.http("POST", c.target.mcp_url, sent, modern_body(rid, method, params, meta))
-    return reply, _message(reply), rid
-
-
-def _message(reply: Response) -> Any:
-    text = reply.body.decode("utf-8", "replace")
-    if "text/event-stream" in {k.lower(): v for k, v in reply.headers.items()}.get(
-        "content-type", ""
-    ):
-        datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-        text = datas[-1] if datas else ""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
+    return reply, answer_of(reply, rid), rid
 
 
 def _error(message: Any) -> dict[str, Any]:
@@ -293,7 +281,11 @@ def check_modern_caching_hints(osf_conf: Conformance) -> None:
 def check_modern_get_405(osf_conf: Conformance) -> None:
     c = osf_conf
     found = need_revision(c.target, MODERN)
-    reply = c.wire.http("GET", c.target.mcp_url, {"Accept": "text/event-stream"})
+    headers = {"Accept": "text/event-stream"}
+    token = c.target.creds.agent_token  # the rule is not about a token's absence
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    reply = c.wire.http("GET", c.target.mcp_url, headers)
     if not found.legacy:
         c.expect.equal(reply.status, 405, "HTTP status of GET on the MCP endpoint")
         return

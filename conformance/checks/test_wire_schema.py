@@ -83,12 +83,11 @@ def check_wire_schema_discover(osf_conf: Conformance) -> None:
     c = osf_conf
     need_revision(c.target, MODERN)
     rpc_id = c.target.next_rpc_id()
-    c.wire.http(
-        "POST",
-        c.target.mcp_url,
-        modern_headers("server/discover"),
-        modern_body(rpc_id, "server/discover"),
-    )
+    headers = modern_headers("server/discover")
+    token = c.target.creds.agent_token  # as every probe whose rule is not about its absence
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    c.wire.http("POST", c.target.mcp_url, headers, modern_body(rpc_id, "server/discover"))
     _judge(c, "discover")
 
 

@@ -11,13 +11,19 @@
   (keeps every :class:`Exchange`, tokens masked).
   :class:`BoundedClient` is the httpx client with one deadline per exchange.
 * The errors, all under :class:`OsfClientError`.
+* Reading replies, the one way the kit and the conformance suite read them:
+  :func:`read_answer` finds the JSON-RPC message answering a request in a JSON body
+  or an event stream (:class:`Answer`); the event-stream decoder under it,
+  :class:`EventStreamDecoder` (fed bytes as they arrive) and :func:`decode_events`
+  (a whole body), yielding :class:`Event` records as the SSE format says.
 * What the conformance suite shares with the kit (no value it asserts): the
-  decoder of answers, :class:`ToolReply` and :func:`decode_answer`; the SSE parser
-  :func:`parse_sse`; the masking functions :func:`mask_token` and :func:`mask_url`.
+  decoder of answers, :class:`ToolReply` and :func:`decode_answer`; the masking
+  functions :func:`mask_token` and :func:`mask_url`.
 
 Tokens never appear in any ``repr``, error message or rendered exchange.
 """
 
+from pytest_osfoundry._sse import Event, EventStreamDecoder, decode_events
 from pytest_osfoundry.client._bounded_http import BoundedClient
 from pytest_osfoundry.client._errors import (
     HttpStatusError,
@@ -28,7 +34,8 @@ from pytest_osfoundry.client._errors import (
     ToolError,
 )
 from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
-from pytest_osfoundry.client._mcp_client import EraCache, McpClient, parse_sse
+from pytest_osfoundry.client._jsonrpc import Answer, read_answer
+from pytest_osfoundry.client._mcp_client import EraCache, McpClient
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._socket_transport import SocketTransport
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
@@ -43,11 +50,14 @@ from pytest_osfoundry.client._transport import (
 )
 
 __all__ = [
+    "Answer",
     "BoundedClient",
     "ConnectionLost",
     "DeadlineExceeded",
     "DirectTransport",
     "EraCache",
+    "Event",
+    "EventStreamDecoder",
     "Exchange",
     "HttpStatusError",
     "HttpxTransport",
@@ -65,7 +75,8 @@ __all__ = [
     "ToolReply",
     "Transport",
     "decode_answer",
+    "decode_events",
     "mask_token",
     "mask_url",
-    "parse_sse",
+    "read_answer",
 ]

@@ -1,4 +1,4 @@
-"""Bounded HTTP over httpx: a deadline for a whole exchange, and SSE answer spotting.
+"""Bounded HTTP over httpx: a deadline for a whole exchange.
 
 A hostile or merely lazy server can drip a byte every few seconds, send headers
 forever, or leave an event stream open after it answered. Per-read time-outs bound
@@ -12,14 +12,13 @@ none of these. Here:
   applies.
 * :func:`exchange_deadline` sets a deadline for the calling thread (an exchange made
   of several requests, such as redirects, shares one); the tighter deadline wins.
-* :class:`AnswerWatch` reads an event stream as it arrives and says when the
-  JSON-RPC answer to one request id is complete, so the reader can stop there
-  (SPEC R1: a server may keep the stream open; the client stops reading).
+
+Where an event stream's answer ends is :class:`~pytest_osfoundry.client._jsonrpc.AnswerWatch`'s
+business (the one reply reader); the transports stop reading there.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,11 +31,9 @@ import httpx
 __all__ = [
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_BYTES",
-    "AnswerWatch",
     "BoundedClient",
     "exchange_deadline",
     "format_size",
-    "request_id_of",
     "time_left",
 ]
 
@@ -249,91 +246,3 @@ def format_size(size: int) -> str:
         if size >= scale and size % scale == 0:
             return f"{size // scale} {unit}"
     return f"{size} byte{'' if size == 1 else 's'}"
-
-
-def request_id_of(body: bytes) -> int | str | None:
-    """The JSON-RPC id of a request body, or ``None`` (a notification, a batch, not JSON)."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or "method" not in message:
-        return None
-    rid = message.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
-        return None
-    return rid
-
-
-class AnswerWatch:
-    """Spots, chunk by chunk, the end of the event carrying the answer to one request.
-
-    :meth:`feed` returns True once a complete ``message`` event has arrived whose
-    data is a JSON-RPC response (``result`` or ``error``) with the request's id (or
-    an error with id ``null``). Lines end in CRLF, LF or CR as in the WHATWG rules;
-    only the current line is kept between chunks, so a stream of any length costs
-    no more memory than its longest line.
-    """
-
-    def __init__(self, request_id: int | str) -> None:
-        self.request_id = request_id
-        self._line: list[bytes] = []
-        self._data: list[bytes] = []
-        self._event = b""
-        self._after_cr = False
-
-    def feed(self, chunk: bytes) -> bool:
-        """Take the next bytes of the stream; True once the answer is complete."""
-        if b"\n" not in chunk and b"\r" not in chunk:
-            if chunk:
-                self._after_cr = False
-            self._line.append(chunk)
-            return False
-        found = False
-        start = 0
-        for index, byte in enumerate(chunk):
-            if byte not in (10, 13):
-                continue
-            if byte == 10 and self._after_cr and index == start and not self._line:
-                self._after_cr = False  # the LF of a CRLF
-                start = index + 1
-                continue
-            self._line.append(chunk[start:index])
-            found = self._end_line() or found
-            self._after_cr = byte == 13
-            start = index + 1
-        rest = chunk[start:]
-        if rest:
-            self._after_cr = False
-            self._line.append(rest)
-        return found
-
-    def _end_line(self) -> bool:
-        line = b"".join(self._line)
-        self._line = []
-        if not line:
-            data = b"\n".join(self._data)
-            event, self._data, self._event = self._event, [], b""
-            return event in (b"", b"message") and bool(data) and self._answers(data)
-        if line.startswith(b":"):
-            return False
-        name, colon, value = line.partition(b":")
-        if colon and value.startswith(b" "):
-            value = value[1:]
-        if name == b"data":
-            self._data.append(value)
-        elif name == b"event":
-            self._event = value
-        return False
-
-    def _answers(self, data: bytes) -> bool:
-        try:
-            message = json.loads(data)
-        except ValueError:
-            return False
-        if not isinstance(message, dict) or not ("result" in message or "error" in message):
-            return False
-        mid = message.get("id")
-        if mid is None:
-            return "error" in message
-        return type(mid) is type(self.request_id) and mid == self.request_id

@@ -1,26 +1,55 @@
-"""The JSON-RPC envelope of MCP's Streamable HTTP: reading one answer, strictly.
+"""The JSON-RPC envelope of MCP's Streamable HTTP: the one reader of a reply.
 
-An answer comes as ``application/json`` or as a ``text/event-stream`` (WHATWG
-rules, :func:`parse_sse`); :class:`AnswerReader` finds the response to one request
-id in it and returns its ``result`` or raises what went wrong: a non-2xx status as
-:class:`~pytest_osfoundry.client._errors.HttpStatusError`, an error object as
-:class:`~pytest_osfoundry.client._errors.JsonRpcError`, anything the protocol does
-not allow as :class:`~pytest_osfoundry.client._errors.ProtocolViolation` (the
-conformance suite judges servers with it, so nothing is guessed around). Every text
-taken from the answer is masked before it reaches a message.
+A request is answered with ``application/json`` or with a ``text/event-stream``
+(decoded by :mod:`pytest_osfoundry._sse`, as the SSE format says). Every part of the
+kit that reads an answer reads it here:
+
+* :func:`read_answer` finds, in a whole reply of any status, the JSON-RPC message
+  answering one request (the JSON body; in a stream, the first ``message`` event
+  whose data is a response with the request's id) and its exact bytes, or raises
+  :class:`~pytest_osfoundry.client._errors.ProtocolViolation` saying what is wrong.
+  The conformance suite reads every reply with it (catching the violation when it
+  judges the answer itself).
+* :class:`AnswerReader` is the client's strict use of it: a non-2xx status raises
+  :class:`~pytest_osfoundry.client._errors.HttpStatusError`, an error object
+  :class:`~pytest_osfoundry.client._errors.JsonRpcError`, anything the protocol does
+  not allow :class:`ProtocolViolation` (the conformance suite judges servers with it,
+  so nothing is guessed around). Every text taken from the answer is masked before it
+  reaches a message.
+* :class:`AnswerWatch` is the same search fed a stream as it arrives: it says when the
+  answer is complete, so a transport can stop reading there (SPEC R1: a server may
+  leave the stream open).
+
+In a stream, events of a type other than ``message``, and events with empty data
+(such as MCP's priming event), carry no message; a JSON-RPC request or notification
+sent before the answer is passed over.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from pytest_osfoundry._sse import Event, EventStreamDecoder
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, JsonRpcError, ProtocolViolation
 from pytest_osfoundry.http import Response
 
-__all__ = ["AnswerReader", "header_value", "id_matches", "parse_sse", "parse_sse_rest"]
+__all__ = [
+    "Answer",
+    "AnswerReader",
+    "AnswerWatch",
+    "RequestId",
+    "content_type",
+    "header_value",
+    "id_matches",
+    "read_answer",
+    "request_id_of",
+]
+
+RequestId = int | str
+"""A JSON-RPC request id as the kit sends them (never null, never a bool)."""
 
 _loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
 
@@ -30,57 +59,18 @@ def _lenient(data: bytes | str) -> Any:
     return _loads(data.decode("utf-8") if isinstance(data, bytes) else data)
 
 
-def parse_sse(text: str) -> list[tuple[str, str]]:
-    """The events of a ``text/event-stream`` body, as ``(event type, data)`` pairs.
-
-    Follows the WHATWG rules: lines end in CRLF, LF or CR; lines starting with
-    ``:`` are comments; ``data:`` lines of one event are joined with newlines; one
-    space after the colon is dropped; a blank line ends an event; an event whose
-    data is empty (such as a priming event) is not dispatched; the type defaults to
-    ``message``. An event that is not ended by a blank line before the stream ends
-    is discarded, as browsers and the MCP SDKs do.
-    """
-    return parse_sse_rest(text)[0]
+def _unmasked(text: str) -> str:
+    return text
 
 
-def parse_sse_rest(text: str) -> tuple[list[tuple[str, str]], str | None]:
-    """:func:`parse_sse`, plus the data of a trailing unterminated event (or None)."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    events: list[tuple[str, str]] = []
-    data: list[str] = []
-    event_type = ""
-    lines = text.split("\n")
-    if not lines[-1]:
-        lines.pop()  # the "" after a final line end is not a blank line
-    for line in lines:
-        if not line:
-            joined = "\n".join(data)
-            if joined:
-                events.append((event_type or "message", joined))
-            data = []
-            event_type = ""
-            continue
-        if line[0] == ":":
-            continue
-        name, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event_type = value
-        # "id" and "retry" are about reconnecting; this client reads one reply.
-    pending = "\n".join(data)
-    return events, (pending or None)
-
-
-def id_matches(message: Mapping[str, Any], request_id: int) -> bool:
-    """Whether ``message`` answers ``request_id`` (an error with id null answers any)."""
+def id_matches(message: Mapping[str, Any], request_id: RequestId) -> bool:
+    """Whether ``message`` answers ``request_id``: the same id of the same JSON type
+    (``1`` is not ``"1"``, ``true`` is not ``1``), or an error with id null, which
+    answers any (JSON-RPC 2.0, section 5)."""
     mid = message.get("id")
-    return (type(mid) is int and mid == request_id) or (mid is None and "error" in message)
+    if mid is None:
+        return "error" in message
+    return type(mid) is type(request_id) and mid == request_id
 
 
 def header_value(headers: Mapping[str, str], name: str) -> str | None:
@@ -91,6 +81,163 @@ def header_value(headers: Mapping[str, str], name: str) -> str | None:
             if key.lower() == name:
                 return val
     return value
+
+
+def content_type(headers: Mapping[str, str]) -> str:
+    """The media type of ``headers``' ``Content-Type``, lower-cased, parameters dropped
+    (``""`` when there is none)."""
+    value = headers.get("content-type")
+    if value == "application/json":  # the common case needs no normalising
+        return value
+    value = header_value(headers, "content-type") or ""
+    return value.partition(";")[0].strip().lower()
+
+
+def request_id_of(body: bytes) -> RequestId | None:
+    """The JSON-RPC id of a request body, or ``None`` (a notification, a batch, not JSON)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    rid = message.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        return None
+    return rid
+
+
+def decode_json(data: bytes | str, what: str, mask: Callable[[str], str] = _unmasked) -> Any:
+    """``data`` as JSON; a :class:`ProtocolViolation` naming ``what`` (its start shown,
+    masked by ``mask``) when it is not."""
+    try:
+        return _fast_loads(data, _lenient)
+    except ValueError as exc:  # UnicodeDecodeError included
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        raise ProtocolViolation(f"{what} is not valid JSON ({exc}): {mask(text[:120])!r}") from None
+
+
+class Answer(NamedTuple):
+    """The JSON-RPC message a reply carries and its exact bytes (the body, or the
+    event's data as UTF-8)."""
+
+    message: dict[str, Any]
+    raw: bytes
+
+
+def _request(request_id: RequestId | None) -> str:
+    return "the request" if request_id is None else f"request {request_id!r}"
+
+
+def _message_of(event: Event, mask: Callable[[str], str]) -> dict[str, Any] | None:
+    """The JSON-RPC message an event carries (``None``: it carries none)."""
+    if event.type != "message" or not event.data:
+        return None
+    message = decode_json(event.data, "event-stream data", mask)
+    if not isinstance(message, dict):
+        raise ProtocolViolation(
+            f"event-stream data is a JSON {type(message).__name__}, not a JSON-RPC message"
+        )
+    return message
+
+
+def _answers(message: Mapping[str, Any], request_id: RequestId | None) -> bool:
+    """Whether ``message`` is a response answering ``request_id`` (``None``: any)."""
+    if "result" not in message and "error" not in message:
+        return False
+    return request_id is None or id_matches(message, request_id)
+
+
+def _from_stream(body: bytes, request_id: RequestId | None, mask: Callable[[str], str]) -> Answer:
+    decoder = EventStreamDecoder()
+    events = decoder.feed(body)
+    unterminated = decoder.close()
+    seen: list[str] = []
+    for event in events:
+        if event.type != "message":
+            seen.append(f"event {mask(event.type)!r}")
+            continue
+        message = _message_of(event, mask)
+        if message is None:
+            continue
+        if _answers(message, request_id):
+            return Answer(message, event.data.encode("utf-8"))
+        if "result" in message or "error" in message:
+            seen.append(f"response to id {mask(repr(message.get('id')))}")
+        else:
+            seen.append(mask(repr(message.get("method", "?"))))
+    hint = ""
+    if unterminated:
+        hint = "; its last event is not ended by a blank line, so it does not count"
+    got = ", ".join(seen) if seen else "no JSON-RPC messages"
+    raise ProtocolViolation(
+        f"event stream ended without the response to {_request(request_id)}; it carried {got}{hint}"
+    )
+
+
+def read_answer(
+    reply: Response, request_id: RequestId | None, mask: Callable[[str], str] = _unmasked
+) -> Answer:
+    """The JSON-RPC message ``reply`` (any status) carries in answer to ``request_id``.
+
+    A JSON body is the answer whatever its id (judging the id is the caller's); in an
+    event stream it is the first ``message`` event whose data is a response to
+    ``request_id`` (``None``: to any request). ``mask`` hides secrets in the messages.
+
+    Raises:
+        ProtocolViolation: the reply is neither JSON nor an event stream, its JSON
+            (body or event data) is invalid or not an object, or the stream ended
+            without the answer (an event not ended by a blank line does not count).
+    """
+    ctype = content_type(reply.headers)
+    if ctype == "application/json":
+        message = decode_json(reply.body, "response body", mask)
+        if not isinstance(message, dict):
+            raise ProtocolViolation(
+                f"response to {_request(request_id)} is a JSON {type(message).__name__}, "
+                "not a JSON-RPC response object"
+            )
+        return Answer(message, reply.body)
+    if ctype == "text/event-stream":
+        return _from_stream(reply.body, request_id, mask)
+    if reply.status == 202:
+        raise ProtocolViolation(
+            f"{_request(request_id)} was answered 202 Accepted with no response; "
+            "only notifications may be"
+        )
+    raise ProtocolViolation(
+        f"response to {_request(request_id)} has Content-Type {ctype or '(none)'!r}; "
+        "expected application/json or text/event-stream"
+    )
+
+
+class AnswerWatch:
+    """Spots, piece by piece, the end of the event carrying the answer to one request.
+
+    :meth:`feed` returns True once a complete ``message`` event has arrived whose data
+    is a JSON-RPC response (``result`` or ``error``) answering ``request_id`` (the same
+    rule as :func:`read_answer`). The stream is decoded by one
+    :class:`~pytest_osfoundry._sse.EventStreamDecoder`, so a stream of any length
+    costs no more memory than its longest event. An event whose data is no JSON-RPC
+    message is passed over here; :func:`read_answer` names it once the reading stops.
+    """
+
+    __slots__ = ("_decoder", "request_id")
+
+    def __init__(self, request_id: RequestId) -> None:
+        self.request_id = request_id
+        self._decoder = EventStreamDecoder()
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take the next bytes of the stream; True once the answer is complete."""
+        for event in self._decoder.feed(chunk):
+            try:
+                message = _message_of(event, _unmasked)
+            except ProtocolViolation:
+                continue
+            if message is not None and _answers(message, self.request_id):
+                return True
+        return False
 
 
 class AnswerReader:
@@ -122,75 +269,13 @@ class AnswerReader:
         status = reply.status
         if status < 200 or status > 299:
             raise self.status_error(reply)
-        ctype = reply.headers.get("content-type")
-        if ctype != "application/json":  # the common case needs no normalising
-            ctype = (header_value(reply.headers, "content-type") or "").partition(";")[0]
-            ctype = ctype.strip().lower()
-        if ctype == "application/json":
-            message = self.decode_json(reply.body, "response body")
-            if not isinstance(message, dict):
-                raise ProtocolViolation(
-                    f"response to request {request_id} is a JSON {type(message).__name__}, "
-                    "not a JSON-RPC response object"
-                )
-            if not id_matches(message, request_id):
-                raise ProtocolViolation(
-                    f"response id {self._mask(repr(message.get('id')))} does not match "
-                    f"request id {request_id}"
-                )
-            return self._unwrap(message, request_id)
-        if ctype == "text/event-stream":
-            return self._unwrap(self._find_in_stream(reply.body, request_id), request_id)
-        if status == 202:
+        message = read_answer(reply, request_id, self._mask).message
+        if not id_matches(message, request_id):
             raise ProtocolViolation(
-                f"request {request_id} was answered 202 Accepted with no response; "
-                "only notifications may be"
+                f"response id {self._mask(repr(message.get('id')))} does not match "
+                f"request id {request_id}"
             )
-        raise ProtocolViolation(
-            f"response to request {request_id} has Content-Type {ctype or '(none)'!r}; "
-            "expected application/json or text/event-stream"
-        )
-
-    def decode_json(self, data: bytes | str, what: str) -> Any:
-        """``data`` as JSON; a :class:`ProtocolViolation` naming ``what`` when it is not."""
-        try:
-            return _fast_loads(data, _lenient)
-        except ValueError as exc:  # UnicodeDecodeError included
-            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-            snippet = self._mask(text[:120])
-            raise ProtocolViolation(f"{what} is not valid JSON ({exc}): {snippet!r}") from None
-
-    def _find_in_stream(self, body: bytes, request_id: int) -> dict[str, Any]:
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ProtocolViolation("event stream is not valid UTF-8") from None
-        events, pending = parse_sse_rest(text)
-        seen: list[str] = []
-        for event_type, data in events:
-            if event_type != "message":
-                seen.append(f"event {event_type!r}")
-                continue
-            message = self.decode_json(data, "event-stream data")
-            if not isinstance(message, dict):
-                raise ProtocolViolation(
-                    f"event-stream data is a JSON {type(message).__name__}, not a JSON-RPC message"
-                )
-            is_response = "result" in message or "error" in message
-            if is_response and id_matches(message, request_id):
-                return message
-            if is_response:
-                seen.append(f"response to id {self._mask(repr(message.get('id')))}")
-            else:
-                seen.append(repr(message.get("method", "?")))
-        hint = ""
-        if pending is not None:
-            hint = "; its last event is not ended by a blank line, so it does not count"
-        got = ", ".join(seen) if seen else "no JSON-RPC messages"
-        raise ProtocolViolation(
-            f"event stream ended without the response to request {request_id}; "
-            f"it carried {got}{hint}"
-        )
+        return self._unwrap(message, request_id)
 
     def _unwrap(self, message: dict[str, Any], request_id: int) -> Any:
         if message.get("jsonrpc") != "2.0":

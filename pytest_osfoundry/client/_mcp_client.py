@@ -39,7 +39,7 @@ from pytest_osfoundry._mcp_vocabulary import (
 from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry.client._errors import ProtocolViolation
 from pytest_osfoundry.client._exchange import mask_token, mask_url
-from pytest_osfoundry.client._jsonrpc import AnswerReader, header_value, parse_sse
+from pytest_osfoundry.client._jsonrpc import AnswerReader, header_value
 from pytest_osfoundry.client._mcp_eras import (
     LEGACY_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSION,
@@ -64,7 +64,6 @@ __all__ = [
     "McpClient",
     "is_modern_error",
     "mcp_header_value",
-    "parse_sse",
 ]
 
 CLIENT_NAME = "pytest-osfoundry"

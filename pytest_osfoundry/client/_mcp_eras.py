@@ -15,7 +15,6 @@ that settles the era; it works on the client's state (:class:`_Negotiating`).
 from __future__ import annotations
 
 import base64
-import json
 import threading
 from collections.abc import MutableMapping
 from typing import Any, Protocol
@@ -29,7 +28,8 @@ from pytest_osfoundry._mcp_vocabulary import (
     MODERN_VERSION,
     UNSUPPORTED_VERSION,
 )
-from pytest_osfoundry.client._errors import HttpStatusError, JsonRpcError
+from pytest_osfoundry.client._errors import HttpStatusError, JsonRpcError, ProtocolViolation
+from pytest_osfoundry.client._jsonrpc import read_answer
 from pytest_osfoundry.http import Response
 
 __all__ = [
@@ -113,25 +113,32 @@ def mcp_header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
-def is_modern_error(status: int, body: bytes) -> bool:
-    """Whether an HTTP answer is a recognized modern JSON-RPC error.
-
-    ``-32020``/``-32021``/``-32022`` anywhere; ``-32602`` with HTTP 400 (a request
-    without ``_meta``); ``-32601`` with HTTP 404 (a method the revision lacks).
-    """
+def _modern_error(reply: Response) -> dict[str, Any] | None:
+    """The error object of ``reply`` when it is a recognized modern JSON-RPC error."""
     try:
-        message = json.loads(body)
-    except ValueError:
-        return False
-    error = message.get("error") if isinstance(message, dict) else None
+        message = read_answer(reply, None).message
+    except ProtocolViolation:
+        return None
+    error = message.get("error")
     code = error.get("code") if isinstance(error, dict) else None
-    if not isinstance(code, int):
-        return False
-    return (
+    if not isinstance(error, dict) or not isinstance(code, int):
+        return None
+    status = reply.status
+    recognized = (
         code in MODERN_ONLY_CODES
         or (status == 400 and code == INVALID_PARAMS)
         or (status == 404 and code == METHOD_NOT_FOUND)
     )
+    return error if recognized else None
+
+
+def is_modern_error(reply: Response) -> bool:
+    """Whether an HTTP answer (JSON or event stream) is a recognized modern JSON-RPC error.
+
+    ``-32020``/``-32021``/``-32022`` anywhere; ``-32602`` with HTTP 400 (a request
+    without ``_meta``); ``-32601`` with HTTP 404 (a method the revision lacks).
+    """
+    return _modern_error(reply) is not None
 
 
 class _Negotiating(Protocol):
@@ -190,7 +197,7 @@ class EraNegotiation:
             try:
                 self.initialize()
             except HttpStatusError as err:
-                if not is_modern_error(err.status, err.body):
+                if not is_modern_error(Response(err.status, err.headers, err.body)):
                     raise
                 self.era = None  # a modern server now: probe below
             else:
@@ -208,9 +215,7 @@ class EraNegotiation:
         if not self._era_from_cache:
             return False
         if not (
-            self.era == "modern"
-            and reply.status in (400, 404, 405)
-            and not is_modern_error(reply.status, reply.body)
+            self.era == "modern" and reply.status in (400, 404, 405) and not is_modern_error(reply)
         ):
             return False
         self._era_from_cache = False
@@ -237,9 +242,9 @@ class EraNegotiation:
         self._settle("modern")
         reply = self._send("server/discover", None)
         if 400 <= reply.status <= 499:
-            if not is_modern_error(reply.status, reply.body):
+            error = _modern_error(reply)
+            if error is None:
                 return self._settle("legacy")
-            error = json.loads(reply.body)["error"]
             if error["code"] != UNSUPPORTED_VERSION:
                 return "modern"
             data = error.get("data")

@@ -39,6 +39,7 @@ from typing import NamedTuple
 from urllib.parse import quote, urlsplit
 
 from pytest_osfoundry.client._errors import ProtocolViolation, ReplyLost
+from pytest_osfoundry.client._jsonrpc import AnswerWatch, content_type, request_id_of
 from pytest_osfoundry.client._transport import (
     ConnectionLost,
     HttpxTransport,
@@ -494,8 +495,6 @@ class SocketTransport:
 
     def _answer(self, exchange: _Exchange, method: str, reading: _Reading) -> tuple[Response, bool]:
         """The reply, and whether its connection may carry another request."""
-        from pytest_osfoundry.client._bounded_http import AnswerWatch, request_id_of
-
         minor, status, fields = exchange.head()
         headers: dict[str, str] = {}
         for name, value in fields:
@@ -516,8 +515,7 @@ class SocketTransport:
             if length > self.max_bytes:
                 raise reading.too_large()
         watch = None
-        ctype = headers.get("content-type", "").partition(";")[0].strip().lower()
-        if ctype == "text/event-stream":
+        if content_type(headers) == "text/event-stream":
             rid = request_id_of(reading.body)
             if rid is None:  # nothing of ours can come on it: its headers are the answer
                 return Response(status, headers, b""), False

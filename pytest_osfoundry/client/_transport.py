@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from pytest_osfoundry.client._errors import ProtocolViolation, ReplyLost
 from pytest_osfoundry.client._exchange import Exchange, mask_url, secrets_in
+from pytest_osfoundry.client._jsonrpc import AnswerWatch, content_type, request_id_of
 from pytest_osfoundry.http import Handler, Request, Response
 
 if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx
@@ -313,15 +314,12 @@ class _Reading:
 
     def body_of(self, reply: httpx.Response, at: float) -> bytes:
         """The reply's body, read under the deadline and the size cap (SSE: to the answer)."""
-        from pytest_osfoundry.client._bounded_http import AnswerWatch, request_id_of
-
         cap = self.transport.max_bytes
         declared = reply.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise self.too_large()
         watch = None
-        ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if ctype == "text/event-stream":
+        if content_type(reply.headers) == "text/event-stream":
             rid = request_id_of(self.body)
             if rid is None:  # nothing of ours can come on it: its headers are the answer
                 return b""

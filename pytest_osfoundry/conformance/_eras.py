@@ -40,6 +40,7 @@ from pytest_osfoundry.conformance._expected import (
 )
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance._wire_schema import answer_of
 
 __all__ = [
     "MODERN",
@@ -131,28 +132,23 @@ def modern_body(
     return json.dumps(message).encode()
 
 
-def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+def _post(target: Target, headers: dict[str, str], body: bytes, rpc_id: int) -> tuple[int, Any]:
+    """POST one probe (with the agent token when one is given); the status and the
+    JSON-RPC answer to ``rpc_id`` (JSON or event stream, read by the kit's one reply
+    reader; ``None`` when the reply holds none)."""
     token = target.creds.agent_token
     if token:
         headers = {**headers, "Authorization": f"Bearer {token}"}
     reply = watch(target, target.transport).request("POST", target.mcp_url, headers, body)
-    text = reply.body.decode("utf-8", "replace")
-    if "text/event-stream" in reply.headers.get("content-type", ""):
-        datas = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-        text = datas[-1] if datas else ""
-    try:
-        return reply.status, json.loads(text)
-    except ValueError:
-        return reply.status, None
+    return reply.status, answer_of(reply, rpc_id)
 
 
 def _find(target: Target) -> Revisions:
     discover: dict[str, Any] | None = None
+    rid = target.next_rpc_id()
     try:
         status, message = _post(
-            target,
-            modern_headers("server/discover"),
-            modern_body(target.next_rpc_id(), "server/discover"),
+            target, modern_headers("server/discover"), modern_body(rid, "server/discover"), rid
         )
     except OsfClientError:
         status, message = 0, None
@@ -162,9 +158,10 @@ def _find(target: Target) -> Revisions:
     modern = discover is not None or _modern_list_works(target)
     answers: dict[str, str | None] = {}
     for offered in LEGACY_REVISIONS:
+        rid = target.next_rpc_id()
         init = {
             "jsonrpc": "2.0",
-            "id": target.next_rpc_id(),
+            "id": rid,
             "method": "initialize",
             "params": {
                 "protocolVersion": offered,
@@ -174,7 +171,7 @@ def _find(target: Target) -> Revisions:
         }
         headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
         try:
-            status, message = _post(target, headers, json.dumps(init).encode())
+            status, message = _post(target, headers, json.dumps(init).encode(), rid)
         except OsfClientError:
             status, message = 0, None
         got = message.get("result") if isinstance(message, dict) else None
@@ -190,9 +187,10 @@ def _find(target: Target) -> Revisions:
 def _modern_list_works(target: Target) -> bool:
     """Whether a modern ``tools/list`` gets a modern result (one with ``resultType``): a
     modern server without ``server/discover``, not a legacy one ignoring the envelope."""
+    rid = target.next_rpc_id()
     try:
         status, message = _post(
-            target, modern_headers("tools/list"), modern_body(target.next_rpc_id(), "tools/list")
+            target, modern_headers("tools/list"), modern_body(rid, "tools/list"), rid
         )
     except OsfClientError:
         return False

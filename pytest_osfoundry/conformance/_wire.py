@@ -13,26 +13,26 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import (
     DeadlineExceeded,
     Exchange,
     McpClient,
     OsfClientError,
+    ProtocolViolation,
     RecordingTransport,
     ToolReply,
     Transport,
     decode_answer,
-    parse_sse,
+    read_answer,
 )
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._holds import Scope, guarded
 from pytest_osfoundry.conformance._liveness import watch
 from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire_schema import SchemaWatch, ledger_of
+from pytest_osfoundry.conformance._wire_schema import SchemaWatch, answer_of, ledger_of
 from pytest_osfoundry.http import Response
 
-__all__ = ["CountingTransport", "Wire", "decode_reply"]
+__all__ = ["CountingTransport", "Wire", "answer_of", "decode_reply"]
 
 
 class CountingTransport:
@@ -56,39 +56,17 @@ class CountingTransport:
             raise
 
 
-def _content_type(headers: Mapping[str, str]) -> str:
-    value = ""
-    for name, val in headers.items():
-        if name.lower() == "content-type":
-            value = val
-    return value.partition(";")[0].strip().lower()
-
-
-def decode_reply(reply: Response) -> ToolReply:
-    """Decode an MCP reply (JSON, or the first answer in an event stream) into a
-    :class:`~pytest_osfoundry.client._tool_result.ToolReply`, whatever it holds."""
+def decode_reply(reply: Response, request_id: int | str | None = None) -> ToolReply:
+    """Decode an MCP reply into a :class:`~pytest_osfoundry.client.ToolReply`, whatever
+    it holds: the JSON body, or the event stream's response to ``request_id`` (``None``:
+    its first response), read by the kit's one reply reader; a reply holding no
+    JSON-RPC answer decodes as such."""
     headers = {k.lower(): v for k, v in reply.headers.items()}
-    ctype = _content_type(headers)
-    message: Any = None
-    raw = b""
-    if ctype == "application/json":
-        try:
-            message = _fast_loads(reply.body, json.loads)
-            raw = reply.body
-        except ValueError:
-            message = None
-    elif ctype == "text/event-stream":
-        for event, data in parse_sse(reply.body.decode("utf-8", "replace")):
-            if event != "message":
-                continue
-            try:
-                candidate = _fast_loads(data, json.loads)
-            except ValueError:
-                continue
-            if isinstance(candidate, dict) and ("result" in candidate or "error" in candidate):
-                message, raw = candidate, data.encode()
-                break
-    return decode_answer(reply.status, headers, message, raw)
+    try:
+        answer = read_answer(reply, request_id)
+    except ProtocolViolation:
+        return decode_answer(reply.status, headers, None)
+    return decode_answer(reply.status, headers, answer.message, answer.raw)
 
 
 class Wire:

@@ -29,7 +29,7 @@ from pytest_osfoundry._mcp_schema import (
     first_violation,
 )
 from pytest_osfoundry._wirejson import loads as _fast_loads
-from pytest_osfoundry.client import Exchange, Transport, parse_sse
+from pytest_osfoundry.client import Exchange, ProtocolViolation, Transport, read_answer
 from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
 from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.http import Response
@@ -176,31 +176,16 @@ def revision_of(
 
 
 def answer_of(reply: Response, rpc_id: Any) -> dict[str, Any] | None:
-    """The JSON-RPC answer in ``reply`` (a JSON body, or the event stream's message
-    answering ``rpc_id``), or ``None``."""
-    ctype = (_header(reply.headers, "content-type") or "").partition(";")[0].strip().lower()
-    if ctype == "application/json":
-        try:
-            message = _fast_loads(reply.body, json.loads)
-        except ValueError:
-            return None
-        return message if isinstance(message, dict) else None
-    if ctype != "text/event-stream":
+    """The JSON-RPC answer in ``reply`` (the JSON body, or the event stream's message
+    answering ``rpc_id``: the kit's one reply reader), or ``None`` when it holds none.
+
+    An ``rpc_id`` that is no JSON-RPC id the kit would send (not a string or an integer)
+    matches the stream's first response."""
+    usable = type(rpc_id) in (int, str)  # true is no id
+    try:
+        return read_answer(reply, rpc_id if usable else None).message
+    except ProtocolViolation:
         return None
-    for event, data in parse_sse(reply.body.decode("utf-8", "replace")):
-        if event != "message":
-            continue
-        try:
-            message = _fast_loads(data, json.loads)
-        except ValueError:
-            continue
-        if (
-            isinstance(message, dict)
-            and message.get("id") == rpc_id
-            and ("result" in message or "error" in message)
-        ):
-            return message
-    return None
 
 
 class SchemaWatch:

@@ -15,7 +15,7 @@ from pytest_osfoundry.client import (
     ProtocolViolation,
 )
 from pytest_osfoundry.client._mcp_client import EraCache, is_modern_error, mcp_header_value
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server import ReferenceServer
 from tests.client.conftest import FakeMcp
 
@@ -211,8 +211,12 @@ def test_mcp_name_values_are_base64_when_not_plain() -> None:
     ],
 )
 def test_recognized_modern_errors(status: int, body: Any, modern: bool) -> None:
-    assert is_modern_error(status, json.dumps(body).encode()) is modern
-    assert is_modern_error(400, b"not json") is False
+    assert is_modern_error(json_response(status, body)) is modern
+    stream = f"event: message\ndata: {json.dumps(body)}\n\n".encode()
+    assert (
+        is_modern_error(Response(status, {"content-type": "text/event-stream"}, stream)) is modern
+    )
+    assert is_modern_error(Response(400, {"content-type": "application/json"}, b"no")) is False
 
 
 @pytest.mark.parametrize(

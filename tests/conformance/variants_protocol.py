@@ -462,6 +462,51 @@ def sse_on_every_era() -> ReferenceServer:
     return ReferenceServer(sse=True)
 
 
+#: Line ends in turn, so every form the SSE format allows meets every kind of line.
+_LINE_ENDS = ("\r\n", "\n", "\r")
+
+
+def frame_every_form(message: bytes, event_id: int) -> bytes:
+    """One JSON-RPC ``message`` as an event stream written in every form the SSE format
+    allows (WHATWG): a byte order mark, comments, a priming event (an id and empty
+    data, as MCP 2025-11-25 says a server SHOULD send first), ``retry``, unknown
+    fields, a field with no colon, the JSON spread over several ``data`` lines with
+    and without the space after the colon, CR, LF and CRLF line ends in turn, and an
+    unterminated event after the answer (what a stream left open looks like so far).
+
+    The answer's event data is the same for the same message (only the priming id
+    varies), so answers a check compares byte for byte stay comparable.
+    """
+    pretty = json.dumps(json.loads(message), indent=1, ensure_ascii=False).split("\n")
+    lines = [": stream opened", f"id: {event_id}", "data:", ""]  # the priming event
+    lines += ["retry: 3000", ": keep-alive", "x-vendor: ignored", "event: message"]
+    for index, part in enumerate(pretty):
+        lines.append(("data:" if index % 2 else "data: ") + part)
+        if index == 1:
+            lines.append("data")  # no colon: the field "data" with an empty value
+    lines += ["", ": after the answer", 'data: {"jsonrpc": "2.0", "method": "notifications/']
+    text = "".join(line + _LINE_ENDS[n % 3] for n, line in enumerate(lines))
+    return ("\ufeff" + text).encode()
+
+
+@_register(
+    LEGAL_VARIANTS,
+    "Answers every request as an event stream in every form the SSE format allows (priming "
+    "event, multi-line data, data:x, CR/LF/CRLF, comments, an unterminated event after it).",
+)
+def sse_every_form() -> Wrapped:
+    count = iter(range(1, 1 << 62))
+
+    def reframe(request: Request, response: Response) -> Response:
+        if response.headers.get("content-type") != "text/event-stream":
+            return response
+        _, _, rest = response.body.partition(b"data: ")
+        body = frame_every_form(rest.partition(b"\n")[0], next(count))
+        return Response(response.status, dict(response.headers), body)
+
+    return Wrapped(ReferenceServer(sse=True), on_response=reframe)
+
+
 @_register(LEGAL_VARIANTS, "Adds its own keys to every modern result's _meta.")
 def extra_meta_keys() -> Wrapped:
     def add(request: Request, response: Response) -> Response:

@@ -24,9 +24,9 @@ __all__ = ["BROKEN_SDK_VARIANTS", "LEGAL_SDK_VARIANTS"]
 
 MODERN = "2026-07-28"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
-#: D3: the methods that need no token; ``notifications/initialized`` ends
-#: initialize's handshake, so it is as open as initialize (docs/choices.md).
-OPEN_METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list"})
+#: D3 and R2: the methods that need no token (notifications, ``notifications/initialized``
+#: ending initialize's handshake among them, are as open as initialize: docs/choices.md).
+OPEN_METHODS = frozenset({"initialize", "ping", "tools/list"})
 SESSION_NOT_FOUND = "Graph session not found or access removed"
 #: How the Python SDK words a tool's error by default.
 PREFIX = "Error executing tool run_graph_session: "
@@ -162,18 +162,24 @@ def get_without_session_400() -> Wrapped:
 @_register(
     LEGAL_SDK_VARIANTS,
     "Asks for a token on every MCP request but D3's open methods (initialize, ping, "
-    "tools/list): 401 with the usual challenge.",
+    "tools/list) and notifications: a GET, a DELETE, server/discover and an unknown "
+    "method without one get 401 with the usual challenge.",
 )
 def token_on_all_but_open_methods() -> Wrapped:
     app = ReferenceServer()
 
     def need_token(request: Request) -> Request | Response:
-        if request.method != "POST" or not request.path.rstrip("/").endswith(app.mcp_path):
+        if (
+            not request.path.rstrip("/").endswith(app.mcp_path)
+            or "authorization" in request.headers
+        ):
             return request
-        message = _message(request.body)
+        message = _message(request.body) if request.method == "POST" else None
         method = message.get("method") if isinstance(message, dict) else None
-        if method in OPEN_METHODS or method == "tools/call" or "authorization" in request.headers:
-            return request  # tools/call: the app's own challenge names the tool's scope
+        if method in OPEN_METHODS or str(method).startswith("notifications/"):
+            return request
+        if method == "tools/call":
+            return request  # the app's own challenge names the tool's scope
         metadata = app.origin() + WELL_KNOWN
         challenge = f'Bearer resource_metadata="{metadata}", scope="osfoundry:read"'
         return Response(
@@ -183,6 +189,29 @@ def token_on_all_but_open_methods() -> Wrapped:
         )
 
     return Wrapped(app, on_request=need_token)
+
+
+@_register(
+    LEGAL_SDK_VARIANTS,
+    "Refuses a tool call breaking the input schema with JSON-RPC -32602 (what many SDKs "
+    "do) instead of an isError result: R3 accepts both.",
+)
+def schema_errors_as_32602() -> Wrapped:
+    def recode(request: Request, response: Response) -> Response:
+        def change(message: Any) -> None:
+            result = message.get("result") if isinstance(message, dict) else None
+            if not isinstance(result, dict) or result.get("isError") is not True:
+                return
+            content = result.get("content")
+            first = content[0] if isinstance(content, list) and content else None
+            text = first.get("text") if isinstance(first, dict) else None
+            if isinstance(text, str) and text.startswith("Invalid arguments"):
+                del message["result"]
+                message["error"] = {"code": -32602, "message": text}
+
+        return _rewrite(response, change)
+
+    return Wrapped(ReferenceServer(), on_response=recode)
 
 
 # ---------------------------------------------------------------------- broken
@@ -243,6 +272,22 @@ def json_string_objects() -> Wrapped:
 
 @_register(
     BROKEN_SDK_VARIANTS,
+    "Takes arguments null as no arguments and queues the run (a framework's natural "
+    "arguments: dict | None) (R3: null is no object; refused, nothing queued).",
+    ["R3-types-null"],
+)
+def nullable_arguments() -> Wrapped:
+    def absent(request: Request) -> Request:
+        args = _arguments_of(request, "run_graph_session")
+        if args is not None and "arguments" in args and args["arguments"] is None:
+            return _with_arguments(request, {k: v for k, v in args.items() if k != "arguments"})
+        return request
+
+    return Wrapped(ReferenceServer(), on_request=absent)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
     'Tool errors about an unshared session carry a prefix ("Error executing tool '
     "run_graph_session: ...\", the Python SDK's default) (R3: the message alone).",
     ["R3-session-not-found", "R3-session-other-account"],
@@ -263,6 +308,63 @@ def prefixed_session_errors() -> Wrapped:
         return _rewrite(response, change)
 
     return Wrapped(ReferenceServer(), on_response=prefix)
+
+
+#: D3: the scope each tool needs.
+TOOL_SCOPES = {
+    "run_graph_session": "osfoundry:run",
+    "cancel_graph_run": "osfoundry:run",
+    "list_graph_sessions": "osfoundry:read",
+    "get_graph_run": "osfoundry:read",
+}
+
+
+def _listing_for_caller(keep: Callable[[frozenset[str] | None, str], bool]) -> Wrapped:
+    """The reference server whose ``tools/list`` keeps a tool only when ``keep(the
+    caller's scopes, its name)`` (scopes ``None``: no agent token), as a framework's
+    per-tool auth hides the tools a caller may not call."""
+    app = ReferenceServer()
+
+    def scopes_of(request: Request) -> frozenset[str] | None:
+        token = (request.headers.get("authorization") or "").partition(" ")[2].strip()
+        cred = app.tokens.lookup(token or None, app.state.clock.now())
+        agent = app.state.agents.get(cred.principal_id) if cred and cred.kind == "agent" else None
+        return agent.scopes if agent is not None else None
+
+    def hide(request: Request, response: Response) -> Response:
+        message = _message(request.body) if request.method == "POST" else None
+        if not isinstance(message, dict) or message.get("method") != "tools/list":
+            return response
+        scopes = scopes_of(request)
+
+        def change(answer: Any) -> None:
+            result = answer.get("result") if isinstance(answer, dict) else None
+            if isinstance(result, dict) and isinstance(result.get("tools"), list):
+                result["tools"] = [t for t in result["tools"] if keep(scopes, t.get("name"))]
+
+        return _rewrite(response, change)
+
+    return Wrapped(app, on_response=hide)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
+    "tools/list without a token lists no tool (a framework's per-tool auth, endpoint open) "
+    "(D3: the listing an agent reads before it holds a token is the four tools).",
+    ["D3-four-tools-without-token", "D3-same-tools-for-every-caller"],
+)
+def tools_hidden_from_anonymous() -> Wrapped:
+    return _listing_for_caller(lambda scopes, name: scopes is not None)
+
+
+@_register(
+    BROKEN_SDK_VARIANTS,
+    "tools/list with a token lists only the tools its scopes allow (the read-only agent "
+    "sees two) (D3, reconstructed: the listing is the same for every caller).",
+    ["D3-same-tools-for-every-caller"],
+)
+def tools_hidden_by_scope() -> Wrapped:
+    return _listing_for_caller(lambda scopes, name: scopes is None or TOOL_SCOPES[name] in scopes)
 
 
 def runs_never_queued() -> Wrapped:

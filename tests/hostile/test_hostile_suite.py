@@ -13,7 +13,7 @@ import pytest
 # run below (pytester drops the modules a run imported; a check collected by a second
 # run would carry a CheckInfo of another class than the plugin's).
 import pytest_osfoundry.conformance._plugin  # noqa: F401
-from pytest_osfoundry.server import ReferenceServer
+from tests.conformance.variants_protocol import sse_every_form
 from tests.hostile.osf_hostile_kit import HostileServer, OpenStreamServer
 
 
@@ -33,7 +33,9 @@ def _report(pytester: pytest.Pytester) -> dict[str, object]:
 def test_suite_passes_a_server_leaving_its_event_streams_open(
     pytester: pytest.Pytester,
 ) -> None:
-    server = ReferenceServer(sse=True)
+    # Each stream in every form the SSE format allows (a priming event, the answer over
+    # several data lines, CR/LF/CRLF, comments), then left open after an unended event.
+    server = sse_every_form()
     made = server.provision()
     door = OpenStreamServer(server)
     server.serve_at(door.origin)  # a door of its own: it names the app's public URL
