@@ -318,34 +318,41 @@ def echo() -> Iterator[LoopbackServer]:
         yield server
 
 
+BYE = b"GET /close HTTP/1.1\r\n\r\n"
+"""A last request: answered only if the connection was kept; the server then closes."""
+
+
 def test_an_answer_has_the_usual_head(echo: LoopbackServer) -> None:
-    out, closed = _talk(echo, b"GET /x HTTP/1.1\r\nHost: h\r\nX-A: v\r\n\r\n", quiet=0.5)
-    head, _, body = out.partition(b"\r\n\r\n")
+    out, _ = _talk(echo, b"GET /x HTTP/1.1\r\nHost: h\r\nX-A: v\r\n\r\n" + BYE)
+    head, _, rest = out.partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     assert lines[0] == b"HTTP/1.1 200 OK"
     assert b"Server: pytest-osfoundry" in lines and any(x.startswith(b"Date: ") for x in lines)
-    assert b"Content-Length: 1" in lines and body == b"v"
-    assert not closed  # HTTP/1.1 keeps the connection
+    assert b"Content-Length: 1" in lines and rest.startswith(b"vHTTP/1.1 200 ")
+    assert _statuses(out) == [200, 200]  # HTTP/1.1 keeps the connection
 
 
 def test_204_and_head_answers_have_no_body(echo: LoopbackServer) -> None:
-    out, _ = _talk(echo, b"GET /empty HTTP/1.1\r\n\r\nHEAD /x HTTP/1.1\r\nX-A: v\r\n\r\n", 0.5)
-    empty, _, head = out.partition(b"\r\n\r\n")
+    out, _ = _talk(echo, b"GET /empty HTTP/1.1\r\n\r\nHEAD /x HTTP/1.1\r\nX-A: v\r\n\r\n" + BYE)
+    empty, _, rest = out.partition(b"\r\n\r\n")
     assert empty.startswith(b"HTTP/1.1 204 ") and b"Content-Length" not in empty
-    assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"Content-Length: 1\r\n\r\n")
+    head, _, rest = rest.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"Content-Length: 1")
+    assert rest.startswith(b"HTTP/1.1 200 ")  # no body between the HEAD answer and the next
 
 
 @pytest.mark.parametrize(
-    ("request_bytes", "closed"),
+    ("request_bytes", "kept"),
     [
-        (b"GET /x HTTP/1.0\r\n\r\n", True),
-        (b"GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", False),
-        (b"GET /x HTTP/1.1\r\nConnection: close\r\n\r\n", True),
-        (b"GET /close HTTP/1.1\r\n\r\n", True),  # the app's own Connection: close
+        (b"GET /x HTTP/1.0\r\n\r\n", False),
+        (b"GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", True),
+        (b"GET /x HTTP/1.1\r\nConnection: close\r\n\r\n", False),
+        (BYE, False),  # the app's own Connection: close
     ],
 )
-def test_who_ends_the_connection(echo: LoopbackServer, request_bytes: bytes, closed: bool) -> None:
-    assert _talk(echo, request_bytes, quiet=0.5)[1] is closed
+def test_who_ends_the_connection(echo: LoopbackServer, request_bytes: bytes, kept: bool) -> None:
+    out, closed = _talk(echo, request_bytes + BYE)
+    assert _statuses(out) == [200] * (1 + kept) and closed
 
 
 def test_pipelined_requests_are_answered_in_order(echo: LoopbackServer) -> None:
