@@ -1,19 +1,15 @@
-"""The two HTTP paths every request of the suite takes, each against what it replaced.
+"""The suite's HTTP client path against what it replaced.
 
     python benchmarks/bench_http_paths.py [--requests 2000] [--rounds 8] [--json]
 
 Paired in this one invocation (A B A B ..., the median of the per-round ratios):
+one keep-alive round trip of a JSON-RPC ``ping`` through
+:class:`~pytest_osfoundry.client.SocketTransport` (the suite's, for ``http://``)
+against :class:`~pytest_osfoundry.client.HttpxTransport` (httpx, what the suite used
+before, and still uses for ``https://``), both to the same loopback server; and, for
+scale, the same request as raw bytes on one socket (no client library in the way).
 
-* **the client**: one keep-alive round trip of a JSON-RPC ``ping`` through
-  :class:`~pytest_osfoundry.client.SocketTransport` (the suite's, for ``http://``)
-  against :class:`~pytest_osfoundry.client.HttpxTransport` (httpx, what the suite
-  used before, and still uses for ``https://``), both to the same loopback server;
-* **the loopback door**: the same request as raw bytes on one socket (no client
-  library in the way), answered with the door's own head parser
-  (``server/_loopback_http.plain_head``) against http.server's parser (the parser
-  switched off for the B rounds, as for a head it declines).
-
-Both servers answer with a fixed small JSON body, so the figures are the HTTP path's
+The server answers with a fixed small JSON body, so the figures are the HTTP path's
 alone, not the reference server's logic. Microseconds per round trip, this machine.
 """
 
@@ -31,7 +27,6 @@ from typing import Any
 from pytest_osfoundry.client import HttpxTransport, SocketTransport
 from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import LoopbackServer
-from pytest_osfoundry.server import _loopback_http as door
 
 BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
 HEADERS = {
@@ -71,8 +66,7 @@ def _per_request(run: Callable[[], None], requests: int) -> float:
 
 def measure(requests: int, rounds: int) -> dict[str, Any]:
     """Microseconds per round trip of each path, paired round by round; medians."""
-    figures: dict[str, list[float]] = {k: [] for k in ("socket", "httpx", "own", "http.server")}
-    own_parser = door.plain_head
+    figures: dict[str, list[float]] = {k: [] for k in ("socket", "httpx", "raw")}
     with LoopbackServer(_answer) as server:
         url = server.origin + "/mcp"
         mine = SocketTransport(timeout=10.0, max_bytes=1024 * 1024)
@@ -95,12 +89,8 @@ def measure(requests: int, rounds: int) -> dict[str, Any]:
                 figures["httpx"].append(
                     _per_request(lambda: theirs.request("POST", url, HEADERS, BODY), requests)
                 )
-                door.plain_head = own_parser
-                figures["own"].append(_per_request(bytes_only, requests))
-                door.plain_head = lambda _buf: None  # every head to http.server's parser
-                figures["http.server"].append(_per_request(bytes_only, requests))
+                figures["raw"].append(_per_request(bytes_only, requests))
         finally:
-            door.plain_head = own_parser
             sock.close()
             mine.close()
             theirs.close()
@@ -115,7 +105,6 @@ def measure(requests: int, rounds: int) -> dict[str, Any]:
         "rounds": rounds,
         "us_per_round_trip": {k: round(statistics.median(v)) for k, v in figures.items()},
         "httpx_over_socket": ratio("httpx", "socket"),
-        "http_server_over_own": ratio("http.server", "own"),
     }
 
 
@@ -137,10 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  client: SocketTransport {us['socket']} us, HttpxTransport {us['httpx']} us "
         f"(httpx / socket = {figures['httpx_over_socket']}x)"
     )
-    print(
-        f"  loopback door: own head parser {us['own']} us, http.server's {us['http.server']} us "
-        f"(http.server / own = {figures['http_server_over_own']}x)"
-    )
+    print(f"  raw bytes on one socket (no client): {us['raw']} us")
     return 0
 
 

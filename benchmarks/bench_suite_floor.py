@@ -19,11 +19,9 @@ Two paired measurements, each A B A B ... in this one invocation:
 * **what each saving of the main job pays** (``--only parts``, not part of the
   default): the suite against ``embedded`` as it runs, against the same with one
   saving undone by a plugin of this benchmark, each saving paired on its own; the
-  median of the pairs' ratios and differences. The savings: the server forked into a
-  child process (``server/_forked.py``; undone by one idle thread, with which the
-  suite keeps the server in pytest's process) and the fake relay left unloaded by a
-  server run (``relay/__init__.py``; undone by importing it). Each says whether the
-  code that buys it still pays for itself.
+  median of the pairs' ratios and differences. The saving: the fake relay left
+  unloaded by a server run (``relay/__init__.py``; undone by importing it). It says
+  whether the code that buys it still pays for itself.
 
 The delayed server runs with ``--workers 128`` (``bench_latency.SERVER_WORKERS``), as
 does the undelayed one: each delayed answer waits in a server thread, and with fewer
@@ -156,15 +154,10 @@ def _median_ratio(a: list[float], b: list[float]) -> float:
 
 
 PARTS: dict[str, str] = {
-    "the server forked into a child": (
-        "import threading\n"
-        "threading.Thread(target=threading.Event().wait, daemon=True, name='idle').start()\n"
-    ),
     "the fake relay left unloaded": "import pytest_osfoundry.relay._desktop\n",
 }
-"""Each saving of the main job, and the source of a pytest plugin that undoes it: one
-idle thread (``_forked.can_fork`` then keeps the server in pytest's process), or the
-import the saving spares."""
+"""Each saving of the main job, and the source of a pytest plugin that undoes it (the
+import the saving spares)."""
 
 
 def measure_parts(pairs: int, concurrency: int) -> dict[str, Any]:

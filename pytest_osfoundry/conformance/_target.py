@@ -5,22 +5,18 @@
 * an ``http(s)://`` URL of the MCP endpoint. The relay API is at
   ``--osf-relay-url``, by default the URL's origin; credentials come from the
   ``--osf-...-token`` options.
-* ``embedded``: the kit's :class:`~pytest_osfoundry.server.ReferenceServer`, started
-  on a loopback port (one per pytest process, so one per xdist worker) and tested
-  over real HTTP, with every credential made by its ``provision()``. On Linux, when
-  nothing but pytest's own thread runs, it is served from a forked child process
-  (:mod:`pytest_osfoundry.server._forked`), so that its work and the checks' take two
-  cores instead of turns on one; elsewhere (and under xdist, whose workers hold threads
-  of their own) from a thread of this process. The checks cannot tell the two apart:
-  every one of them speaks HTTP to it.
+* ``embedded``: the kit's :class:`~pytest_osfoundry.server.ReferenceServer`, served
+  by a :class:`~pytest_osfoundry.server.LoopbackServer` (threads of this process) on a
+  loopback port (one per pytest process, so one per xdist worker) and tested over
+  real HTTP, with every credential made by its ``provision()``.
 * ``embedded:MODULE:FACTORY``: the same, with the server built by ``FACTORY()``
   imported from ``MODULE``. The factory returns an HTTP handler
   (``Request -> Response``, see :mod:`pytest_osfoundry.http`) that also has a
   ``provision()`` method returning an object with the attributes of
   :class:`~pytest_osfoundry.server.Provisioned`, and optionally an ``mcp_path``
   attribute (default ``/mcp``). The kit's broken variants
-  (:mod:`tests.conformance.variants`) are such factories. The factory's server is
-  always served from a thread of this process, so a test can look at it afterwards.
+  (:mod:`tests.conformance.variants`) are such factories. The server object stays
+  this process's, so a test can look at it afterwards.
 """
 
 from __future__ import annotations
@@ -45,7 +41,6 @@ from pytest_osfoundry.client import (
 )
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.server import LoopbackServer
-from pytest_osfoundry.server._forked import ForkedServer, ForkError, can_fork
 
 __all__ = [
     "Credentials",
@@ -111,7 +106,7 @@ class Target:
     timing_samples: int = 60
     protocol: str = "auto"
     """``--osf-protocol``: the MCP revision the domain checks speak (``auto`` or pinned)."""
-    _loopback: LoopbackServer | ForkedServer | None = None
+    _loopback: LoopbackServer | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     sessions: dict[str, McpClient] = field(default_factory=dict)
     """Initialized MCP clients by role, reused by the checks of this process (one MCP
@@ -246,7 +241,7 @@ def _embedded(
         )
     made = provision()
     mcp_path = str(getattr(server, "mcp_path", "/mcp"))
-    loop = _serve(server, forked=ref is None)
+    loop = LoopbackServer(server)
     creds = Credentials(
         agent_token=getattr(made, "agent_token", None),
         other_agent_token=getattr(made, "other_agent_token", None),
@@ -269,22 +264,6 @@ def _embedded(
         timing_samples=settings.osf_timing_samples,
         _loopback=loop,
     )
-
-
-def _serve(server: Any, *, forked: bool) -> LoopbackServer | ForkedServer:
-    """``server`` on a loopback port: from a forked child when ``forked`` and
-    :func:`~pytest_osfoundry.server._forked.can_fork` allow it, else from threads of
-    this process.
-
-    Raises:
-        TargetError: the forked child could not listen (the message says why).
-    """
-    if forked and can_fork():
-        try:
-            return ForkedServer(server)
-        except ForkError as err:
-            raise TargetError(f"embedded: {err}") from None
-    return LoopbackServer(server)
 
 
 def probe(target: Target) -> None:

@@ -2,9 +2,10 @@
 
 ``Delayed(handler, seconds)`` answers every request like ``handler`` after waiting
 ``seconds`` in the thread serving it. Behind the loopback door
-(:class:`~pytest_osfoundry.server.LoopbackServer`, one thread per connection) the
-wait blocks only that request, so a suite running checks concurrently sees what it
-would see against a server a round trip away. ``osfoundry-fake serve --latency
+(:class:`~pytest_osfoundry.server.LoopbackServer`, whose worker threads run the
+handler) the wait blocks only that request's worker, so a suite running checks
+concurrently sees what it would see against a server a round trip away, as long as
+fewer requests are in flight than the door has workers. ``osfoundry-fake serve --latency
 SECONDS`` serves the reference server this way.
 """
 

@@ -1,31 +1,31 @@
-"""A real HTTP/1.1 server for any :class:`~pytest_osfoundry.http.Handler`, in a thread.
+"""A real HTTP/1.1 server for any :class:`~pytest_osfoundry.http.Handler`, in threads.
 
 ``LoopbackServer(handler)`` binds ``127.0.0.1`` on a free port unless told
 otherwise, is listening by the time the constructor returns, and stops cleanly with
 :meth:`LoopbackServer.close` or at the end of a ``with`` block. Promises:
 
-* **Cheap idle connections, bounded threads.** One selector thread holds every
-  connection between requests (a socket and a selector entry each: thousands cost
-  little); a connection with bytes to read goes to one of ``workers`` threads
-  (16 by default), which serves its requests while they keep coming, then hands it
-  back. Connections idle for ``idle_timeout`` seconds are closed.
-* **A deadline per request.** A request's line, headers and body must arrive
-  within ``request_deadline`` seconds of its first byte, or the connection is
-  dropped without an answer; writing the answer is bounded the same way. The
-  selector thread gathers a request until it is whole, so a client sending half a
-  request holds no worker (no "slowloris").
-* **Strict framing.** Two ``Content-Length`` values that differ are refused with
-  400 (RFC 9112 §6.3), as are a malformed length or chunked body; a body over
-  8 MiB is refused with 413.
+* **Workers only ever run the app.** One selector thread does every read and write:
+  it accepts, gathers each request until it is whole (line, headers and body, a
+  chunked body included), and writes what an answer could not send at once. Only a
+  whole request goes to one of ``workers`` threads (16 by default), which calls the
+  handler and sends what the socket takes without waiting. So no client -- idle,
+  sending slowly, half-sending a request, awaiting ``100 Continue`` without sending
+  the body, or reading its answers slowly -- holds a worker (no "slowloris"), and
+  thousands of connections cost a socket and a buffer each.
+* **Deadlines.** A request's line, headers and body must arrive within
+  ``request_deadline`` seconds of its first byte, and an answer must be taken by the
+  client within as long, or the connection is dropped. Connections idle for
+  ``idle_timeout`` seconds are closed. A connection's requests are answered in
+  order, one at a time: it sends no more until its answer is on its way.
+* **Strict HTTP/1.1** (:mod:`~pytest_osfoundry.server._loopback_http`): what is
+  malformed or ambiguous is answered by the door with a 4xx or 5xx status line and
+  the connection closed; it never reaches the handler.
 * **Quiet.** No request is logged (no headers, so no tokens, ever reach a log). A
   client that resets or drops its connection costs at most one ``DEBUG`` line of
   the ``pytest_osfoundry.server`` logger, never a traceback on stderr.
-* **Prompt stop.** :meth:`LoopbackServer.close` returns within a fraction of a second whatever is
-  connected: it shuts every connection down, including those a worker is reading.
-
-This module holds the threads (the selector thread that accepts and gathers, the
-bounded pool of workers that serve); reading, parsing and answering a request is
-:mod:`~pytest_osfoundry.server._loopback_http`'s.
+* **Prompt stop.** :meth:`LoopbackServer.close` returns within a fraction of a
+  second whatever is connected (a worker inside the handler finishes in its own
+  time; its answer is not sent).
 """
 
 from __future__ import annotations
@@ -39,20 +39,57 @@ import threading
 import time
 from types import TracebackType
 
-from pytest_osfoundry.http import Handler, announce_origin
-from pytest_osfoundry.server._loopback_http import Connection, whole
+from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
+from pytest_osfoundry.server._loopback_http import HttpConnection, Refused
 
 __all__ = ["LoopbackServer"]
 
 _log = logging.getLogger("pytest_osfoundry.server")
 
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
+
+
+class _Connection:
+    """One client connection: its socket, the bytes waiting each way, its HTTP."""
+
+    __slots__ = ("closing", "deadline", "events", "http", "incoming", "outgoing", "sock")
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self.sock = sock
+        self.http = HttpConnection()
+        self.incoming = bytearray()
+        """Bytes read and not yet taken by a request."""
+        self.outgoing = bytearray()
+        """Bytes of answers not yet sent."""
+        self.deadline = deadline
+        """When the selector drops it, unless it moves on (a worker's are not dropped)."""
+        self.events = 0
+        """What the selector watches it for now (0: not registered)."""
+        self.closing = False
+        """Whether it ends once :attr:`outgoing` is sent."""
+
+    def send(self) -> bool:
+        """Send what :attr:`outgoing` holds until done or the socket would block;
+        False if the connection failed."""
+        try:
+            while self.outgoing:
+                sent = self.sock.send(self.outgoing)
+                del self.outgoing[:sent]
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError as err:
+            _log.debug("loopback: connection dropped: %s", type(err).__name__)
+            return False
+        return True
+
 
 class LoopbackServer:
     """Serve ``handler`` over HTTP on ``host:port`` (127.0.0.1 and a free port by default).
 
-    ``workers`` bounds the threads serving requests; ``request_deadline`` is the
+    ``workers`` bounds the threads running the handler; ``request_deadline`` is the
     seconds a request (line, headers, body) may take to arrive and its answer to be
-    written; ``idle_timeout`` closes connections that send nothing for that long.
+    taken; ``idle_timeout`` closes connections that send nothing for that long.
     """
 
     def __init__(
@@ -83,16 +120,20 @@ class LoopbackServer:
         self.port = int(self._listener.getsockname()[1])
         announce_origin(handler, self.origin)  # the app names it as its public URL unless told one
         self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._selector.register(self._listener, _READ, None)
         self._wake_recv, self._wake_send = socket.socketpair()
         self._wake_recv.setblocking(False)
-        self._selector.register(self._wake_recv, selectors.EVENT_READ, None)
-        self._idle: dict[socket.socket, Connection] = {}
-        self._busy: set[Connection] = set()
+        self._selector.register(self._wake_recv, _READ, None)
+        self._conns: dict[socket.socket, _Connection] = {}
+        """Every open connection (the selector thread's, guarded by ``_lock`` for reading)."""
+        self._busy: set[_Connection] = set()
+        """Connections a worker holds."""
+        self._returned: list[_Connection] = []
+        """Connections workers have handed back, for the selector thread to take on."""
         self._lock = threading.Lock()
-        self._ready: queue.SimpleQueue[Connection | None] = queue.SimpleQueue()
-        self._returned: queue.SimpleQueue[Connection] = queue.SimpleQueue()
+        self._ready: queue.SimpleQueue[tuple[_Connection, Request] | None] = queue.SimpleQueue()
         self._closed = False
+        self._stopped = False
         self._workers = [
             threading.Thread(target=self._work, name=f"osf-loopback-{self.port}-w{i}", daemon=True)
             for i in range(workers)
@@ -112,15 +153,15 @@ class LoopbackServer:
 
     @property
     def connections(self) -> int:
-        """Connections open now (idle or being served)."""
+        """Connections open now (idle, arriving, being served or answered)."""
         with self._lock:
-            return len(self._idle) + len(self._busy)
+            return len(self._conns)
 
     # -- the selector thread ----------------------------------------------------------
     def _loop(self) -> None:
         next_sweep = time.monotonic() + 1.0
         while not self._closed:
-            for key, _ in self._selector.select(timeout=0.25):
+            for key, events in self._selector.select(timeout=0.25):
                 sock = key.fileobj
                 if sock is self._listener:
                     self._accept()
@@ -128,17 +169,15 @@ class LoopbackServer:
                     self._drain_wake()
                 else:
                     assert isinstance(sock, socket.socket)
-                    self._receive(sock)
-            while not self._returned.empty():
-                conn = self._returned.get()
-                now = time.monotonic()
-                conn.idle_since = now
-                conn.started = now if conn.reader.pending else None
-                conn.sock.setblocking(False)
-                with self._lock:
-                    self._busy.discard(conn)
-                    self._idle[conn.sock] = conn
-                self._selector.register(conn.sock, selectors.EVENT_READ, None)
+                    conn = self._conns[sock]
+                    if events & _READ and not self._receive(conn):
+                        self._forget(conn)
+                    else:
+                        self._step(conn)
+            with self._lock:
+                returned, self._returned = self._returned, []
+            for conn in returned:
+                self._step(conn)
             now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + 1.0
@@ -148,47 +187,98 @@ class LoopbackServer:
     def _accept(self) -> None:
         while True:
             try:
-                sock, address = self._listener.accept()
+                sock, _ = self._listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as err:  # out of file descriptors, ...: try again later
                 _log.warning("loopback: accept failed: %s", err)
                 return
             sock.setblocking(False)
-            conn = Connection(sock, address, self)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)  # no 40 ms ACK wait
+            conn = _Connection(sock, time.monotonic() + self.idle_timeout)
             with self._lock:
-                self._idle[sock] = conn
-            self._selector.register(sock, selectors.EVENT_READ, None)
+                self._conns[sock] = conn
+            self._watch(conn, _READ)
 
-    def _receive(self, sock: socket.socket) -> None:
-        """Buffer what arrived; hand the connection to a worker once a request is whole."""
-        conn = self._idle[sock]
+    def _receive(self, conn: _Connection) -> bool:
+        """Buffer what arrived; False when the client has gone."""
         try:
-            data = sock.recv(65536)
+            data = conn.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
-            return
+            return True
         except OSError as err:
-            data = b""
             _log.debug("loopback: connection dropped: %s", type(err).__name__)
+            return False
         if not data:
+            return False
+        if not conn.incoming and not conn.http.reading:  # a request's first byte
+            conn.deadline = time.monotonic() + self.request_deadline
+        conn.incoming += data
+        return True
+
+    def _step(self, conn: _Connection) -> None:
+        """:meth:`_advance`, a bug in it costing that connection only: one line, no
+        traceback, no request data, and the door serves on."""
+        try:
+            self._advance(conn)
+        except Exception as err:
+            _log.error("loopback: reading a request failed: %s: %s", type(err).__name__, err)
+            self._forget(conn)
+
+    def _advance(self, conn: _Connection) -> None:
+        """Move ``conn`` on: send what waits, then hand its next request to a worker
+        once whole, or wait for more bytes (selector thread only)."""
+        if not conn.send():
             self._forget(conn)
             return
-        conn.reader.buf += data
-        if conn.started is None:
-            conn.started = time.monotonic()
-        if whole(conn.reader.buf):
-            self._selector.unregister(sock)
-            sock.settimeout(self.request_deadline)  # bounds writing the answer too
+        if conn.outgoing and not conn.http.reading:  # an answer the client takes slowly:
+            self._watch(conn, _WRITE)  # nothing more is read from it meanwhile
+            return
+        if conn.closing:
+            self._forget(conn)
+            return
+        now = time.monotonic()
+        if conn.events == _WRITE:  # its answer is sent: on to the next request
+            conn.deadline = now + self.request_deadline
+        try:
+            request = conn.http.read(conn.incoming)
+        except Refused as refusal:
+            conn.outgoing += refusal.answer
+            conn.closing = True
+            conn.deadline = now + self.request_deadline
+            self._advance(conn)
+            return
+        conn.outgoing += conn.http.interim()
+        if request is not None:
+            self._watch(conn, 0)
             with self._lock:
-                del self._idle[sock]
                 self._busy.add(conn)
-            self._ready.put(conn)
+            self._ready.put((conn, request))
+            return
+        if not conn.send():
+            self._forget(conn)
+            return
+        if not conn.incoming and not conn.http.reading:
+            conn.deadline = now + self.idle_timeout
+        self._watch(conn, _READ | _WRITE if conn.outgoing else _READ)
 
-    def _forget(self, conn: Connection) -> None:
-        """Close an idle connection (selector thread only)."""
-        self._selector.unregister(conn.sock)
+    def _watch(self, conn: _Connection, events: int) -> None:
+        """Have the selector watch ``conn`` for ``events`` (0: not at all)."""
+        if events == conn.events:
+            return
+        if not conn.events:
+            self._selector.register(conn.sock, events, None)
+        elif not events:
+            self._selector.unregister(conn.sock)
+        else:
+            self._selector.modify(conn.sock, events, None)
+        conn.events = events
+
+    def _forget(self, conn: _Connection) -> None:
+        """Close a connection the selector holds."""
+        self._watch(conn, 0)
         with self._lock:
-            self._idle.pop(conn.sock, None)
+            self._conns.pop(conn.sock, None)
         _close(conn.sock)
 
     def _drain_wake(self) -> None:
@@ -199,23 +289,24 @@ class LoopbackServer:
             return
 
     def _sweep(self, now: float) -> None:
-        """Drop connections idle too long, and those whose request is arriving too slowly."""
+        """Drop the connections past their deadline (idle, arriving or answered too slowly)."""
         with self._lock:
-            stale = [
-                c
-                for c in self._idle.values()
-                if now - c.idle_since > self.idle_timeout
-                or (c.started is not None and now - c.started > self.request_deadline)
-            ]
-        for conn in stale:
+            late = [c for c in self._conns.values() if c.deadline < now and c not in self._busy]
+        for conn in late:
             self._forget(conn)
 
     def _stop_everything(self) -> None:
         with self._lock:
-            conns = list(self._idle.values()) + list(self._busy)
-            self._idle.clear()
+            self._stopped = True
+            conns = list(self._conns.values())
+            busy = set(self._busy)
+            self._conns.clear()
         for conn in conns:
-            _close(conn.sock)
+            if conn in busy:  # its worker closes it when the handler returns
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+            else:
+                _close(conn.sock)
         for _ in self._workers:
             self._ready.put(None)
         self._selector.close()
@@ -228,39 +319,38 @@ class LoopbackServer:
     # -- the workers --------------------------------------------------------------------
     def _work(self) -> None:
         while True:
-            conn = self._ready.get()
-            if conn is None:
+            item = self._ready.get()
+            if item is None:
                 return
-            if self._serve(conn) and not self._closed:
-                self._returned.put(conn)
-                self._wake()
-            else:
-                with self._lock:
-                    self._busy.discard(conn)
-                with contextlib.suppress(OSError, ValueError):
-                    conn.handler.wfile.flush()  # e.g. http.server's own 400 for a bad line
+            conn, request = item
+            self._serve(conn, request)
+            conn.deadline = time.monotonic() + self.request_deadline  # to take its answer
+            with self._lock:
+                self._busy.discard(conn)
+                stopped = self._stopped
+                if not stopped:
+                    self._returned.append(conn)
+            if stopped:
                 _close(conn.sock)
+            else:
+                self._wake()
 
-    def _serve(self, conn: Connection) -> bool:
-        """Serve the requests waiting on ``conn``; True to keep it for more."""
-        handler = conn.handler
+    def _serve(self, conn: _Connection, request: Request) -> None:
+        """Answer ``request`` and send what the socket takes now."""
         try:
-            while not self._closed:
-                conn.reader.deadline = time.monotonic() + self.request_deadline
-                handler.close_connection = True
-                handler.handle_one_request()
-                if handler.close_connection:
-                    return False
-                if not whole(conn.reader.buf):
-                    return True  # the selector waits for the rest of the next request
-            return False
-        except (OSError, ValueError) as err:  # reset, broken pipe, deadline, closed file
-            if not self._closed:
-                _log.debug("loopback: connection dropped: %s", type(err).__name__)
-            return False
+            response = self.handler(request)
+            conn.outgoing += conn.http.answer(response)
+        except DropConnection:  # a lost reply (fault injection): close, answer nothing
+            conn.closing = True
+            return
         except Exception as err:  # a handler bug: one line, no traceback, no request data
             _log.error("loopback: request failed: %s: %s", type(err).__name__, err)
-            return False
+            conn.closing = True
+            return
+        conn.closing = conn.http.closes
+        if not conn.send():
+            conn.closing = True
+            conn.outgoing.clear()
 
     # -- stopping -----------------------------------------------------------------------
     def close(self) -> None:
@@ -268,11 +358,6 @@ class LoopbackServer:
         if self._closed:
             return
         self._closed = True
-        with self._lock:
-            busy = list(self._busy)
-        for conn in busy:  # wake workers blocked reading or writing
-            with contextlib.suppress(OSError):
-                conn.sock.shutdown(socket.SHUT_RDWR)
         self._wake()
         self._thread.join(timeout=5)
         self._wake_recv.close()

@@ -1,354 +1,371 @@
-"""The HTTP/1.1 side of the loopback server: gathering, parsing and answering requests.
+"""HTTP/1.1 for the loopback door: requests read from a connection's bytes, answers written.
 
-* :func:`whole` tells, from the bytes gathered so far, whether a request is complete
-  enough for a worker to serve without waiting on the client (headers, and a plain
-  ``Content-Length`` body), so no worker waits on a slow client.
-* :class:`Connection` is one client connection: its socket, its deadline-bounded
-  reader and its request handler.
-* The request handler parses a plain request head itself (request line, then
-  ``name: value`` lines, all already in memory) and leaves anything else to
-  :mod:`http.server`'s parser, which answers what is malformed (400, 414, 431, 505);
-  it frames strictly (differing ``Content-Length`` values, a malformed length or
-  chunked body: 400; a body over 8 MiB: 413), hands the
-  :class:`~pytest_osfoundry.http.Request` to the app, writes the answer in one send,
-  and logs nothing. The head parser of its own is a speed trick on the path every
-  request of the conformance suite takes: http.server's goes through the ``email``
-  package (``benchmarks/bench_http_paths.py`` measures both).
+No socket and no thread here: :class:`HttpConnection` is one connection's HTTP/1.1,
+fed the bytes that arrived so far (:meth:`HttpConnection.read`), and it turns the
+app's :class:`~pytest_osfoundry.http.Response` into the bytes to send
+(:meth:`HttpConnection.answer`). :mod:`~pytest_osfoundry.server._loopback` moves the
+bytes. Promises:
 
-The threads that run it are :mod:`~pytest_osfoundry.server._loopback`'s.
+* **http.server's parsing.** The request line and the header fields are read by
+  :class:`http.server.BaseHTTPRequestHandler` (``http.client.parse_headers``
+  underneath), which also answers what it finds malformed (400, 431, 505). Answers
+  are written by it too (status line, ``Server``, ``Date``, the ``Connection``
+  rules). Every answer has an HTTP/1.1 status line: the door speaks HTTP/1.0 and
+  HTTP/1.1 only, never HTTP/0.9's bare bytes.
+* **Strict on top, once** (RFC 9110, RFC 9112). Refused with 400 and the connection
+  closed: a line ending in a bare LF or CR, a line that is not one ``token: value``
+  field (folded, nameless, a space before the colon), a NUL in a value, both
+  ``Transfer-Encoding`` and ``Content-Length`` (RFC 9112 §6.1: the request
+  smuggling shape), ``Transfer-Encoding`` in an HTTP/1.0 request, one whose final
+  coding is not ``chunked``, differing or malformed ``Content-Length`` values, a
+  malformed chunked body. A transfer coding other than ``chunked`` alone: 501. A
+  head over 64 KiB: 431 (414 if the request line alone is); a body over 8 MiB: 413.
+  ``chunked`` is the one token, in any case, with the optional whitespace around a
+  list element (RFC 9110 §5.6.1) not part of it.
+* **Whole before served.** :meth:`HttpConnection.read` returns a request only once
+  its body is whole (a chunked one decoded as it comes), so whoever serves it never
+  waits on the client. ``Expect: 100-continue`` is answered once the head's framing
+  is known good and a body is due (:meth:`HttpConnection.interim`).
+* **Repeated fields are one value.** A field sent several times reaches the app as
+  its values joined by ``", "`` in order (RFC 9110 §5.3), as httpx hands them to
+  the other doors; a field that takes one value (``Origin``, ``Authorization``) is
+  then not a valid one, and the app refuses it.
 """
 
 from __future__ import annotations
 
 import io
 import re
-import socket
-import time
-from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_osfoundry.http import DropConnection, Handler, Request
+from pytest_osfoundry.http import Request, Response
 
-if TYPE_CHECKING:
-    from pytest_osfoundry.server._loopback import LoopbackServer
+__all__ = ["MAX_BODY", "MAX_HEAD", "HttpConnection", "Refused"]
 
-__all__ = ["MAX_READ", "Connection", "whole"]
+MAX_BODY = 8 * 1024 * 1024
+"""The largest request body read (a larger one is refused with 413)."""
 
-MAX_READ = 8 * 1024 * 1024
-"""The largest request body served (a larger one is refused with 413)."""
+MAX_HEAD = 64 * 1024
+"""The largest request head (line and fields) read (a larger one: 431, or 414)."""
 
+_MAX_CHUNK_LINE = 4096
+"""The longest chunk-size line, extensions included."""
 
-class _Reader:
-    """A socket's incoming bytes with ``readline``/``read``, bounded by a deadline.
-
-    Unlike a buffered file it can say whether bytes are already waiting
-    (:attr:`pending`), so a connection is only handed back to the selector when
-    nothing of a next (pipelined) request sits in memory.
-    """
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buf = bytearray()
-        self.deadline = float("inf")
-
-    @property
-    def pending(self) -> bool:
-        """Whether bytes already read wait to be parsed."""
-        return bool(self.buf)
-
-    def _fill(self) -> bool:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the request did not arrive within its deadline")
-        self.sock.settimeout(left)
-        data = self.sock.recv(65536)
-        if not data:
-            return False
-        self.buf += data
-        return True
-
-    def _take(self, n: int) -> bytes:
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def readline(self, limit: int = -1) -> bytes:
-        """One line with its ``\\n``, at most ``limit`` bytes (what is left at EOF)."""
-        start = 0
-        while True:
-            end = self.buf.find(b"\n", start)
-            if end >= 0 and (limit < 0 or end < limit):
-                return self._take(end + 1)
-            if 0 <= limit <= len(self.buf):
-                return self._take(limit)
-            start = len(self.buf)
-            if not self._fill():
-                return self._take(len(self.buf))
-
-    def read(self, n: int) -> bytes:
-        """Exactly ``n`` bytes (fewer at EOF)."""
-        while len(self.buf) < n and self._fill():
-            pass
-        return self._take(n)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?")
+_TRAILER = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\r\n\x00]*")
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_NO_BODY = frozenset({204, 304})
+"""Statuses whose answer has neither a body nor ``Content-Length`` (RFC 9110 §8.6)."""
 
 
-_HEAD_LIMIT = 64 * 1024
-_LENGTH = re.compile(rb"\ncontent-length:[ \t]*(\d{1,12})[ \t]*\r?\n")
+class Refused(Exception):
+    """A request the door answers itself; the connection closes after :attr:`answer`."""
+
+    def __init__(self, answer: bytes) -> None:
+        super().__init__("request refused")
+        self.answer = answer
 
 
-def whole(buf: bytearray) -> bool:
-    """Whether ``buf`` holds a request a worker can serve without waiting for the client.
+class _Malformed(Exception):
+    """Raised inside the reader: refuse with ``status`` and the explanation ``why``."""
 
-    True once the headers are complete and, for a plain ``Content-Length``, the body
-    too; at once for ``Expect`` (the client waits for ``100 Continue``), chunked
-    bodies and anything odd (the worker refuses what is malformed); and for a head
-    over 64 KiB (refused). False for nothing at all, so a worker never waits on an
-    idle client.
-    """
-    if not buf:
-        return False
-    end = buf.find(b"\r\n\r\n")
-    sep = 4
-    if end < 0:
-        end, sep = buf.find(b"\n\n"), 2
-    if end < 0:
-        return len(buf) > _HEAD_LIMIT
-    head = bytes(buf[:end]).lower() + b"\r\n"
-    if b"\nexpect:" in head or b"\ntransfer-encoding:" in head:
-        return True
-    lengths = _LENGTH.findall(head)
-    if len(lengths) != 1:
-        return True  # none (no body), or several: the worker decides
-    length = int(lengths[0])
-    return length > MAX_READ or len(buf) >= end + sep + length  # too large: refused at once
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+        self.why = why
 
 
-_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_MAX_FIELDS = 100  # http.server's limits (more fields, or a longer line: 431)
-_MAX_LINE = 65536
-_PLAIN_VERSIONS = {"HTTP/1.1": False, "HTTP/1.0": True}
-"""The versions the fast path takes, and whether each closes by default."""
-
-
-class Fields:
-    """A request's header fields: case-insensitive lookups over the lines as sent."""
-
-    __slots__ = ("_pairs",)
-
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        self._pairs = [(name.lower(), value) for name, value in pairs]
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        """The first value of ``name`` (any case), or ``default``."""
-        name = name.lower()
-        for key, value in self._pairs:
-            if key == name:
-                return value
-        return default
-
-    def get_all(self, name: str) -> list[str]:
-        """Every value of ``name`` (any case), in order."""
-        name = name.lower()
-        return [value for key, value in self._pairs if key == name]
-
-    def lowered(self) -> dict[str, str]:
-        """Lower-cased names to values (the last one of a repeated name)."""
-        return dict(self._pairs)
-
-
-def plain_head(buf: bytearray) -> tuple[int, list[tuple[str, str]]] | None:
-    """The header fields at the start of ``buf`` and the head's length (with the blank
-    line), when every line is a plain ``token: value`` ending in CRLF; ``None`` for
-    anything else (no blank line yet, bare LF, folded or malformed lines, too many
-    fields, a head over 64 KiB), which http.server's parser then reads and answers.
-    Values keep what http.server keeps: leading blanks dropped, trailing ones not."""
-    if buf[:2] == b"\r\n":
-        return 2, []
-    end = buf.find(b"\r\n\r\n")
-    if end < 0 or end > _MAX_LINE:
-        return None
-    lines = bytes(buf[:end]).split(b"\r\n")
-    if len(lines) > _MAX_FIELDS:
-        return None
-    pairs: list[tuple[str, str]] = []
-    for line in lines:
-        name, sep, value = line.partition(b":")
-        if not sep or _TOKEN.fullmatch(name) is None or b"\n" in value or b"\r" in value:
-            return None
-        pairs.append((name.decode("ascii"), value.lstrip(b" \t").decode("latin-1")))
-    return end + 4, pairs
-
-
-class Connection:
-    """One client connection: its socket, reader, writer and request handler."""
-
-    def __init__(self, sock: socket.socket, address: Any, server: LoopbackServer) -> None:
-        self.sock = sock
-        self.reader = _Reader(sock)
-        self.handler = _RequestHandler(self, address, server)
-        self.idle_since = time.monotonic()
-        self.started: float | None = None
-        """When the first byte of the request now arriving came (None: between requests)."""
-
-
-class _RequestHandler(BaseHTTPRequestHandler):
-    """http.server's request parsing, one request at a time, on a :class:`Connection`."""
+class _Http(BaseHTTPRequestHandler):
+    """http.server's request parsing and answer writing, on bytes in memory."""
 
     protocol_version = "HTTP/1.1"
     server_version = "pytest-osfoundry"
-    sys_version = ""
-    # One send per response (buffered, flushed by http.server after each request), and
-    # no Nagle delay: otherwise every keep-alive round trip waits ~40 ms for an ACK.
-    wbufsize = 64 * 1024
-    rfile: Any
-    app: Handler
-    fields: Fields
+    expects_continue: bool
     raw_requestline: bytes
+    rfile: Any
+    wfile: Any
 
-    def __init__(  # deliberately not BaseRequestHandler.__init__, which serves at once
-        self, conn: Connection, address: Any, server: LoopbackServer
-    ) -> None:
-        self.request = self.connection = conn.sock
-        self.client_address = address
-        self.app = server.handler
-        self.rfile = conn.reader
-        self.wfile = io.BufferedWriter(socket.SocketIO(conn.sock, "wb"), self.wbufsize)
-        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+    def __init__(self) -> None:  # deliberately not BaseRequestHandler's, which serves at once
         self.close_connection = True
+        self.expects_continue = False
+        self.command = ""
+        self.requestline = ""
+        self.request_version = self.protocol_version
 
-    def parse_request(self) -> bool:
-        """The request line and a plain head parsed here; anything else by http.server."""
-        words = self.raw_requestline.decode("latin-1").rstrip("\r\n").split(" ")
-        plain = len(words) == 3 and words[2] in _PLAIN_VERSIONS and all(words)
-        parsed = plain_head(self.rfile.buf) if plain else None
-        if parsed is None:
-            if not super().parse_request():
-                return False
-            self.fields = Fields(self.headers.items())
-            return True
-        size, pairs = parsed
-        del self.rfile.buf[:size]
-        self.command, self.path, self.request_version = words
-        self.requestline = " ".join(words)
-        self.fields = Fields(pairs)
-        conntype = (self.fields.get("connection") or "").lower()  # as http.server reads it
-        self.close_connection = conntype == "close" or (
-            _PLAIN_VERSIONS[self.request_version] and conntype != "keep-alive"
-        )
-        expect = (self.fields.get("expect") or "").lower()
-        if expect == "100-continue" and self.request_version == "HTTP/1.1":
-            return self.handle_expect_100()
-        return True
+    def version_string(self) -> str:
+        """The ``Server`` field: the kit's name alone."""
+        return self.server_version
 
-    def _serve(self) -> None:
-        if "chunked" in (self.fields.get("transfer-encoding") or "").lower():
-            chunked = self._read_chunked()
-            if chunked is None:
-                return
-            body = chunked
-        else:
-            length = self._content_length()
-            if length is None:
-                return
-            body = self.rfile.read(length) if length else b""
-            if len(body) < length:
-                self.close_connection = True  # the client went away mid-body
-                return
-        path, _, query = self.path.partition("?")
-        headers = self.fields.lowered()
-        try:
-            response = self.app(Request(self.command, path, headers, body, query))
-        except DropConnection:  # a lost reply (fault injection): close, answer nothing
-            self.close_connection = True
-            return
-        self._send(response.status, response.headers, response.body)
-
-    def _content_length(self) -> int | None:
-        """The body's length; ``None`` when refused (400 or 413 already sent)."""
-        values = {
-            part.strip()
-            for field in self.fields.get_all("content-length")
-            for part in field.split(",")
-        }
-        if len(values) > 1:
-            self._refuse(400, b'{"error":"differing Content-Length values"}')
-            return None
-        text = values.pop() if values else "0"
-        if not text.isdigit() or not text.isascii():
-            self._refuse(400, b'{"error":"bad Content-Length"}')
-            return None
-        length = int(text)
-        if length > MAX_READ:
-            self._refuse(413, b'{"error":"body too large"}')
-            return None
-        return length
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's error answer, always with a status line (it would leave it
+        out for a request it took for HTTP/0.9)."""
+        self.request_version = self.protocol_version
+        super().send_error(code, message, explain)
 
     def handle_expect_100(self) -> bool:
-        """Send ``100 Continue`` at once (the writer is buffered; curl waits for it)."""
-        ok = super().handle_expect_100()
-        self.wfile.flush()
-        return ok
-
-    def _refuse(self, status: int, body: bytes) -> None:
-        """Answer without reading (the rest of) the body, and drop the connection."""
-        self.close_connection = True
-        self._send(status, {"content-type": "application/json", "connection": "close"}, body)
-
-    def _read_chunked(self) -> bytes | None:
-        """A ``Transfer-Encoding: chunked`` body (trailers dropped); ``None`` if refused."""
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(1024)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                self._refuse(400, b'{"error":"bad chunked body"}')
-                return None
-            if size < 0 or total + size > MAX_READ:
-                self._refuse(413, b'{"error":"body too large"}')
-                return None
-            if size == 0:
-                break
-            parts.append(self.rfile.read(size))
-            total += size
-            self.rfile.readline(1024)  # the CRLF after the chunk
-        while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-            pass  # trailers
-        return b"".join(parts)
-
-    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        """Write the answer in one piece; a ``Connection`` header of the app's says
-        whether the connection ends after it, as http.server's ``send_header`` does."""
-        reason = self.responses.get(status, ("",))[0]
-        lines = [
-            f"{self.protocol_version} {status} {reason}",
-            f"Server: {self.server_version}",
-            f"Date: {self.date_time_string()}",
-        ]
-        for name, value in headers.items():
-            if name.lower() == "content-length":
-                continue
-            lines.append(f"{name}: {value}")
-            if name.lower() == "connection":
-                if value.lower() == "close":
-                    self.close_connection = True
-                elif value.lower() == "keep-alive":
-                    self.close_connection = False
-        lines.append(f"content-length: {len(body)}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
-        if self.request_version == "HTTP/0.9":  # no status line, no headers (http.server)
-            head = b""
-        self.wfile.write(head + body if self.command != "HEAD" and body else head)
-
-    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _serve
-
-    def __getattr__(self, name: str) -> Callable[[], None]:
-        """Any other method token goes to the app too (which answers 404/405, not 501)."""
-        if name.startswith("do_"):
-            return self._serve
-        raise AttributeError(name)
+        """Note the expectation; the door answers it once the framing is known good."""
+        self.expects_continue = True
+        return True
 
     def log_message(self, format: str, *args: object) -> None:
         """Stay silent: request lines may carry secrets in a bad client's query string."""
+
+
+class _Body:
+    """A request body arriving: ``Content-Length`` bytes, or a chunked body decoded
+    as it comes (RFC 9112 §7.1: sizes in hex, each chunk and line ending in CRLF,
+    trailer fields read and dropped)."""
+
+    def __init__(self, length: int | None) -> None:
+        self.length = length
+        """The body's length, ``None`` for a chunked body."""
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._left = 0  # bytes of the current chunk still due
+        self._state = "size"  # size, data, end of data, trailer
+        self._trailer = 0
+
+    def read(self, buf: bytearray) -> bytes | None:
+        """The whole body, taken from the front of ``buf``; ``None`` until it is whole.
+
+        Raises:
+            _Malformed: a malformed chunked body (400), or one over :data:`MAX_BODY` (413).
+        """
+        if self.length is not None:
+            if len(buf) < self.length:
+                return None
+            body = bytes(buf[: self.length])
+            del buf[: self.length]
+            return body
+        while True:
+            if self._state == "data":
+                taken = min(self._left, len(buf))
+                if not taken:
+                    return None
+                self._parts.append(bytes(buf[:taken]))
+                del buf[:taken]
+                self._left -= taken
+                if self._left:
+                    return None
+                self._state = "end of data"
+                continue
+            if self._state == "end of data":
+                if len(buf) < 2:
+                    return None
+                if buf[:2] != b"\r\n":
+                    raise _Malformed(400, "a chunk's data must end in CRLF")
+                del buf[:2]
+                self._state = "size"
+                continue
+            end = buf.find(b"\r\n", 0, _MAX_CHUNK_LINE)
+            if end < 0:
+                if len(buf) >= _MAX_CHUNK_LINE:
+                    raise _Malformed(400, "a chunk-size or trailer line over 4 KiB")
+                return None
+            line = bytes(buf[:end])
+            del buf[: end + 2]
+            if self._state == "trailer":
+                if not line:
+                    body = b"".join(self._parts)
+                    self._parts = []
+                    return body
+                self._trailer += len(line) + 2
+                if _TRAILER.fullmatch(line) is None or self._trailer > MAX_HEAD:
+                    raise _Malformed(400, "a malformed or oversized trailer field")
+                continue
+            size = _CHUNK_SIZE.fullmatch(line)
+            if size is None:
+                raise _Malformed(400, "a chunk-size line must be hex digits (and extensions)")
+            self._left = int(size[1], 16)
+            self._size += self._left
+            if self._size > MAX_BODY:
+                raise _Malformed(413, f"a request body over {MAX_BODY} bytes")
+            self._state = "data" if self._left else "trailer"
+
+
+class _Head:
+    """A parsed request head waiting for its body."""
+
+    __slots__ = ("body", "fields", "method", "target")
+
+    def __init__(self, method: str, target: str, fields: dict[str, str], body: _Body) -> None:
+        self.method = method
+        self.target = target
+        self.fields = fields
+        self.body = body
+
+
+class HttpConnection:
+    """One connection's HTTP/1.1: requests read from its bytes, answers written.
+
+    Requests are read and answered one at a time, in order: :meth:`read` the next
+    request, :meth:`answer` it, then :meth:`read` again.
+    """
+
+    def __init__(self) -> None:
+        self._http = _Http()
+        self._head: _Head | None = None
+        self._interim = b""
+
+    @property
+    def reading(self) -> bool:
+        """Whether a request's head has been read and its body is still due."""
+        return self._head is not None
+
+    @property
+    def closes(self) -> bool:
+        """Whether the connection ends after the answer last written (or the request
+        last read: ``Connection: close``, HTTP/1.0 without ``keep-alive``)."""
+        return bool(self._http.close_connection)
+
+    def read(self, buf: bytearray) -> Request | None:
+        """The next request once it is whole, its bytes taken from the front of
+        ``buf``; ``None`` while more bytes are needed.
+
+        Raises:
+            Refused: the request is malformed or too large; send
+                :attr:`Refused.answer`, then close the connection.
+        """
+        try:
+            if self._head is None:
+                self._http.command = ""  # no request yet: an answer to this one has a body
+                raw = _take_head(buf)
+                if raw is None:
+                    return None
+                self._head = self._parse(raw)
+            body = self._head.body.read(buf)
+        except _Malformed as err:
+            self._head = None
+            raise Refused(self._refusal(err.status, err.why)) from None
+        if body is None:
+            return None
+        head, self._head = self._head, None
+        self._interim = b""  # the body is here: no need to invite it
+        path, _, query = head.target.partition("?")
+        return Request(head.method, path, head.fields, body, query)
+
+    def interim(self) -> bytes:
+        """``100 Continue`` to send now, once, when the request read asked for it and
+        its framing is good; ``b""`` otherwise."""
+        out, self._interim = self._interim, b""
+        return out
+
+    def answer(self, response: Response) -> bytes:
+        """The bytes of ``response`` to the request last read (no body for ``HEAD``,
+        204 or 304); a ``Connection`` header of the app's decides :attr:`closes`."""
+        http = self._http
+        http.wfile = io.BytesIO()
+        http.send_response(response.status)
+        for name, value in response.headers.items():
+            if name.lower() != "content-length":
+                http.send_header(name, value)
+        bare = response.status in _NO_BODY
+        if not bare:
+            http.send_header("Content-Length", str(len(response.body)))
+        http.end_headers()
+        if not bare and http.command != "HEAD":
+            http.wfile.write(response.body)
+        out: bytes = http.wfile.getvalue()
+        return out
+
+    # -- reading a head -------------------------------------------------------------
+    def _parse(self, head: bytes) -> _Head:
+        """The head's request line and fields, checked, and the body due.
+
+        Raises:
+            _Malformed: the kit's strict rules refuse it.
+            Refused: http.server refused it (its own answer).
+        """
+        http = self._http
+        http.expects_continue = False
+        http.rfile = io.BytesIO(head)
+        http.wfile = io.BytesIO()
+        http.raw_requestline = http.rfile.readline(MAX_HEAD + 1)
+        if not http.parse_request():
+            answer: bytes = http.wfile.getvalue()
+            if not answer:  # a request line of blanks: http.server says nothing
+                raise _Malformed(400, "an empty request line")
+            raise Refused(answer)
+        if len(http.requestline.split()) != 3:
+            raise _Malformed(400, "an HTTP/0.9 request (no version): use HTTP/1.1")
+        if http.request_version not in ("HTTP/1.0", "HTTP/1.1"):
+            raise _Malformed(505, f"HTTP version {http.request_version!r}: use HTTP/1.1")
+        if head.count(b"\n") != head.count(b"\r\n") or head.count(b"\r") != head.count(b"\n"):
+            raise _Malformed(400, "every line of the head must end in CRLF")
+        pairs = http.headers.items()
+        if len(pairs) != head.count(b"\n") - 2:  # the request line and the blank line
+            raise _Malformed(400, "a line that is not one 'name: value' field (or is folded)")
+        fields: dict[str, str] = {}
+        for name, value in pairs:
+            if _TOKEN.fullmatch(name) is None or "\x00" in value:
+                raise _Malformed(400, "a field name that is not a token, or a NUL in a value")
+            key, value = name.lower(), value.strip(" \t")
+            fields[key] = f"{fields[key]}, {value}" if key in fields else value
+        body = _Body(self._framing(fields))
+        if http.expects_continue and body.length != 0:
+            self._interim = _CONTINUE
+        return _Head(str(http.command), http.path, fields, body)
+
+    def _framing(self, fields: dict[str, str]) -> int | None:
+        """The body's length from the head's fields (RFC 9112 §6); ``None``: chunked.
+
+        Raises:
+            _Malformed: ambiguous, malformed, unsupported or too large framing.
+        """
+        coding = fields.get("transfer-encoding")
+        length = fields.get("content-length")
+        if coding is not None:
+            if length is not None:
+                raise _Malformed(400, "both Transfer-Encoding and Content-Length (RFC 9112 §6.1)")
+            if self._http.request_version == "HTTP/1.0":
+                raise _Malformed(400, "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 §6.1)")
+            codings = [c for c in (part.strip(" \t").lower() for part in coding.split(",")) if c]
+            if codings == ["chunked"]:
+                return None
+            if not codings or codings[-1] != "chunked":
+                raise _Malformed(400, "Transfer-Encoding whose final coding is not chunked")
+            raise _Malformed(501, "a transfer coding other than chunked alone")
+        if length is None:
+            return 0
+        values = {part.strip(" \t") for part in length.split(",")}
+        text = values.pop()
+        if values:
+            raise _Malformed(400, "differing Content-Length values (RFC 9112 §6.3)")
+        if not (text.isascii() and text.isdigit()):
+            raise _Malformed(400, "a Content-Length that is not a number")
+        if int(text) > MAX_BODY:
+            raise _Malformed(413, f"a request body over {MAX_BODY} bytes")
+        return int(text)
+
+    def _refusal(self, status: int, why: str) -> bytes:
+        """http.server's error answer for ``status``, explaining ``why`` (it closes)."""
+        http = self._http
+        http.wfile = io.BytesIO()
+        http.send_error(status, None, why)
+        out: bytes = http.wfile.getvalue()
+        return out
+
+
+def _take_head(buf: bytearray) -> bytes | None:
+    """The request head at the front of ``buf`` (up to its blank line), taken from it;
+    ``None`` until it is whole. Empty lines before it are dropped (RFC 9112 §2.2).
+
+    Raises:
+        _Malformed: no head within :data:`MAX_HEAD` bytes.
+    """
+    while buf[:2] == b"\r\n" or buf[:1] == b"\n":
+        del buf[: 2 if buf[:1] == b"\r" else 1]
+    ends = [i + 3 for i in (buf.find(b"\n\r\n", 0, MAX_HEAD),) if i >= 0]
+    ends += [i + 2 for i in (buf.find(b"\n\n", 0, MAX_HEAD),) if i >= 0]
+    if not ends:
+        if len(buf) < MAX_HEAD:
+            return None
+        if b"\n" not in buf[:MAX_HEAD]:
+            raise _Malformed(414, "a request line over 64 KiB")
+        raise _Malformed(431, "a request head over 64 KiB")
+    end = min(ends)
+    head = bytes(buf[:end])
+    del buf[:end]
+    return head

@@ -2,7 +2,9 @@
 
 A request whose ``Origin`` header is present and not allowed gets 403 before
 anything else happens (DNS rebinding protection); a request without ``Origin`` —
-every non-browser client — is served. Allowed: loopback origins (``localhost``,
+every non-browser client — is served. ``Origin`` names one origin: a value holding
+several (a comma or a blank inside, as when a door joins repeated fields) is refused
+whatever they are. Allowed: loopback origins (``localhost``,
 ``127.0.0.1``, ``[::1]``, any port, http or https), the server's own public origin,
 and the origins the operator adds.
 """
@@ -53,6 +55,8 @@ class OriginPolicy:
 
     def allows(self, sent: str, own_origin: str) -> bool:
         """Whether a request with ``Origin: sent`` may be served by a server at ``own_origin``."""
+        if any(c == "," or c.isspace() for c in sent.strip(" \t")):
+            return False  # several origins: whichever one a browser meant, not one to trust
         try:
             origin = origin_of(sent)
         except ValueError:

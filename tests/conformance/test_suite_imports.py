@@ -42,7 +42,6 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
     "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
     "pytest_osfoundry.relay._bounded": "the D18 envelope arithmetic a truncation check builds",
-    "pytest_osfoundry.server._forked": "the embedded reference server served from a forked child",
     "pytest_osfoundry._wirejson": "JSON read off the wire: orjson where it parses as json does",
 }
 

@@ -117,7 +117,7 @@ def test_close_is_prompt_with_busy_and_idle_connections() -> None:
     idle = [socket.create_connection((door.host, door.port)) for _ in range(50)]
     slow = socket.create_connection((door.host, door.port))
     slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\n{")
-    time.sleep(0.2)  # a worker is now blocked reading the slow body
+    time.sleep(0.2)  # the door now holds half a request
     start = time.monotonic()
     door.close()
     assert time.monotonic() - start < 1.0
@@ -162,3 +162,22 @@ def test_serve_exits_on_sigterm_within_1s_with_1000_idle_connections() -> None:
             proc.wait()
         for sock in idle:
             sock.close()
+
+
+def test_a_bug_reading_a_request_costs_that_connection_alone(
+    loop: LoopbackServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pytest_osfoundry.server import _loopback_http
+
+    def broken(self: object, buf: bytearray) -> None:
+        raise RuntimeError("a bug")
+
+    caplog.set_level(logging.DEBUG, logger="pytest_osfoundry.server")
+    with monkeypatch.context() as patch:
+        patch.setattr(_loopback_http.HttpConnection, "read", broken)
+        assert _raw(loop, _post(b"Content-Length: 40\r\n")) == b""  # dropped, unanswered
+    assert httpx.post(f"{loop.origin}/mcp", content=PING).status_code == 200  # still serving
+    assert [r.getMessage() for r in caplog.records] == [
+        "loopback: reading a request failed: RuntimeError: a bug"
+    ]
+    assert all(r.exc_info is None for r in caplog.records)

@@ -267,7 +267,16 @@ def test_a_2025_06_18_only_server_negotiates_down() -> None:
 # ---------------------------------------------------------------------- Origin
 @pytest.mark.parametrize(
     "origin",
-    ["http://evil.example", "null", "http://evil.example:80", "https://osf.test.evil.example"],
+    [
+        "http://evil.example",
+        "null",
+        "http://evil.example:80",
+        "https://osf.test.evil.example",
+        # several Origin fields, joined by a door (RFC 9110 §5.3): never one origin
+        "http://localhost/, http://evil.example",
+        "http://localhost, http://localhost",
+        "http://localhost http://127.0.0.1",
+    ],
 )
 def test_foreign_origin_is_403_and_nothing_happens(srv: Srv, origin: str) -> None:
     before = srv.snapshot()
