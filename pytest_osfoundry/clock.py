@@ -539,8 +539,8 @@ class RealClock(_Scheduler):
         A :meth:`stop` that came before ``run`` (say, a signal during set-up) makes it
         return at once; either way the stop is used up when ``run`` returns.
         """
-        done = None if until is None else _condition(
-            until, "run takes a Signal, a predicate or None"
+        done = (
+            None if until is None else _condition(until, "run takes a Signal, a predicate or None")
         )
         try:
             while not self._stopped and (done is None or not done()):
