@@ -37,6 +37,7 @@ from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 __all__ = [
     "add_relay_parser",
     "first_sync_problem",
+    "log_to_stderr",
     "run_relay",
 ]
 
@@ -100,7 +101,7 @@ def _masked(text: str, secrets: list[str]) -> str:
     return mask_token(mask_url_credentials(text), secrets)
 
 
-def _logging(secrets: list[str]) -> None:
+def log_to_stderr(secrets: list[str]) -> None:
     """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("osfoundry-relay")
@@ -131,7 +132,7 @@ def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
 def run_relay(args: argparse.Namespace) -> int:
     """Run the relay until SIGINT/SIGTERM; returns the exit status."""
     secrets = [args.desktop_token, *secrets_in(args.relay_url)]
-    _logging(secrets)
+    log_to_stderr(secrets)
 
     def say(line: str) -> None:
         print(f"osfoundry-fake relay: {_masked(line, secrets)}", file=sys.stderr)

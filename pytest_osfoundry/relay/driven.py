@@ -33,7 +33,7 @@ from pytest_osfoundry.client._exchange import mask_token
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import ProcessGen, RealClock
-from pytest_osfoundry.relay._cli import _logging
+from pytest_osfoundry.relay._cli import log_to_stderr
 from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, ProjectShare, session_dict
 from pytest_osfoundry.relay._driver_seams import (
     DriverClient,
@@ -196,7 +196,7 @@ def main(
     """Run the driven relay until SIGTERM/SIGINT; 2 on a bad environment or driver."""
     env_map = os.environ if environ is None else environ
     token = env_map.get("OSF_DESKTOP_TOKEN", "")
-    _logging([token] if token else [])  # the relay's lines on stderr, the token masked
+    log_to_stderr([token] if token else [])  # the relay's lines on stderr, the token masked
 
     def say(text: str) -> None:
         print(
