@@ -94,7 +94,7 @@ def check_async_test(item: pytest.Function, world: OsfWorld) -> None:
         factory = options.get("loop_factory")
         if (
             name == "asyncio"
-            and isinstance(factory, aio._LoopFactory)
+            and isinstance(factory, aio.LoopFactory)
             and factory.clock is world.clock
         ):
             return  # anyio runs it on the world's virtual loop
