@@ -491,7 +491,11 @@ class VirtualClock(_Scheduler):
         """Run due events in order up to ``deadline``, moving time to each, until ``done``
         holds (checked before the first and after each); whether it holds."""
         pop = self._pop_due
-        while done is None or not done():
+        while True:
+            # Tested here, not as `while done is None or not done()`: CPython 3.11 runs
+            # this shape in fewer instructions an event (benchmarks/RESULTS.md).
+            if done is not None and done():
+                return True
             timer = pop(deadline)
             if timer is None:
                 return False
@@ -499,7 +503,6 @@ class VirtualClock(_Scheduler):
                 self._move(timer.when)
             self.events_run += 1
             timer.fn()
-        return True
 
     def _move(self, when: float) -> None:
         if when != self._now:
