@@ -32,14 +32,14 @@ from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._graph import Fixed, Graph
 from pytest_osfoundry.engine._sessions import make_sessions
-from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
+from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY, FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
-from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 
 __all__ = [
     "MaskingFilter",
     "add_relay_parser",
     "first_sync_problem",
+    "log_to_stderr",
     "run_relay",
 ]
 
@@ -119,7 +119,7 @@ def _masked(text: str, secrets: list[str]) -> str:
     return mask_token(mask_url_credentials(text), secrets)
 
 
-def _logging(secrets: list[str]) -> None:
+def log_to_stderr(secrets: list[str]) -> None:
     """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("osfoundry-relay")
@@ -150,7 +150,7 @@ def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
 def run_relay(args: argparse.Namespace) -> int:
     """Run the relay until SIGINT/SIGTERM; returns the exit status."""
     secrets = [args.desktop_token, *secrets_in(args.relay_url)]
-    _logging(secrets)
+    log_to_stderr(secrets)
 
     def say(line: str) -> None:
         print(f"osfoundry-fake relay: {_masked(line, secrets)}", file=sys.stderr)
