@@ -58,8 +58,8 @@ class _Desktop:
     """The fake desktop of ``serve --relay``: a FakeRelay on real time in a thread."""
 
     def __init__(self, origin: str, desktop_token: str, project_id: str, args: Any) -> None:
+        from pytest_osfoundry.client._http_transport import HttpTransport
         from pytest_osfoundry.client._relay_client import RelayClient
-        from pytest_osfoundry.client._transport import HttpxTransport
         from pytest_osfoundry.engine._fake_engine import FakeEngine
         from pytest_osfoundry.engine._graph import served_graph
         from pytest_osfoundry.engine._sessions import make_sessions
@@ -67,7 +67,7 @@ class _Desktop:
         from pytest_osfoundry.relay._outbox import MemoryOutbox
 
         self.clock = RealClock()
-        self.transport = HttpxTransport(timeout=10.0)
+        self.transport = HttpTransport(timeout=10.0)
         client = RelayClient(self.transport, origin, desktop_token)
         sessions = make_sessions(args.sessions, seed=0)
         self.sessions = [s.to_dict() for s in sessions]
