@@ -9,7 +9,8 @@ other people's servers needs on top:
   body in all): every read and write of the connection's socket is given only the time
   left, so a server dripping its headers a byte at a time is cut off on time.
 * **A size cap**: a declared ``Content-Length`` over it fails before anything is read,
-  and a body that grows past it stops being read there.
+  and a body that grows past it stops being read there (a compressed one as it is
+  decoded, never past the cap in memory).
 * **An event stream read only until the answer** to the request's JSON-RPC id
   (:class:`~pytest_osfoundry.client._jsonrpc.AnswerWatch`, the one reply reader); the
   stream is then closed, whatever the server meant to send after it (SPEC R1). A
@@ -230,10 +231,15 @@ class _Response(http.client.HTTPResponse):
         return int(match.group(1), 16)
 
 
-def _decoder(encodings: str) -> Callable[[bytes], bytes] | None:
+def _decoder(encodings: str) -> Callable[[bytes, int], bytes] | None:
     """A function decoding ``gzip``/``deflate`` pieces in order (unknown codings are
-    passed through); ``None`` when there is nothing to decode."""
-    steps: list[Callable[[bytes], bytes]] = []
+    passed through); ``None`` when there is nothing to decode.
+
+    ``decode(piece, room)`` returns at most ``room + 1`` bytes: more than ``room`` means
+    the body is past the size cap (at any step), so a small compressed body that would
+    decode to gigabytes is stopped without them ever being in memory.
+    """
+    steps: list[Callable[[bytes, int], bytes]] = []
     for coding in reversed([c.strip().lower() for c in encodings.split(",") if c.strip()]):
         if coding in ("gzip", "x-gzip"):
             steps.append(zlib.decompressobj(zlib.MAX_WBITS | 16).decompress)
@@ -242,9 +248,11 @@ def _decoder(encodings: str) -> Callable[[bytes], bytes] | None:
     if not steps:
         return None
 
-    def decode(piece: bytes) -> bytes:
+    def decode(piece: bytes, room: int) -> bytes:
         for step in steps:
-            piece = step(piece)
+            piece = step(piece, room + 1)
+            if len(piece) > room:
+                break  # past the cap: the caller stops reading
         return piece
 
     return decode
@@ -257,14 +265,14 @@ class _Deflate:
         self._first = True
         self._inner = zlib.decompressobj()
 
-    def decompress(self, piece: bytes) -> bytes:
+    def decompress(self, piece: bytes, limit: int) -> bytes:
         if self._first:
             self._first = False
             try:
-                return self._inner.decompress(piece)
+                return self._inner.decompress(piece, limit)
             except zlib.error:
                 self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._inner.decompress(piece)
+        return self._inner.decompress(piece, limit)
 
 
 def _tokens(value: str | None) -> set[str]:
@@ -733,7 +741,7 @@ class HttpTransport:
                 break
             if decode is not None:
                 try:
-                    piece = decode(piece)
+                    piece = decode(piece, cap - size)
                 except zlib.error as err:
                     raise ProtocolViolation(
                         f"reply from {reading.method} {reading.where} could not be decoded: "

@@ -17,6 +17,7 @@ import gzip
 import socket
 import ssl
 import threading
+import tracemalloc
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from pytest_osfoundry.client import (
     HttpTransport,
     ProtocolViolation,
     ReplyLost,
+    ResponseTooLarge,
 )
 from pytest_osfoundry.client import _http_transport as http_transport
 from pytest_osfoundry.http import Request, Response
@@ -265,6 +267,26 @@ def test_encoded_bodies_are_decoded(
 ) -> None:
     server = scripted([_ok(packed, JSON + f"Content-Encoding: {coding}\r\n".encode())])
     assert transport.request("POST", server.url, {}, b"{}").body == b'{"big": true}'
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compressed_body_is_capped_as_it_is_decoded(
+    scripted: type[Scripted], transport: HttpTransport, coding: str
+) -> None:
+    """50 MiB of zeros packed into some 50 KiB: refused at the 1 MiB cap without
+    ever being in memory whole."""
+    packer = zlib.compressobj(wbits=zlib.MAX_WBITS | 16 if coding == "gzip" else zlib.MAX_WBITS)
+    zeros = bytes(1024 * 1024)
+    bomb = b"".join(packer.compress(zeros) for _ in range(50)) + packer.flush()
+    server = scripted([Last(_ok(bomb, JSON + f"Content-Encoding: {coding}\r\n".encode()))])
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResponseTooLarge, match="the response exceeded 1 MiB"):
+            transport.request("POST", server.url, {}, b"{}")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
 
 
 def test_a_body_that_cannot_be_decoded_is_a_violation(
