@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,27 @@ def test_the_readme_has_runnable_examples() -> None:
     assert len(TEST_BLOCKS) >= 11
 
 
-@pytest.mark.parametrize("index", range(len(TEST_BLOCKS)))
-def test_readme_example_runs(pytester: pytest.Pytester, index: int) -> None:
-    for helper in ("polling_agent.py", "sdk_agent.py"):
-        shutil.copy(ROOT / "examples" / helper, pytester.path / helper)
-    pytester.makepyfile(**{f"test_readme_{index}": TEST_BLOCKS[index]})
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=TEST_BLOCKS[index].count("def test_"))
+def test_readme_examples_run() -> None:
+    """Every example, each a test module of its own, in one pytest process of their own
+    (as a user's project would hold them): each of its tests passes."""
+    with tempfile.TemporaryDirectory(prefix="osf-readme-") as folder:
+        path = Path(folder)
+        for helper in ("polling_agent.py", "sdk_agent.py"):
+            shutil.copy(ROOT / "examples" / helper, path / helper)
+        for index, block in enumerate(TEST_BLOCKS):
+            (path / f"test_readme_{index}.py").write_text(block, encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA"],
+            cwd=path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    for index, block in enumerate(TEST_BLOCKS):
+        want = block.count("def test_")
+        got = len(re.findall(rf"^PASSED test_readme_{index}\.py::", run.stdout, flags=re.M))
+        assert got == want, f"example {index}: {got} of {want} passed\n{run.stdout[-4000:]}"
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
