@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import uuid
 
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import Conformance, check, finished_run, started_run
+from pytest_osfoundry.conformance.expected import (
     CANCEL_FIELDS,
     CANCELLED,
     COMPLETED,
     RUN_NOT_FOUND,
     RUNNING,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
-from pytest_osfoundry.conformance._registry import check
 
 
 @check(

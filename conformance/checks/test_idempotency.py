@@ -12,16 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.client import HttpStatusError, OsfClientError, ToolReply
-from pytest_osfoundry.conformance._expected import (
-    COMPLETED,
-    KEY_CONFLICT,
-    KEY_MAX,
-    KEY_MIN,
-    QUEUED,
-)
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire import decode_reply
+from pytest_osfoundry.conformance import Conformance, check, decode_reply
+from pytest_osfoundry.conformance.expected import COMPLETED, KEY_CONFLICT, KEY_MAX, KEY_MIN, QUEUED
 
 #: Simultaneous calls in the concurrency checks, each on its own connection.
 CALLERS = 8

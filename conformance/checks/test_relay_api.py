@@ -12,8 +12,17 @@ import time
 import uuid
 from typing import Any
 
-from pytest_osfoundry.conformance._expect import is_utc_timestamp
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import (
+    FIXED,
+    HUNDRED,
+    Conformance,
+    check,
+    extra_sessions,
+    finished_run,
+    is_utc_timestamp,
+    overflow_sessions,
+)
+from pytest_osfoundry.conformance.expected import (
     CANCELLED,
     COMPLETED,
     CONTROL_FIELDS,
@@ -22,15 +31,6 @@ from pytest_osfoundry.conformance._expected import (
     QUEUED,
     RUNNING,
     SYNC_MAX_SESSIONS,
-)
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._lifecycle import finished_run
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._sessions import (
-    FIXED,
-    HUNDRED,
-    extra_sessions,
-    overflow_sessions,
 )
 from pytest_osfoundry.http import Response
 

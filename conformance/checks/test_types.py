@@ -18,10 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.client import ToolReply
-from pytest_osfoundry.conformance._expect import short
-from pytest_osfoundry.conformance._expected import INVALID_PARAMS, QUEUED
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance import Conformance, check, short
+from pytest_osfoundry.conformance.expected import INVALID_PARAMS, QUEUED
 
 #: The suite's own copy of D3's property types, tool by tool.
 PROPERTIES: dict[str, dict[str, str]] = {

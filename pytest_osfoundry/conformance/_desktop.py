@@ -17,13 +17,13 @@ from urllib.parse import quote
 
 from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance._expect import Expect, short
-from pytest_osfoundry.conformance._expected import RELAY_PREFIX, RUNNING
 from pytest_osfoundry.conformance._holds import Scope
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._runs import Runs, new_execution_id
 from pytest_osfoundry.conformance._sessions import FIXED
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.conformance.expected import RELAY_PREFIX, RUNNING
 from pytest_osfoundry.http import Response
 
 __all__ = ["RELAY_ACTIONS", "Desktop"]

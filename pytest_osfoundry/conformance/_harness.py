@@ -24,7 +24,7 @@ convention) and works through its parts, each with one job:
   (:mod:`~pytest_osfoundry.conformance._stages`).
 
 The texts and figures checks assert are in
-:mod:`~pytest_osfoundry.conformance._expected`; the sessions the suite shares in
+:mod:`~pytest_osfoundry.conformance.expected`; the sessions the suite shares in
 :mod:`~pytest_osfoundry.conformance._sessions`.
 """
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
     DriverApi,
