@@ -210,6 +210,7 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
     "R11-concurrent-same-completion",
     f"{CALLERS} identical completions posted at the same moment, on separate connections, "
     "all get HTTP 200 with the final status, and the run shows that completion.",
+    long_chain=True,
 )
 def check_concurrent_same_completion(osf_conf: Conformance) -> None:
     c = osf_conf

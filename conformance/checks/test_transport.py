@@ -360,6 +360,7 @@ def _delete_session(c: Conformance, owner: McpClient, token: str | None) -> Resp
     "its agent) and another agent never reads the first agent's run; a DELETE of it "
     "without a token, or with another agent's token, leaves it serving its agent. Not "
     "applicable when initialize issues no Mcp-Session-Id.",
+    long_chain=True,
 )
 def check_session_bound_to_agent(osf_conf: Conformance) -> None:
     c = osf_conf
