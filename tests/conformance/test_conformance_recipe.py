@@ -12,12 +12,15 @@ command that regenerates it (the recipe's second step).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from pytest_osfoundry.conformance._registry import all_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 MACHINERY = sorted((ROOT / "pytest_osfoundry").rglob("*.py"))
+_ID_START = re.compile(r"[DR][0-9]{1,2}-")
+"""How every rule-book check id starts (``D6-``, ``R11-``)."""
 
 #: Where the kit's code may name a rule-book check id, and why: none of them lists
 #: the checks (a new check adds nothing here).
@@ -48,7 +51,9 @@ def _named_ids(path: Path, ids: set[str]) -> set[str]:
     skip = _docstrings(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) not in skip and _ID_START.search(node.value):  # (most strings: no id)
             found |= {check_id for check_id in ids if check_id in node.value}
     return found
 
