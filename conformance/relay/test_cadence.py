@@ -12,9 +12,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import RelayConformance, RunPlan
 
 
 def _sync_times(conf: RelayConformance, since: float = 0.0) -> list[float]:

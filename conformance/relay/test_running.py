@@ -12,10 +12,8 @@ import itertools
 import statistics
 from typing import Any
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import Fault, RelayConformance, RunPlan
 
 
 def _run_one(conf: RelayConformance, duration: float) -> str:

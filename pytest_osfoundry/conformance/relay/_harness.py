@@ -26,8 +26,8 @@ from typing import Any
 
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
     DriverApi,
@@ -98,7 +98,7 @@ class StallWatch:
     stall (from when it was due to when it came).
 
     A cadence check's upper bound ("no gap over N intervals") is judged on each gap
-    less the stalls within it (:meth:`RelayConformance.excused_gaps`): on a machine
+    less the stalls within it (:meth:`RelayConformance.longest_gap`): on a machine
     too busy to run the suite on time, the relay it drives is kept waiting too, and
     the suite stamps each request only when it gets to run. A relay that is late
     while the suite runs on time is not excused. The lower bounds and the medians are
