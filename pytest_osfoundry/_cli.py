@@ -110,7 +110,7 @@ class _Desktop:
         self.transport.close()
 
 
-def _provision_accounts(server: ReferenceServer, count: int, agents: int) -> list[Account]:
+def provision_accounts(server: ReferenceServer, count: int, agents: int) -> list[Account]:
     """``count`` load accounts: each an owner with a project, a desktop and ``agents``
     agents connected to it with ``osfoundry:read osfoundry:run``."""
     from pytest_osfoundry._vocabulary import READ_SCOPE, RUN_SCOPE
@@ -202,7 +202,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
-    accounts = _provision_accounts(server, args.accounts, args.agents_per_account)
+    accounts = provision_accounts(server, args.accounts, args.agents_per_account)
     handler: Any = Delayed(server, args.latency) if args.latency else server
     virtual: dict[str, Any] = {}
     if isinstance(clock, VirtualClock):

@@ -97,7 +97,12 @@ class Accounting:
 
     def _summary_rows(self) -> list[tuple[str, str]]:
         p = self.pickup
-        per = (lambda s: f"{s:.3f} s ({s / p.interval:.2f} intervals)") if p.interval else str
+
+        def per(seconds: float) -> str:
+            if not p.interval:
+                return f"{seconds:.3f} s"
+            return f"{seconds:.3f} s ({seconds / p.interval:.2f} intervals)"
+
         rows = [
             ("verdict", self.verdict),
             ("runs queued", str(self.runs)),
@@ -126,18 +131,23 @@ class Accounting:
         return rows
 
     def _findings(self, limit: int | None) -> list[str]:
+        named: list[tuple[str, list[str]]] = [
+            ("lost", [
+                f"{r['command_id']} (agent {r['agent']}, last status {r['status']}"
+                + (f", {r['detail']}" if r["detail"] else "") + ")"
+                for r in self.lost
+            ]),
+            ("duplicated", [
+                f"agent {r['agent']} key {r['key']}: " + ", ".join(r["command_ids"])
+                for r in self.duplicated
+            ]),
+            ("ran twice", [f"{r['command_id']} started {r['starts']} times"
+                           for r in self.ran_twice]),
+        ]
         lines: list[str] = []
-        for title, items, fmt in (
-            ("lost", self.lost, lambda r: f"{r['command_id']} (agent {r['agent']}, "
-             f"last status {r['status']}{', ' + r['detail'] if r['detail'] else ''})"),
-            ("duplicated", self.duplicated, lambda r: f"agent {r['agent']} key {r['key']}: "
-             + ", ".join(r["command_ids"])),
-            ("ran twice", self.ran_twice, lambda r: f"{r['command_id']} started "
-             f"{r['starts']} times"),
-        ):
+        for title, items in named:
             shown = items if limit is None else items[:limit]
-            for item in shown:
-                lines.append(f"{title}: {fmt(item)}")
+            lines += [f"{title}: {item}" for item in shown]
             if len(shown) < len(items):
                 lines.append(f"{title}: ... and {len(items) - len(shown)} more (see the JSON)")
         return lines
@@ -245,7 +255,7 @@ def account(
     keys: dict[tuple[str, str], set[str]] = defaultdict(set)
     key_of: dict[str, str] = {}
     cancels = 0
-    unanswered = []
+    unanswered: list[dict[str, Any]] = []
     for record in ledger.runs:
         cancels += record.cancelled
         for command_id in record.command_ids:
@@ -258,7 +268,7 @@ def account(
             keys[(start.agent, start.key)].add(command_id)
             key_of[command_id] = start.key
     # A start call never answered whose run a desktop ran is answered after all.
-    unanswered = [u for u in unanswered if not keys.get((u["agent"], u["key"]))]
+    unanswered = [u for u in unanswered if not keys.get((str(u["agent"]), str(u["key"])))]
     duplicated = [
         {"agent": agent, "key": key, "command_ids": sorted(ids)}
         for (agent, key), ids in sorted(keys.items())

@@ -72,13 +72,13 @@ class Target:
         """A checked target from parsed JSON; :class:`AccountsError` naming what is wrong."""
         if not isinstance(data, dict):
             raise AccountsError(f"{where}: expected a JSON object, got {type(data).__name__}")
-        urls = {}
+        urls: dict[str, str] = {}
         for name in ("mcp_url", "relay_url"):
             value = data.get(name)
             parts = urlsplit(value) if isinstance(value, str) else None
             if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
                 raise AccountsError(f"{where}: {name} must be an http(s) URL, got {value!r}")
-            urls[name] = value
+            urls[name] = str(value)
         raw = data.get("accounts")
         if not isinstance(raw, list) or not raw:
             raise AccountsError(f"{where}: accounts must be a non-empty list")

@@ -31,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"osfoundry-load: {err}", file=sys.stderr)
         return 2
     args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        _own_help()
     locustfile = str(Path(__file__).with_name("locustfile.py"))
     sys.argv = ["osfoundry-load", "-f", locustfile, *args]
 
@@ -45,6 +47,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(code or 0)
     return _coordination.verdict[-1].exit_status if _coordination.verdict else 0
+
+
+def _own_help() -> None:
+    """Print the load's options; Locust's own help follows (its ``--help`` ignores the
+    locustfile's options)."""
+    import argparse
+
+    from pytest_osfoundry.load._options import add_options
+
+    parser = argparse.ArgumentParser(
+        prog="osfoundry-load",
+        usage="osfoundry-load [osfoundry-load options] [Locust options]",
+        description="Locust with the kit's agents and desktops against an osFoundry server, "
+        "then an accounting of every run (docs/load.md). Exit status: 0 green, 1 red (a run "
+        "lost, duplicated or executed twice), 2 usage, 3 not valid (the load generator could "
+        "not keep up). Every Locust option below works as Locust documents it.",
+        add_help=False,
+    )
+    add_options(parser)
+    parser.print_help()
+    print("\nLocust's options:\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover - the console script calls main()

@@ -89,7 +89,7 @@ class WorkerSide:
         runner.register_message(FINISH, self._on_finish, concurrent=True)
         runner.register_message(REPORT, self._on_report, concurrent=True)
         env.events.request.add_listener(self._on_request)
-        env.events.test_start.add_listener(self._on_test_start)
+        env.events.spawning_complete.add_listener(self._on_spawned)
 
     # ------------------------------------------------------------------ users
     def claim(self, role: str) -> dict[str, Any]:
@@ -103,7 +103,9 @@ class WorkerSide:
         try:
             grant: dict[str, Any] = waiting.get(timeout=GRANT_TIMEOUT)
         except gevent.Timeout:
-            raise RuntimeError(f"no account granted to a {role} within {GRANT_TIMEOUT:g} s") from None
+            raise RuntimeError(
+                f"no account granted to a {role} within {GRANT_TIMEOUT:g} s"
+            ) from None
         finally:
             self._grants.pop(claim_id, None)
         if "error" in grant:
@@ -120,7 +122,8 @@ class WorkerSide:
     ) -> None:
         self.ledger.latencies.add(f"{request_type} {name}", response_time, exception is not None)
 
-    def _on_test_start(self, environment: Environment, **_: Any) -> None:
+    def _on_spawned(self, **_: Any) -> None:
+        """Every user is started: from now on this process's timers must be on time."""
         if self._probe is None:
             self._probe = LatenessProbe(max(0.01, self.rhythm().pass_interval / 20))
             gevent.spawn(self._probe.run)
