@@ -12,7 +12,8 @@ from pytest_osfoundry.load._ledger import Latencies, RunRecord, tag, tag_of
 
 def test_a_runs_tag_names_its_agent_and_key() -> None:
     assert tag_of(tag("2.1", "k" * 32)) == ("2.1", "k" * 32)
-    for other in (None, {}, {"osf_load": "x"}, {"osf_load": {"agent": 1, "key": "k"}}, []):
+    others: list[object] = [None, {}, {"osf_load": "x"}, {"osf_load": {"agent": 1, "key": "k"}}, []]
+    for other in others:
         assert tag_of(other) is None
 
 
