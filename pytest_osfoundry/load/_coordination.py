@@ -55,6 +55,8 @@ REPORT, LEDGER = "osf_report", "osf_ledger"
 #: Seconds a user waits for its grant, and the master for each worker's answer.
 GRANT_TIMEOUT = 60.0
 ANSWER_TIMEOUT = 60.0
+#: The lateness probe wakes every twentieth of a pass interval, at most this often.
+PROBE_MIN = 0.05
 #: Reads of the drain in flight at once.
 DRAIN_CONCURRENCY = 32
 
@@ -125,7 +127,7 @@ class WorkerSide:
     def _on_spawned(self, **_: Any) -> None:
         """Every user is started: from now on this process's timers must be on time."""
         if self._probe is None:
-            self._probe = LatenessProbe(max(0.01, self.rhythm().pass_interval / 20))
+            self._probe = LatenessProbe(max(PROBE_MIN, self.rhythm().pass_interval / 20))
             gevent.spawn(self._probe.run)
 
     # ------------------------------------------------------------------ the end

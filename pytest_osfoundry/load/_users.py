@@ -37,11 +37,11 @@ from pytest_osfoundry.client._mcp_client import McpClient
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._socket_transport import SocketTransport
 from pytest_osfoundry.client._transport import Transport
-from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
+from pytest_osfoundry.load._clock import UserClock
 from pytest_osfoundry.load._coordination import WorkerSide, worker_side
 from pytest_osfoundry.load._health import refuse_frozen_time
 from pytest_osfoundry.load._ledger import Ledger, RunRecord, tag
@@ -102,7 +102,7 @@ class AgentUser(User):
         faulty = FaultyTransport(wire(), DropReplies(fraction=opts.lost_replies, seed=None))
         self.client = McpClient(StatsTransport(faulty, self.environment.events.request.fire),
                                 grant["mcp_url"], grant["token"])
-        self.clock = RealClock()
+        self.clock = UserClock()
         self.rhythm = rhythm
         self.agent = ScriptedAgent(
             self.clock,
@@ -178,7 +178,7 @@ class DesktopUser(User):
         grant = self.side.claim("desktop")
         client = RelayClient(StatsTransport(wire(), self.environment.events.request.fire),
                              grant["relay_url"], grant["token"])
-        self.clock = RealClock()
+        self.clock = UserClock()
         engine = FakeEngine(self.clock, default=rhythm.graph(), seed=None,
                             stop_latency=rhythm.wall(rhythm.stop_latency))
         self.relay = FakeRelay(
