@@ -8,7 +8,7 @@ Cost (the default): paired runs, kit then plain, against one ``osfoundry-fake se
 --accounts``: **kit** is the load's own users (the kit's agents and desktops, through
 Locust, at a time scale fast enough to keep the process busy); **plain** is Locust
 users sending the same kind of pre-built requests through the same statistics
-transport and wire (``bench_load_plain.py``). Each run's process CPU seconds and
+transport and wire (``plain_load.py``). Each run's process CPU seconds and
 requests between the end of spawning and the start of stopping give requests per
 CPU second; the ratio kit/plain is the load generator's cost per request (aim: at
 least 0.75). The server's CPU seconds over the same span give its requests per CPU
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-PLAIN = HERE / "bench_load_plain.py"
+PLAIN = HERE / "plain_load.py"
 
 
 def _serve(folder: Path, accounts: int, agents: int) -> tuple[subprocess.Popen[bytes], Path]:

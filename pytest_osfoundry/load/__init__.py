@@ -1,7 +1,7 @@
 """``osfoundry-load``: thousands of the kit's agents and desktops against any server.
 
 Behind the ``[load]`` extra (Locust and its gevent). Importing this package imports
-neither: only :mod:`pytest_osfoundry.load.locustfile` and the modules it runs
+neither: only ``load/locustfile.py`` and the modules it runs
 (``_users``, ``_coordination``) import Locust, and only ``osfoundry-load`` (or Locust
 given that file) loads them, in a process of its own. The pytest plugin never imports
 this package. docs/load.md is the guide.

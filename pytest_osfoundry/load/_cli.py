@@ -1,6 +1,6 @@
 """``osfoundry-load``: Locust with the kit's agents and desktops, and the accounting.
 
-It runs Locust's own command line on :mod:`pytest_osfoundry.load.locustfile`, so every
+It runs Locust's own command line on ``load/locustfile.py``, so every
 Locust option works as Locust documents it, and returns the accounting's exit status
 (:data:`~pytest_osfoundry.load._accounting.EXIT`: 0 green, 1 red, 3 not valid; 2 for
 a command line or accounts file it cannot use) instead of Locust's. A worker

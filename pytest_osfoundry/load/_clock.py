@@ -1,13 +1,13 @@
 """The clock of one Locust user: wall-clock time, waited for on gevent's hub.
 
-:class:`UserClock` is a :class:`~pytest_osfoundry.clock.RealClock` (same time, same
-event queue, same ``stop``) whose :meth:`UserClock.run` waits for the next event with
+``UserClock`` is a ``RealClock`` (same time, same
+event queue, same ``stop``) whose ``UserClock.run`` waits for the next event with
 ``gevent.sleep`` instead of a condition variable. It may: a user's clock is run by
 that user's greenlet alone, and everything scheduled on it while it runs (the
 agent's polls, the relay's passes, the engine's ends) is scheduled from inside its
-own events, so no other thread or greenlet ever has to wake it. A :meth:`stop` or an
+own events, so no other thread or greenlet ever has to wake it. A ``stop`` or an
 ``until`` that comes from elsewhere (the end of the load) is seen within
-:data:`MAX_WAIT` seconds. Waiting on the hub's timer is the cheapest wait gevent has:
+``MAX_WAIT`` seconds. Waiting on the hub's timer is the cheapest wait gevent has:
 the condition's wait costs more than twice its CPU, and a load does one per request.
 """
 
@@ -29,7 +29,7 @@ class UserClock(RealClock):
     """A real clock run by one greenlet (see the module docstring)."""
 
     def run(self, until: Signal | Callable[[], bool] | None = None) -> None:
-        """Run events as they fall due until :meth:`stop` or ``until`` holds."""
+        """Run events as they fall due until ``stop`` or ``until`` holds."""
 
         def done() -> bool:
             if self._stopped:

@@ -5,10 +5,10 @@ runner delivers a message to its own handlers) and as a master with any number o
 workers on any machines:
 
 * ``osf_claim`` / ``osf_grant`` — a user starting on a worker asks the master for its
-  account; the master's :class:`~pytest_osfoundry.load._accounts.Handout` grants one
+  account; the master's ``Handout`` grants one
   desktop per owner, and agents in turn (the grant carries the URLs and the token).
 * At the end (Locust's ``test_stopping``, on the master while every worker's users
-  still run) :meth:`MasterSide.finish` sends ``osf_finish``: each worker's agents stop
+  still run) ``MasterSide.finish`` sends ``osf_finish``: each worker's agents stop
   queueing, finish the start call in hand, and the worker answers ``osf_runs`` with
   the runs its agents queued. The master **drains** (every run read until terminal,
   the desktops still running), then sends ``osf_report``: each worker stops its
@@ -69,7 +69,7 @@ _WORKER_SIDES: dict[int, WorkerSide] = {}
 
 
 def worker_side(env: Environment) -> WorkerSide:
-    """The :class:`WorkerSide` of ``env``'s process (its users' grants and ledger)."""
+    """The ``WorkerSide`` of ``env``'s process (its users' grants and ledger)."""
     return _WORKER_SIDES[id(env)]
 
 

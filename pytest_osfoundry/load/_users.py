@@ -1,21 +1,21 @@
 """The Locust users: the kit's scripted agent and fake desktop, each on its own clock.
 
-Each user runs the kit's own pieces unchanged — :class:`~pytest_osfoundry.client.McpClient`
-and :class:`~pytest_osfoundry.agent.ScriptedAgent` for an agent,
-:class:`~pytest_osfoundry.client.RelayClient`, :class:`~pytest_osfoundry.relay.FakeRelay`
-and :class:`~pytest_osfoundry.engine.FakeEngine` for a desktop — on a
-:class:`~pytest_osfoundry.clock.RealClock` of its own, run in the user's greenlet (one
+Each user runs the kit's own pieces unchanged — ``McpClient``
+and ``ScriptedAgent`` for an agent,
+``RelayClient``, ``FakeRelay``
+and ``FakeEngine`` for a desktop — on a
+``RealClock`` of its own, run in the user's greenlet (one
 user's steps are serial, as one agent connection's and one desktop's are). Only the
-transport is the load's: :class:`~pytest_osfoundry.load._transport.StatsTransport`
+transport is the load's: ``StatsTransport``
 over the wire, so Locust's statistics see every tool call and relay action.
 
-* :class:`AgentUser` — granted one agent token of an owner whose desktop runs; waits
+* ``AgentUser`` — granted one agent token of an owner whose desktop runs; waits
   until the owner's sessions are listed, then queues one run after another on a
   random session, polling by the chosen seed strategy, a share of them cancelled; a
   lost reply to the start call is retried with the same key (a share of replies is
   dropped after the server answered, ``--lost-replies``). Each run's arguments name
-  its agent and key (:func:`~pytest_osfoundry.load._ledger.tag`).
-* :class:`DesktopUser` — granted one owner (one desktop per owner); shares three
+  its agent and key (``tag``).
+* ``DesktopUser`` — granted one owner (one desktop per owner); shares three
   sessions, passes every interval from a random phase, runs each command on the fake
   engine's Graph durations with the 3 s control poll, its completions through an
   outbox. Every execution it starts goes to the ledger.

@@ -5,7 +5,7 @@ as Locust documents it (``--headless``, ``-t``, ``--master``, ``--worker``,
 ``--master-host``, ``--expect-workers``, the web UI ...); this file adds the load's own
 options (``osfoundry-load --help`` lists them under "osfoundry-load") and, at Locust's
 ``init``, sets each user class's count and wires the process's sides
-(:mod:`pytest_osfoundry.load._coordination`): a worker's (its users' grants and
+(``_coordination``): a worker's (its users' grants and
 ledger), the master's (the handout, the drain, the accounting), or both in a run
 without workers.
 """
@@ -31,7 +31,7 @@ __all__ = ["AgentUser", "DesktopUser"]
 
 
 def rhythm_of(options: Any) -> Rhythm:
-    """The load's :class:`Rhythm` from its options."""
+    """The load's ``Rhythm`` from its options."""
     return Rhythm(
         scale=options.time_scale,
         graph_median=options.graph_median,

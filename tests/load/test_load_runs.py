@@ -30,11 +30,16 @@ ACCOUNTS = 3
 AGENTS = 2
 
 
+#: How the accounting says the load generator fell behind (its pace, nothing else).
+PACE = ("Locust warned that", "the load generator's timers ran")
+
+
 def _judged(run: LoadRun) -> dict[str, Any]:
-    """The accounting; a skip when the load generator could not keep up."""
+    """The accounting; a skip when the load generator alone could not keep up."""
     assert run.report is not None, f"no accounting written:\n{run.stdout}\n{run.stderr}"
-    if run.report["verdict"] == "not valid" and not run.report["duplicated"]:
-        pytest.skip(f"the load generator could not keep up here: {run.report['not_valid']}")
+    reasons = run.report["not_valid"]
+    if reasons and all(r.startswith(PACE) for r in reasons):
+        pytest.skip(f"the load generator could not keep up on this machine: {reasons}")
     return run.report
 
 
