@@ -1,4 +1,4 @@
-"""Async tests on virtual time: the ``virtual_loop`` option, the set-up refusals, the guard.
+"""Async tests on virtual time: the ``virtual_loop`` option and the set-up refusals.
 
 * :func:`run_virtual_test` runs an ``async def`` test whose world has
   ``virtual_loop=True`` on a :class:`~pytest_osfoundry.aio.VirtualEventLoop` on its
@@ -9,17 +9,12 @@
   anyio's plugin without the kit's loop factory): the world's clock would never move
   there, the run would stay ``queued`` and the test would hang. It refuses too
   ``virtual_loop=True`` on a sync test's own marker, and beside anyio's plugin.
-* :func:`guard_real_loops` makes any *other* asyncio loop refuse, with a message, to
-  set a timer while freezegun holds time still (``osf_clock``, ``patch_sleep``): such
-  a loop reads the frozen monotonic clock, so its timers would never fall due and the
-  test would hang.
 
 The plugin imports this module only when a test uses one of these.
 """
 
 from __future__ import annotations
 
-import asyncio.base_events
 import inspect
 from typing import TYPE_CHECKING, Any
 
@@ -30,21 +25,7 @@ from pytest_osfoundry._fixtures import is_async_test, refuse
 if TYPE_CHECKING:
     from pytest_osfoundry.world import OsfWorld
 
-__all__ = [
-    "ASYNC_OFF_THE_VIRTUAL_LOOP",
-    "REAL_LOOP_ON_FROZEN_TIME",
-    "check_async_test",
-    "guard_real_loops",
-    "run_virtual_test",
-]
-
-#: The message of an ordinary event loop that set a timer on frozen time.
-REAL_LOOP_ON_FROZEN_TIME = (
-    "an asyncio event loop set a timer while {what} holds time still (freezegun freezes the "
-    "monotonic clock the loop reads, so the timer would never fire and the test would hang). "
-    "Run async code on the virtual clock instead: @pytest.mark.osf(virtual_loop=True) on an "
-    "async def test, or pytest_osfoundry.aio.run(coro, osf_clock) from a sync one"
-)
+__all__ = ["ASYNC_OFF_THE_VIRTUAL_LOOP", "check_async_test", "run_virtual_test"]
 
 #: The kit's loop for anyio's plugin, as a user writes it.
 ANYIO_KIT_LOOP = (
@@ -61,32 +42,6 @@ ASYNC_OFF_THE_VIRTUAL_LOOP = (
     "then runs it on the world's clock; no async plugin is needed), or give anyio's "
     "plugin the kit's loop: {anyio_kit_loop}"
 )
-
-
-def guard_real_loops(patch: pytest.MonkeyPatch, what: str) -> None:
-    """Until ``patch`` is undone, an ordinary asyncio loop refuses to set a timer, naming the fix.
-
-    The refusal is a ``RuntimeError`` raised where the timer is asked for (inside the
-    ``await asyncio.sleep(...)`` or ``anyio.fail_after(...)`` of the code under test),
-    so the test fails there with the message and the loop shuts down normally. A loop
-    that sets no timer keeps working; the kit's
-    :class:`~pytest_osfoundry.aio.VirtualEventLoop` is not affected.
-    """
-    from pytest_osfoundry.aio import VirtualEventLoop
-
-    message = REAL_LOOP_ON_FROZEN_TIME.format(what=what)
-    loop_class = asyncio.base_events.BaseEventLoop
-    original = loop_class.call_at
-
-    def guarded_call_at(
-        self: asyncio.base_events.BaseEventLoop, when: float, callback: Any, *args: Any,
-        **kwargs: Any,
-    ) -> asyncio.TimerHandle:
-        if isinstance(self, VirtualEventLoop):
-            return original(self, when, callback, *args, **kwargs)
-        raise RuntimeError(message)
-
-    patch.setattr(loop_class, "call_at", guarded_call_at)
 
 
 def _anyio_backend(item: pytest.Function) -> tuple[str, dict[str, Any]] | None:
@@ -139,7 +94,7 @@ def check_async_test(item: pytest.Function, world: OsfWorld) -> None:
         factory = options.get("loop_factory")
         if (
             name == "asyncio"
-            and isinstance(factory, aio._LoopFactory)
+            and isinstance(factory, aio.LoopFactory)
             and factory.clock is world.clock
         ):
             return  # anyio runs it on the world's virtual loop

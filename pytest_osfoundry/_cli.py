@@ -10,11 +10,12 @@ it also runs the fake desktop in the same process on real time, sharing
 running each queued command on a fake Graph of ``--graph-duration`` seconds, so one
 command gives a complete round trip for an agent written in any language. With
 ``--virtual-clock`` time moves only when told, over the admin path
-(:mod:`pytest_osfoundry._cli_virtual`): the JSON line adds ``clock``, ``admin_url``
-and ``admin_token``. With ``--accounts N`` it also provisions N load accounts (a
-project, a desktop and ``--agents-per-account`` agents each) and writes their
-credentials to an accounts file for ``osfoundry-load --target`` (mode 0600; the JSON
-line names it as ``accounts_file`` and never prints those tokens).
+(:mod:`pytest_osfoundry.server._clock_admin`), and the ``--relay`` desktop runs on
+that clock in-process: the JSON line adds ``clock``, ``admin_url`` and ``admin_token``.
+With ``--accounts N`` it also provisions N load accounts (a project, a desktop and
+``--agents-per-account`` agents each) and writes their credentials to an accounts
+file for ``osfoundry-load --target`` (mode 0600; the JSON line names it as
+``accounts_file`` and never prints those tokens).
 ``osfoundry-fake relay`` runs the fake desktop relay alone, against any server (see
 :mod:`pytest_osfoundry.relay._cli`).
 """
@@ -25,13 +26,14 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Sequence
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry._cli_types import (
     bounded_seconds,
@@ -47,12 +49,16 @@ from pytest_osfoundry._cli_types import (
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
 from pytest_osfoundry.load._accounts import Account, Target, write_target
-from pytest_osfoundry.relay._records import DEFAULT_HISTORY
+from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.client._relay_client import RelayApiClient
+    from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
 
 __all__ = ["build_parser", "main"]
 
@@ -60,32 +66,44 @@ __all__ = ["build_parser", "main"]
 _FIRST_SYNC_TIMEOUT = 15.0
 
 
+def _fake_desktop(
+    clock: Clock, client: RelayApiClient, project_id: str, args: Any, *, seed: int | None = None
+) -> tuple[FakeRelay, list[dict[str, Any]]]:
+    """The fake desktop of ``serve --relay`` on ``clock``, not started: a FakeRelay sharing
+    ``--sessions`` generated sessions, each command a Graph of ``--graph-duration``
+    seconds; and the sessions as the JSON line lists them. ``seed``: its execution ids."""
+    from pytest_osfoundry.engine._fake_engine import FakeEngine
+    from pytest_osfoundry.engine._graph import served_graph
+    from pytest_osfoundry.engine._sessions import make_sessions
+    from pytest_osfoundry.relay._desktop import FakeRelay
+    from pytest_osfoundry.relay._outbox import MemoryOutbox
+
+    sessions = make_sessions(args.sessions, seed=0)
+    engine = FakeEngine(clock, default=served_graph(args.graph_duration))
+    relay = FakeRelay(
+        clock,
+        client,
+        engine,
+        interval=args.interval,
+        outbox=MemoryOutbox(),
+        seed=seed,
+        history=args.relay_history,
+    )
+    relay.share(project_id, sessions)
+    return relay, [s.to_dict() for s in sessions]
+
+
 class _Desktop:
-    """The fake desktop of ``serve --relay``: a FakeRelay on real time in a thread."""
+    """The fake desktop of ``serve --relay``: on real time, in a thread, over HTTP."""
 
     def __init__(self, origin: str, desktop_token: str, project_id: str, args: Any) -> None:
+        from pytest_osfoundry.client._http_transport import HttpTransport
         from pytest_osfoundry.client._relay_client import RelayClient
-        from pytest_osfoundry.client._transport import HttpxTransport
-        from pytest_osfoundry.engine._fake_engine import FakeEngine
-        from pytest_osfoundry.engine._graph import served_graph
-        from pytest_osfoundry.engine._sessions import make_sessions
-        from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
-        from pytest_osfoundry.relay._outbox import MemoryOutbox
 
         self.clock = RealClock()
-        self.transport = HttpxTransport(timeout=10.0)
+        self.transport = HttpTransport(timeout=10.0)
         client = RelayClient(self.transport, origin, desktop_token)
-        sessions = make_sessions(args.sessions, seed=0)
-        self.sessions = [s.to_dict() for s in sessions]
-        engine = FakeEngine(self.clock, default=served_graph(args.graph_duration))
-        self.relay = FakeRelay(
-            self.clock,
-            client,
-            engine,
-            interval=args.interval,
-            outbox=MemoryOutbox(),
-            history=args.relay_history,
-        )
+        self.relay, self.sessions = _fake_desktop(self.clock, client, project_id, args)
         self.synced = threading.Event()
 
         def on_event(event: RelayEvent) -> None:
@@ -93,7 +111,6 @@ class _Desktop:
                 self.synced.set()
 
         self.relay.on_event(on_event)
-        self.relay.share(project_id, sessions)
         self.thread = threading.Thread(target=self.clock.run, name="osf-fake-desktop", daemon=True)
 
     def start(self) -> bool:
@@ -279,20 +296,37 @@ def _virtual_clock(
     handler: Any, server: ReferenceServer, clock: VirtualClock, info: Any, args: Any
 ) -> tuple[Any, dict[str, Any]]:
     """``handler`` behind the clock's admin path, with the ``--relay`` desktop on ``clock``;
-    what the JSON line adds (empty when the desktop's first sync failed)."""
-    from pytest_osfoundry._cli_virtual import VirtualDesktop, admin_door, new_admin_token
+    what the JSON line adds (empty when the desktop's first sync failed).
 
-    token = args.admin_token or new_admin_token()
+    The desktop then runs inside the request that moves the clock: each relay pass,
+    Graph completion and control poll due on the way happens before
+    ``POST /_osf/clock/advance`` answers, talking to the server in-process (no
+    socket), so a test in any language sees a 60 s Graph finish in milliseconds,
+    deterministically. Idle (``run-until-idle``) is no run queued or running and no
+    completion waiting in the desktop's outbox.
+    """
+    from pytest_osfoundry.client._relay_client import RelayClient
+    from pytest_osfoundry.client._transport import DirectTransport
+    from pytest_osfoundry.server._clock_admin import ClockAdmin
+
+    token = args.admin_token or "osf_admin_" + secrets.token_urlsafe(24)
     extra: dict[str, Any] = {"admin_token": token}
-    desktop = None
+    relay: FakeRelay | None = None
     if args.relay:
-        desktop = VirtualDesktop(
-            server, clock, "http://127.0.0.1", info.desktop_token, info.project_id, args
-        )
-        if not desktop.start():
+        client = RelayClient(DirectTransport(server), "http://127.0.0.1", info.desktop_token)
+        relay, extra["sessions"] = _fake_desktop(clock, client, info.project_id, args, seed=0)
+        relay.start()  # its first pass, the sync, runs now
+        clock.advance(0)
+        if not any(event.kind == "synced" for event in relay.events):
             return handler, {}
-        extra["sessions"] = desktop.sessions
-    return admin_door(handler, server, clock, token, desktop), extra
+
+    def idle() -> bool:
+        counts = server.state.counts()
+        busy = counts["queued"] or counts["running"]
+        outbox = relay.outbox if relay is not None else None
+        return not busy and (outbox is None or not outbox.items())
+
+    return ClockAdmin(handler, clock, token, idle, mask=server.tokens.mask), extra
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -187,6 +187,42 @@ def is_async_test(node: pytest.Item) -> bool:
 
 _CLOCK_ACTIVE = pytest.StashKey["VirtualClock"]()
 
+#: The message of an ordinary event loop that set a timer on frozen time.
+REAL_LOOP_ON_FROZEN_TIME = (
+    "an asyncio event loop set a timer while {what} holds time still (freezegun freezes the "
+    "monotonic clock the loop reads, so the timer would never fire and the test would hang). "
+    "Run async code on the virtual clock instead: @pytest.mark.osf(virtual_loop=True) on an "
+    "async def test, or pytest_osfoundry.aio.run(coro, osf_clock) from a sync one"
+)
+
+
+def _guard_real_loops(patch: pytest.MonkeyPatch, what: str) -> None:
+    """Until ``patch`` is undone, an ordinary asyncio loop refuses to set a timer, naming the fix.
+
+    The refusal is a ``RuntimeError`` raised where the timer is asked for (inside the
+    ``await asyncio.sleep(...)`` or ``anyio.fail_after(...)`` of the code under test),
+    so the test fails there with the message and the loop shuts down normally. A loop
+    that sets no timer keeps working; the kit's
+    :class:`~pytest_osfoundry.aio.VirtualEventLoop` is not affected.
+    """
+    import asyncio.base_events
+
+    from pytest_osfoundry.aio import VirtualEventLoop
+
+    message = REAL_LOOP_ON_FROZEN_TIME.format(what=what)
+    loop_class = asyncio.base_events.BaseEventLoop
+    original = loop_class.call_at
+
+    def guarded_call_at(
+        self: asyncio.base_events.BaseEventLoop, when: float, callback: Any, *args: Any,
+        **kwargs: Any,
+    ) -> asyncio.TimerHandle:
+        if isinstance(self, VirtualEventLoop):
+            return original(self, when, callback, *args, **kwargs)
+        raise RuntimeError(message)
+
+    patch.setattr(loop_class, "call_at", guarded_call_at)
+
 
 def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
     """Make ``datetime.now()``/``time.time()`` follow the world's clock (and
@@ -195,8 +231,6 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     if active is not None:
         return active
     from freezegun import freeze_time
-
-    from pytest_osfoundry._aio_tests import guard_real_loops
 
     config = world.config
     what = "@pytest.mark.osf(patch_sleep=True)" if config.patch_sleep else "osf_clock"
@@ -210,7 +244,7 @@ def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualC
     patch = pytest.MonkeyPatch()
     if config.patch_sleep:
         patch.setattr(time, "sleep", clock.sleep)
-    guard_real_loops(patch, what)
+    _guard_real_loops(patch, what)
 
     def restore() -> None:
         patch.undo()

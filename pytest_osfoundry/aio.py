@@ -65,7 +65,7 @@ from freezegun import api as freezegun_api
 from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry.clock import VirtualClock
 
-__all__ = ["VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
+__all__ = ["LoopFactory", "VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
 
 T = TypeVar("T")
 
@@ -309,8 +309,10 @@ def _check_bounds(stall_timeout: object, stall_after: object) -> tuple[float, fl
     )
 
 
-class _LoopFactory:
-    """``loop_factory`` for asyncio.Runner / anyio: a new :class:`VirtualEventLoop` each call."""
+class LoopFactory:
+    """What :func:`loop_factory` returns: each call makes a new :class:`VirtualEventLoop` on
+    :attr:`clock`, with :attr:`stall_timeout` and :attr:`stall_after` (read them to tell
+    which clock a factory serves)."""
 
     def __init__(self, clock: VirtualClock, stall_timeout: float, stall_after: float) -> None:
         if not isinstance(clock, VirtualClock):
@@ -332,10 +334,10 @@ def loop_factory(
     *,
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     stall_after: float = DEFAULT_STALL_AFTER,
-) -> _LoopFactory:
+) -> LoopFactory:
     """A callable making virtual loops on ``clock``: for ``asyncio.Runner(loop_factory=...)``
     and anyio's ``("asyncio", {"loop_factory": ...})`` backend option."""
-    return _LoopFactory(clock, stall_timeout, stall_after)
+    return LoopFactory(clock, stall_timeout, stall_after)
 
 
 def run(
@@ -381,7 +383,7 @@ def _refuse_a_running_loop() -> None:
     )
 
 
-def _run_310(main: Coroutine[Any, Any, T], factory: _LoopFactory) -> T:
+def _run_310(main: Coroutine[Any, Any, T], factory: LoopFactory) -> T:
     """:func:`run` for Python 3.10, which has no ``asyncio.Runner``."""
     loop = factory()
     try:

@@ -76,9 +76,13 @@ from pytest_osfoundry.faults import (
     schedule_death,
     schedule_offline,
 )
-from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode, check_offline_mode
+from pytest_osfoundry.relay._desktop import (
+    DEFAULT_HISTORY,
+    FakeRelay,
+    OfflineMode,
+    check_offline_mode,
+)
 from pytest_osfoundry.relay._outbox import Outbox
-from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._records import Retention
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from pytest_osfoundry._vocabulary import RELAY_COMMANDS, RELAY_SYNC
 from pytest_osfoundry._wirejson import loads
-from pytest_osfoundry.client._errors import ReplyLost
-from pytest_osfoundry.client._transport import Transport, split_target
+from pytest_osfoundry.client import ReplyLost, Transport
+from pytest_osfoundry.client._transport import split_target
 from pytest_osfoundry.http import Response
 
 __all__ = ["MCP", "RELAY", "ExchangeFailed", "StatsTransport", "name_of"]

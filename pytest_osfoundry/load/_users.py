@@ -32,11 +32,13 @@ from locust.exception import StopUser
 
 from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
 from pytest_osfoundry.agent._strategies import parse_strategy
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.client._relay_client import RelayClient
-from pytest_osfoundry.client._socket_transport import SocketTransport
-from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.client import (
+    HttpTransport,
+    McpClient,
+    OsfClientError,
+    RelayClient,
+    Transport,
+)
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._sessions import make_sessions
@@ -60,8 +62,11 @@ SESSIONS = 3
 
 
 def wire() -> Transport:
-    """A new wire transport for one user (its own connection)."""
-    return SocketTransport(timeout=EXCHANGE_TIMEOUT, max_bytes=16 * 1024 * 1024, keep=1)
+    """A new wire transport for one user (its own connection): the kit's public one.
+
+    Everything above it (``StatsTransport``, the faults) wraps any ``Transport``.
+    """
+    return HttpTransport(timeout=EXCHANGE_TIMEOUT, max_bytes=16 * 1024 * 1024, keep=1)
 
 
 def agent_client(mcp_url: str, token: str) -> McpClient:

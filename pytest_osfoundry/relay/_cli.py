@@ -26,20 +26,20 @@ from pytest_osfoundry.client._exchange import (
     mask_url_credentials,
     secrets_in,
 )
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
-from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._graph import Fixed, Graph
 from pytest_osfoundry.engine._sessions import make_sessions
-from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
+from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY, FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
-from pytest_osfoundry.relay._records import DEFAULT_HISTORY
 
 __all__ = [
     "MaskingFilter",
     "add_relay_parser",
     "first_sync_problem",
+    "log_to_stderr",
     "run_relay",
 ]
 
@@ -119,8 +119,8 @@ def _masked(text: str, secrets: list[str]) -> str:
     return mask_token(mask_url_credentials(text), secrets)
 
 
-def _logging(secrets: list[str]) -> None:
-    """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
+def log_to_stderr(secrets: list[str]) -> None:
+    """The relay's own lines on stderr, masked."""
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("osfoundry-relay")
     handler.setFormatter(logging.Formatter("%(asctime)s relay %(message)s"))
@@ -130,8 +130,6 @@ def _logging(secrets: list[str]) -> None:
         root.removeHandler(old)  # run_relay called again in one process
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-    for noisy in ("httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
@@ -150,7 +148,7 @@ def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
 def run_relay(args: argparse.Namespace) -> int:
     """Run the relay until SIGINT/SIGTERM; returns the exit status."""
     secrets = [args.desktop_token, *secrets_in(args.relay_url)]
-    _logging(secrets)
+    log_to_stderr(secrets)
 
     def say(line: str) -> None:
         print(f"osfoundry-fake relay: {_masked(line, secrets)}", file=sys.stderr)
@@ -161,7 +159,7 @@ def run_relay(args: argparse.Namespace) -> int:
         say(str(err))
         return 2
     clock = RealClock()
-    transport = HttpxTransport(timeout=10.0)
+    transport = HttpTransport(timeout=10.0)
     client = RelayClient(transport, args.relay_url, args.desktop_token)
     sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]

@@ -29,7 +29,14 @@ What it does, rule by rule:
   :func:`~pytest_osfoundry.relay._bounded.bounded_completion`.
 
 A command whose completion still waits in the outbox is never run again, even if a
-sync hands it out once more (its completion had not arrived yet).
+sync hands it out once more (its completion had not arrived yet). Every tick is a
+:class:`PassRecord` (:attr:`FakeRelay.passes`), every step a :class:`RelayEvent`
+(:attr:`FakeRelay.events`, :meth:`FakeRelay.on_event`).
+
+What it did is kept for tests and logs — :attr:`FakeRelay.passes`,
+:attr:`FakeRelay.events`, :attr:`FakeRelay.executed` — each the last ``history``
+items (10,000 by default; ``None`` keeps all), so a relay running for weeks holds a
+fixed amount (a :class:`History`).
 
 **Offline** (:meth:`FakeRelay.go_offline` to :meth:`FakeRelay.go_online`): the desktop
 reaches the server for nothing — no sync, no start, no control poll, no completion.
@@ -38,18 +45,16 @@ A completion made meanwhile waits in the outbox for the first pass after it is b
 running when the desktop goes away: ``mode="asleep"`` (the default: the machine
 sleeps, the Graph stands still and goes on when it wakes) and ``mode="network"`` (the
 machine is awake with its network gone: the Graph runs on, its completion waits).
-
-What it did is kept for tests and logs — :attr:`FakeRelay.passes`,
-:attr:`FakeRelay.events`, :attr:`FakeRelay.executed` — each the last ``history``
-items (10,000 by default; ``None`` keeps all), so a relay running for weeks holds a
-fixed amount.
 """
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload, runtime_checkable
 
 from pytest_osfoundry._checks import (
     check_flag,
@@ -57,39 +62,164 @@ from pytest_osfoundry._checks import (
     check_positive_int,
     check_seconds,
 )
+from pytest_osfoundry._ids import is_uuid, uuid4_hex
 from pytest_osfoundry._vocabulary import (
+    CANCELLED,
+    COMPLETED,
     CONTROL_POLL_SECONDS,
+    FAILED,
     MAX_SYNC_SESSIONS,
     NO_LONGER_SHARED,
     RELAY_INTERVAL_SECONDS,
+    RUNNING,
 )
-from pytest_osfoundry.client._errors import OsfClientError
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._relay_client import RelayApiClient
-from pytest_osfoundry.clock import Clock, ProcessGen, Timer
+from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._sessions import SessionInfo
-from pytest_osfoundry.relay._commands import CommandRunner
+from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
-from pytest_osfoundry.relay._records import (
-    DEFAULT_HISTORY,
-    History,
-    PassReason,
-    PassRecord,
-    RelayEvent,
-    _pid,
-    _ProjectShare,
-    _session_dict,
-)
 
 __all__ = [
+    "DEFAULT_HISTORY",
     "NO_LONGER_SHARED",
     "OFFLINE_MODES",
     "FakeRelay",
+    "History",
     "OfflineMode",
+    "PassReason",
     "PassRecord",
     "RelayEvent",
     "check_offline_mode",
 ]
+
+log = logging.getLogger("pytest_osfoundry.relay")
+
+DEFAULT_HISTORY = 10_000
+"""How many passes, events and executed command ids a relay keeps of each by default."""
+
+T = TypeVar("T")
+
+
+class History(Sequence[T]):
+    """The last ``limit`` items appended, oldest first (every one when ``limit`` is
+    ``None``); :attr:`dropped` counts those forgotten to keep to it.
+
+    A read-only sequence besides :meth:`append`: indexing, slicing (a list), ``len``,
+    ``in``, ``reversed``, and ``==`` against any sequence of the same items.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise ValueError(f"a history keeps at least 1 item or None (all), got {limit!r}")
+        self.limit = limit
+        self.dropped = 0
+        self._items: deque[T] = deque(maxlen=limit)
+
+    def append(self, item: T) -> None:
+        """Keep ``item`` as the newest, forgetting the oldest past the limit."""
+        if self.limit is not None and len(self._items) == self.limit:
+            self.dropped += 1
+        self._items.append(item)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._items)
+
+    def __reversed__(self) -> Iterator[T]:
+        return reversed(self._items)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return list(self._items)[index]
+        return self._items[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (History, list, tuple)):
+            return list(self._items) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"History({list(self._items)!r}, limit={self.limit!r}, dropped={self.dropped})"
+
+
+PassReason = Literal["start", "interval", "sharing", "online", "manual"]
+"""Why a pass ticked: the start, the interval, a sharing change, back online, asked for."""
+
+
+@dataclass
+class PassRecord:
+    """One tick of the relay: when, why, whether it ran or was skipped as busy."""
+
+    at: float
+    reason: PassReason
+    skipped: bool
+    ended_at: float | None = None
+
+
+class RelayEvent(NamedTuple):
+    """One thing the relay did, for tests and logs (``kind`` names it; immutable).
+
+    ``error`` is the client error behind a failure (``sync-failed``), for a caller
+    that must tell a refusal (:class:`~pytest_osfoundry.client.HttpStatusError`)
+    from a lost reply; ``detail`` is its text.
+    """
+
+    at: float
+    kind: str
+    command_id: str | None = None
+    detail: str = ""
+    error: OsfClientError | None = None
+
+
+@dataclass
+class ProjectShare:
+    """A project as the desktop shares it: enabled or not, its ticked sessions by id."""
+
+    enabled: bool = True
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def session_dict(session: SessionInfo | Mapping[str, Any]) -> dict[str, Any]:
+    """A ticked session as the dict a sync uploads; refused without a non-empty
+    ``graph_session_id`` and ``slug``."""
+    if isinstance(session, SessionInfo):
+        return session.to_dict()
+    if not isinstance(session, Mapping):
+        raise TypeError(f"a session must be a SessionInfo or a mapping, got {session!r}")
+    data = dict(session)
+    for key in ("graph_session_id", "slug"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise ValueError(f"a shared session needs a non-empty string {key!r}: {data!r}")
+    return {
+        "graph_session_id": data["graph_session_id"],
+        "name": data.get("name", data["slug"]),
+        "description": data.get("description", ""),
+        "slug": data["slug"],
+        "version": data.get("version", 1),
+        "status": data.get("status", "active"),
+    }
+
+
+def _pid(project_id: object) -> str:
+    if not isinstance(project_id, str) or not project_id:
+        raise ValueError(f"project_id must be a non-empty string, got {project_id!r}")
+    return project_id
+
 
 @runtime_checkable
 class _Suspendable(Protocol):
@@ -119,7 +249,7 @@ def check_offline_mode(value: object, name: str = "mode") -> OfflineMode:
     )
 
 
-class FakeRelay(CommandRunner):
+class FakeRelay:
     """The owner's desktop relay, faked. Call :meth:`start` to begin polling.
 
     ``outbox`` is an :class:`~pytest_osfoundry.relay._outbox.Outbox` (in memory by
@@ -162,7 +292,7 @@ class FakeRelay(CommandRunner):
         # A stream of its own: seeded like the server's command ids, the execution ids
         # would otherwise repeat the command ids digit for digit.
         self._rng = random.Random(None if seed is None else f"relay-execution-ids:{seed}")
-        self._shares: dict[str, _ProjectShare] = {}
+        self._shares: dict[str, ProjectShare] = {}
         self._timer: Timer | None = None
         self._busy = False
         self.running = False
@@ -190,8 +320,8 @@ class FakeRelay(CommandRunner):
     ) -> None:
         """Enable ``project_id`` and tick ``sessions`` (added to those already ticked)."""
         pid = _pid(project_id)
-        ticked = [_session_dict(session) for session in sessions]  # all valid, or no change
-        share = self._shares.setdefault(pid, _ProjectShare())
+        ticked = [session_dict(session) for session in sessions]  # all valid, or no change
+        share = self._shares.setdefault(pid, ProjectShare())
         share.enabled = True
         for data in ticked:
             share.sessions[data["graph_session_id"]] = data
@@ -199,7 +329,7 @@ class FakeRelay(CommandRunner):
 
     def enable(self, project_id: str) -> None:
         """Enable a project (its ticked sessions are synced again)."""
-        self._shares.setdefault(_pid(project_id), _ProjectShare()).enabled = True
+        self._shares.setdefault(_pid(project_id), ProjectShare()).enabled = True
         self._sharing_changed()
 
     def disable(self, project_id: str) -> None:
@@ -209,7 +339,7 @@ class FakeRelay(CommandRunner):
 
     def tick(self, project_id: str, session: SessionInfo | Mapping[str, Any]) -> None:
         """Tick one session for a project."""
-        data = _session_dict(session)
+        data = session_dict(session)
         self._share(project_id).sessions[data["graph_session_id"]] = data
         self._sharing_changed()
 
@@ -235,11 +365,11 @@ class FakeRelay(CommandRunner):
         """The sessions a sync for ``project_id`` uploads now (at most ``max_sessions``)."""
         return [dict(s) for s in self._to_sync(self._share(project_id))]
 
-    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+    def _to_sync(self, share: ProjectShare) -> list[dict[str, Any]]:
         """The ticked sessions a sync uploads (the relay's own dicts: encoded at once)."""
         return list(share.sessions.values())[: self.max_sessions]
 
-    def _share(self, project_id: str) -> _ProjectShare:
+    def _share(self, project_id: str) -> ProjectShare:
         share = self._shares.get(_pid(project_id))
         if share is None:
             raise KeyError(f"project {project_id!r} was never shared; call share() first")
@@ -324,6 +454,13 @@ class FakeRelay(CommandRunner):
         """True while a pass is under way."""
         return self._busy
 
+    def delivered_at(self, command_id: str) -> float | None:
+        """When the completion of ``command_id`` was last delivered (a 2xx), if ever."""
+        for event in reversed(self.events):
+            if event.kind == "delivered" and event.command_id == command_id:
+                return event.at
+        return None
+
     def _restart(self, reason: PassReason) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -365,3 +502,147 @@ class FakeRelay(CommandRunner):
         finally:
             self._busy = False
             record.ended_at = self.clock.now()
+
+    # ------------------------------------------------------------------ a command
+    def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
+        """Run one queued command: refused if its id is no UUID (D15), skipped while its
+        completion waits in the outbox, re-checked (D13), started, run with a control poll
+        every ``control_poll`` seconds (D14), cancelled once when asked (D16), and its
+        bounded completion (D18) delivered through the outbox (D17)."""
+        is_mapping = isinstance(command, (dict, Mapping))  # dict first: no ABC check
+        command_id = command.get("command_id") if is_mapping else None
+        if not is_uuid(command_id):
+            self._event("refused", detail=f"command id {command_id!r} is not a UUID (D15)")
+            return
+        assert isinstance(command_id, str)
+        if self.outbox is not None and any(cid == command_id for cid, _ in self.outbox.items()):
+            self._event("skipped", command_id, "its completion waits in the outbox")
+            return
+        execution_id = f"exec_{uuid4_hex(self._rng.getrandbits(128))}"
+        if not self._still_shared(project_id, command):
+            self._event("recheck-cancelled", command_id, NO_LONGER_SHARED)
+            self._complete(
+                command_id,
+                bounded_completion(
+                    execution_id=execution_id, status=CANCELLED, error=NO_LONGER_SHARED
+                ),
+            )
+            return
+        try:
+            status = self.client.start(command_id, execution_id)
+        except OsfClientError as err:
+            self._event("start-failed", command_id, str(err))
+            return
+        if status != RUNNING:
+            self._event("not-started", command_id, f"server answered {status!r}")
+            return
+        gsid = str(command.get("graph_session_id", ""))
+        arguments = command.get("arguments")
+        try:
+            run = self.engine.start(
+                gsid,
+                dict(arguments) if isinstance(arguments, Mapping) else {},
+                f"graph:external:{command_id}",
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            # The desktop could not start the Graph: report it instead of leaving the
+            # run ``running`` on the server for ever.
+            message = f"the desktop could not start the Graph: {err}"
+            self._event("engine-refused", command_id, message)
+            self._complete(
+                command_id,
+                bounded_completion(execution_id=execution_id, status=FAILED, error=message),
+            )
+            return
+        self.executed.append(command_id)
+        self.current = command_id
+        self.current_run = run
+        self._event("started", command_id, run.channel)
+        cancelled = False
+        poll = Wait(run.done, self.control_poll)  # immutable: one for every control poll
+        try:
+            while True:
+                finished = yield poll
+                if finished:
+                    break
+                if self._cancel_requested(command_id):
+                    cancelled = True
+                    run.cancel()
+                    yield run.done
+                    break
+        finally:
+            self.current = None
+            self.current_run = None
+        outcome = run.outcome
+        assert outcome is not None
+        body = bounded_completion(
+            execution_id=execution_id,
+            status=CANCELLED if cancelled else outcome.status,
+            result=outcome.result if not cancelled and outcome.status == COMPLETED else None,
+            total_tokens=outcome.total_tokens,
+            reported_cost=outcome.reported_cost,
+            error=outcome.error if not cancelled else None,
+        )
+        self._event("finished", command_id, body["status"])
+        self._complete(command_id, body)
+
+    def _still_shared(self, project_id: str, command: Mapping[str, Any]) -> bool:
+        """D13: the project enabled, the session ticked, its slug unchanged."""
+        share = self._shares.get(project_id)
+        if share is None or not share.enabled:
+            return False
+        session = share.sessions.get(str(command.get("graph_session_id")))
+        return session is not None and session["slug"] == command.get("slug")
+
+    def _cancel_requested(self, command_id: str) -> bool:
+        if not self.online:
+            return False  # no control poll reaches the server while offline
+        try:
+            control = self.client.control(command_id)
+        except OsfClientError as err:
+            self._event("control-failed", command_id, str(err))
+            return False
+        return bool(control.get("cancel_requested"))
+
+    def _complete(self, command_id: str, body: dict[str, Any]) -> None:
+        if self.outbox is not None:
+            self.outbox.put(command_id, body)
+        self._post(command_id, body)
+
+    def _flush_outbox(self) -> None:
+        if self.outbox is None:
+            return
+        for command_id, body in self.outbox.items():
+            self._post(command_id, body)
+
+    def _post(self, command_id: str, body: dict[str, Any]) -> None:
+        if not self.online:
+            if self.outbox is None:
+                self._event("complete-lost", command_id, "offline, and there is no outbox")
+            else:
+                self._event("complete-held", command_id, "offline: it waits in the outbox")
+            return
+        try:
+            self.client.complete(command_id, body)
+        except HttpStatusError as err:
+            self._event("complete-refused", command_id, f"HTTP {err.status}")
+            return
+        except OsfClientError as err:
+            self._event("complete-lost", command_id, str(err))
+            return
+        if self.outbox is not None:
+            self.outbox.remove(command_id)
+        self._event("delivered", command_id, body["status"])
+
+    def _event(
+        self,
+        kind: str,
+        command_id: str | None = None,
+        detail: str = "",
+        error: OsfClientError | None = None,
+    ) -> None:
+        event = RelayEvent(self.clock.now(), kind, command_id, detail, error)
+        self.events.append(event)
+        log.info("%s %s %s", kind, command_id or "-", detail)
+        for listener in self._listeners:
+            listener(event)

@@ -30,11 +30,11 @@ from typing import Any
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
-from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import ProcessGen, RealClock
-from pytest_osfoundry.relay._cli import _logging
-from pytest_osfoundry.relay._desktop import FakeRelay
+from pytest_osfoundry.relay._cli import log_to_stderr
+from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, ProjectShare, session_dict
 from pytest_osfoundry.relay._driver_seams import (
     DriverClient,
     DriverEngine,
@@ -42,7 +42,6 @@ from pytest_osfoundry.relay._driver_seams import (
     watch_sharing,
 )
 from pytest_osfoundry.relay._outbox import FileOutbox, Outbox
-from pytest_osfoundry.relay._records import PassRecord, _ProjectShare, _session_dict
 
 __all__ = ["DrivenRelay", "EnvError", "StartRetrying", "main", "read_env", "shares_from"]
 
@@ -81,16 +80,16 @@ def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def shares_from(sharing: Mapping[str, Any]) -> dict[str, _ProjectShare]:
+def shares_from(sharing: Mapping[str, Any]) -> dict[str, ProjectShare]:
     """The relay's sharing settings from a driver answer: ticked sessions only, in order."""
-    shares: dict[str, _ProjectShare] = {}
+    shares: dict[str, ProjectShare] = {}
     for project in sharing.get("projects", []):
         if not isinstance(project, Mapping) or not isinstance(project.get("project_id"), str):
             raise DriverError(f"a sharing project needs a project_id: {str(project)[:200]}")
-        share = _ProjectShare(enabled=bool(project.get("enabled")))
+        share = ProjectShare(enabled=bool(project.get("enabled")))
         for session in project.get("sessions", []):
             if isinstance(session, Mapping) and session.get("ticked"):
-                data = _session_dict({k: v for k, v in session.items() if k != "ticked"})
+                data = session_dict({k: v for k, v in session.items() if k != "ticked"})
                 share.sessions[data["graph_session_id"]] = data
         shares[project["project_id"]] = share
     return shares
@@ -172,7 +171,7 @@ def build(
     clock = RealClock()
     driver = DriverClient(env["OSF_RELAY_DRIVER"])
     client = StartRetrying(
-        RelayClient(HttpxTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"])
+        RelayClient(HttpTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"])
     )
     outbox = FileOutbox(Path(env["OSF_RELAY_STATE_DIR"]) / "outbox.json")
     relay = relay_class(
@@ -197,7 +196,7 @@ def main(
     """Run the driven relay until SIGTERM/SIGINT; 2 on a bad environment or driver."""
     env_map = os.environ if environ is None else environ
     token = env_map.get("OSF_DESKTOP_TOKEN", "")
-    _logging([token] if token else [])  # the relay's lines on stderr, the token masked
+    log_to_stderr([token] if token else [])  # the relay's lines on stderr, the token masked
 
     def say(text: str) -> None:
         print(

@@ -11,9 +11,9 @@ that the fakes are faithful. See docs/experiments.md.
 * :data:`SEED` holds the seed's figures in the shapes ``--json`` prints.
 """
 
-from pytest_osfoundry.sim._experiments import NAMES, SimulationError
 from pytest_osfoundry.sim._params import DEFAULT_RUNS, SimParams
 from pytest_osfoundry.sim._runner import SimRun, simulate
 from pytest_osfoundry.sim._seed_figures import SEED
+from pytest_osfoundry.sim._tasks import NAMES, SimulationError
 
 __all__ = ["DEFAULT_RUNS", "NAMES", "SEED", "SimParams", "SimRun", "SimulationError", "simulate"]

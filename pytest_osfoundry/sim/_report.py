@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_osfoundry._checks import is_number
-from pytest_osfoundry.sim._experiments import NAMES
 from pytest_osfoundry.sim._runner import SimRun
 from pytest_osfoundry.sim._seed_figures import SEED, SEED_WALL_SECONDS
+from pytest_osfoundry.sim._tasks import NAMES
 
 __all__ = ["compare", "render"]
 

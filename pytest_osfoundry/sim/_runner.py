@@ -1,7 +1,7 @@
 """Run experiments, in this process or across worker processes.
 
 :func:`simulate` plans the tasks of the chosen experiments
-(:func:`~pytest_osfoundry.sim._experiments.plan`), runs them — in-process with
+(:func:`~pytest_osfoundry.sim._tasks.plan`), runs them — in-process with
 ``jobs=1``, else in a :class:`~concurrent.futures.ProcessPoolExecutor` of ``jobs``
 workers using the platform's default start method (everything sent to a worker is
 picklable and defined at module level, so ``spawn`` works too) — and combines them.
@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_osfoundry._checks import check_positive_int
-from pytest_osfoundry.sim._experiments import NAMES, TaskResult, combine, plan, run_task
+from pytest_osfoundry.sim._combine import combine
+from pytest_osfoundry.sim._experiments import run_task
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._seed_figures import SEED
+from pytest_osfoundry.sim._tasks import NAMES, TaskResult, plan
 
 __all__ = ["SimRun", "resolve_names", "simulate"]
 

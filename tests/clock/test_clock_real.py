@@ -115,3 +115,13 @@ def test_bad_arguments_get_the_same_errors_as_the_virtual_clock() -> None:
         clock.spawn(lambda: None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="callable"):
         clock.call_at(clock.now(), None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("until", ["soon", 5, [1]])
+def test_run_refuses_a_bad_until_before_running_anything(until: Any) -> None:
+    clock = RealClock()
+    ran: list[bool] = []
+    clock.call_later(0, lambda: ran.append(True))
+    with pytest.raises(TypeError, match=r"run takes a Signal, a predicate or None, got"):
+        clock.run(until=until)
+    assert ran == []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.relay._records import DEFAULT_HISTORY, History
+from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY, History
 from pytest_osfoundry.world import WorldConfig
 from tests.relay.osf_relay_kit import T0, queue, world
 

@@ -23,9 +23,9 @@ from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry.client._errors import HttpStatusError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen
-from pytest_osfoundry.relay import _bounded, _commands
+from pytest_osfoundry.relay import _bounded, _desktop
 from pytest_osfoundry.relay._bounded import bounded_completion
-from pytest_osfoundry.relay._records import PassReason, PassRecord, _ProjectShare
+from pytest_osfoundry.relay._desktop import PassReason, PassRecord, ProjectShare
 from pytest_osfoundry.relay.driven import DrivenRelay, main
 
 _LIMIT = 100_000
@@ -81,7 +81,7 @@ class RecheckSyncedSlug(DrivenRelay):
         super().__init__(*args, **kwargs)
         self.synced_slugs: dict[str, str] = {}
 
-    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+    def _to_sync(self, share: ProjectShare) -> list[dict[str, Any]]:
         sessions = super()._to_sync(share)
         self.synced_slugs = {s["graph_session_id"]: s["slug"] for s in sessions}
         return sessions
@@ -168,7 +168,7 @@ def _patch_cut(cut: Callable[..., str]) -> Patch:
 
 def _patch_bound(bounded: Callable[..., dict[str, Any]]) -> Patch:
     def patch() -> type[DrivenRelay]:
-        setattr(_commands, "bounded_completion", bounded)  # noqa: B010 - a broken relay
+        setattr(_desktop, "bounded_completion", bounded)  # noqa: B010 - a broken relay
         return DrivenRelay
 
     return patch
@@ -257,7 +257,7 @@ class FirstProjectOnly(DrivenRelay):
 
 
 class SendsUnticked(DrivenRelay):
-    def _to_sync(self, share: _ProjectShare) -> list[dict[str, Any]]:
+    def _to_sync(self, share: ProjectShare) -> list[dict[str, Any]]:
         out = super()._to_sync(share)
         for project in self.driver.sharing()["projects"]:
             for session in project["sessions"]:
@@ -279,12 +279,12 @@ class IgnoresInterval(DrivenRelay):
 # ---------------------------------------------------------------- D14 / D15 / D16
 class NoUuidCheck(DrivenRelay):
     def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
-        original = getattr(_commands, "is_uuid")  # noqa: B009
-        setattr(_commands, "is_uuid", lambda value: isinstance(value, str))  # noqa: B010
+        original = getattr(_desktop, "is_uuid")  # noqa: B009
+        setattr(_desktop, "is_uuid", lambda value: isinstance(value, str))  # noqa: B010
         try:
             yield from super()._handle(project_id, command)
         finally:
-            setattr(_commands, "is_uuid", original)  # noqa: B010
+            setattr(_desktop, "is_uuid", original)  # noqa: B010
 
 
 class RunsCancelledStart(DrivenRelay):
@@ -367,8 +367,8 @@ class WrongChannel(DrivenRelay):
 class LongExecutionIds(DrivenRelay):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        original = getattr(_commands, "uuid4_hex")  # noqa: B009
-        setattr(_commands, "uuid4_hex", lambda n: "x" * 200 + original(n))  # noqa: B010
+        original = getattr(_desktop, "uuid4_hex")  # noqa: B009
+        setattr(_desktop, "uuid4_hex", lambda n: "x" * 200 + original(n))  # noqa: B010
 
 
 class EscapedJson(DrivenRelay):

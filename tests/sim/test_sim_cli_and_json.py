@@ -11,8 +11,8 @@ import pytest
 
 from pytest_osfoundry.sim import NAMES, SEED
 from pytest_osfoundry.sim._cli import main
-from pytest_osfoundry.sim._experiments import Task, plan
 from pytest_osfoundry.sim._params import DEFAULT_STRATEGIES, SimParams
+from pytest_osfoundry.sim._tasks import Task, plan
 from pytest_osfoundry.world import SEED_SIGMA
 
 

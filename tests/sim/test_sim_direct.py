@@ -26,7 +26,7 @@ def test_direct_figures_are_the_full_stacks() -> None:
 
 
 def test_the_sims_many_run_worlds_are_direct_unless_told() -> None:
-    from pytest_osfoundry.sim._worlds import make_world
+    from pytest_osfoundry.sim._experiments import make_world
 
     params = SimParams(runs=10)
     direct = make_world(params, 1, many=True)

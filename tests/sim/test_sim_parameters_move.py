@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.sim import SimParams, simulate
-from pytest_osfoundry.sim._experiments import Task, run_task
+from pytest_osfoundry.sim._experiments import run_task
 from pytest_osfoundry.sim._params import DEFAULT_RUNS
+from pytest_osfoundry.sim._tasks import Task
 
 
 def every_7(attempt: int, elapsed: float) -> float:

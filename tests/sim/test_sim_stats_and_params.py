@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.sim import SimParams
-from pytest_osfoundry.sim._experiments import derive_seed
 from pytest_osfoundry.sim._fit import fanout_loss, fit_sigma
 from pytest_osfoundry.sim._report import compare
 from pytest_osfoundry.sim._stats import mean, median, percentile, summary
+from pytest_osfoundry.sim._tasks import derive_seed
 
 
 def test_percentile_interpolates_linearly() -> None:
