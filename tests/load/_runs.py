@@ -2,10 +2,16 @@
 
 Locust and gevent never enter the pytest process: every load runs in processes of its
 own (``python -m pytest_osfoundry.load``), a master and its workers, or one process.
+
+Locust is a dependency of the ``test`` extra (CI runs the loads), so a test that needs
+it does not skip when it is missing: :func:`need_locust` fails it, saying how to
+install it (as ``tests/aio/test_pytest_asyncio.py`` treats pytest-asyncio), instead of
+a traceback from a subprocess. Looking for it imports nothing.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -14,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 #: Seconds a whole load run (start, run time, drain, accounting) may take.
 RUN_LIMIT = 120.0
@@ -37,6 +45,17 @@ class LoadRun:
     stderr: str
 
 
+def need_locust() -> None:
+    """Fail the calling test, naming the fix, when Locust or gevent is not installed."""
+    missing = [m for m in ("locust", "gevent") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.fail(
+            f"{' and '.join(missing)} not installed: the load tests need the test extra "
+            "(pip install -e '.[test]'), which brings Locust",
+            pytrace=False,
+        )
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -52,7 +71,8 @@ def _env() -> dict[str, str]:
 
 
 def load_command(*args: str) -> list[str]:
-    """The command line of ``osfoundry-load`` with ``args``."""
+    """The command line of ``osfoundry-load`` with ``args`` (Locust must be installed)."""
+    need_locust()
     return [sys.executable, "-m", "pytest_osfoundry.load", *args]
 
 

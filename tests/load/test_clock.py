@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.load._runs import need_locust
+
 SCRIPT = r"""
 from gevent import monkey; monkey.patch_all()
 import time, gevent
@@ -45,6 +47,7 @@ print("ok")
 
 
 def test_user_clock_runs_events_in_order_and_sees_a_stop_from_another_greenlet() -> None:
+    need_locust()
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
