@@ -10,7 +10,8 @@ transport is the load's: ``StatsTransport``
 over the wire, so Locust's statistics see every tool call and relay action.
 
 * ``AgentUser`` — granted one agent token of an owner whose desktop runs; waits
-  until the owner's sessions are listed, then queues one run after another on a
+  until the owner's sessions are listed (asking every quarter of a pass interval, so
+  it starts within one of its desktop's first pass), then queues one run after another on a
   random session, polling by the chosen seed strategy, a share of them cancelled; a
   lost reply to the start call is retried with the same key (a share of replies is
   dropped after the server answered, ``--lost-replies``). Each run's arguments name
@@ -59,6 +60,8 @@ EXCHANGE_TIMEOUT = 10.0
 DESKTOP_HISTORY = 100
 #: Sessions each desktop shares.
 SESSIONS = 3
+#: The shortest wait of an agent asking whether its owner's sessions are listed yet.
+SESSIONS_POLL_MIN = 0.05
 
 
 def wire() -> Transport:
@@ -120,6 +123,7 @@ class AgentUser(User):
 
     def _sessions(self, project_id: str) -> list[str]:
         """The owner's shared sessions, once its desktop has synced them."""
+        period = max(SESSIONS_POLL_MIN, self.rhythm.pass_interval / 4)
         while not self.side.finishing.is_set():
             try:
                 listed = self.client.list_graph_sessions(project_id)
@@ -129,7 +133,7 @@ class AgentUser(User):
                    if isinstance(s, dict) and isinstance(s.get("graph_session_id"), str)]
             if ids:
                 return ids
-            gevent.sleep(self.rhythm.pass_interval)
+            gevent.sleep(period)
         raise StopUser()
 
     @task

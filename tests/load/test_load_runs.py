@@ -30,15 +30,21 @@ ACCOUNTS = 3
 AGENTS = 2
 
 
-#: How the accounting says the load generator fell behind (its pace, nothing else).
-PACE = ("Locust warned that", "the load generator's timers ran")
+#: How the accounting says the load generator fell behind (its pace, nothing else): it
+#: warned of its CPU, its timers ran late, or it queued nothing within the run time
+#: (each variant queues runs as the reference server does).
+PACE = ("Locust warned that", "the load generator's timers ran", "no agent queued a run")
 
 
 def _judged(run: LoadRun) -> dict[str, Any]:
-    """The accounting; a skip when the load generator alone could not keep up."""
+    """The accounting; a skip when the load generator alone could not keep up.
+
+    Only a "not valid" verdict skips: a duplicate or a double execution is red
+    whatever the generator's pace, and a test expecting red must see it.
+    """
     assert run.report is not None, f"no accounting written:\n{run.stdout}\n{run.stderr}"
     reasons = run.report["not_valid"]
-    if reasons and all(r.startswith(PACE) for r in reasons):
+    if run.report["verdict"] == "not valid" and all(r.startswith(PACE) for r in reasons):
         pytest.skip(f"the load generator could not keep up on this machine: {reasons}")
     return run.report
 
@@ -96,13 +102,13 @@ def test_a_server_ignoring_idempotency_keys_is_red_naming_the_duplicates(tmp_pat
     with serving("ignores-keys", accounts, accounts=ACCOUNTS, agents=AGENTS):
         run = run_load(tmp_path, accounts, run_time="8s",
                        extra=("--lost-replies", "0.5", "--drain", "60"))
-    assert run.report is not None, run.stdout + run.stderr
+    report = _judged(run)
     assert run.status == 1, run.stdout + run.stderr
-    assert run.report["verdict"] == "red"
-    assert run.report["duplicated"]
-    for dup in run.report["duplicated"]:
+    assert report["verdict"] == "red"
+    assert report["duplicated"]
+    for dup in report["duplicated"]:
         assert len(dup["command_ids"]) >= 2
-    first = run.report["duplicated"][0]
+    first = report["duplicated"][0]
     assert f"duplicated: agent {first['agent']} key {first['key']}: " in run.stdout
 
 

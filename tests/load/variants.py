@@ -2,8 +2,10 @@
 
 * :class:`IgnoresKeys` — every ``run_graph_session`` gets a fresh idempotency key on
   its way in, so a retry after a lost reply queues a second run (R5 broken).
-* :class:`LosesCompletions` — every third completion POST is answered ``200`` and
-  dropped, so its run stays ``running`` for ever (D17's promise broken by the server).
+* :class:`LosesCompletions` — the first completion POST and every third after it are
+  answered ``200`` and dropped, so their runs stay ``running`` for ever (D17's promise
+  broken by the server); the first, so that a short run that completes anything loses
+  something.
 
 :func:`serving` serves one on loopback with ``accounts`` load accounts and writes the
 accounts file for ``osfoundry-load --target``.
@@ -41,7 +43,7 @@ class IgnoresKeys(HandlerWrapper[Handler]):
 
 
 class LosesCompletions(HandlerWrapper[Handler]):
-    """Answers every third completion ``200`` without recording it."""
+    """Answers the first completion, and every third after it, ``200`` unrecorded."""
 
     def __init__(self, inner: Handler) -> None:
         super().__init__(inner)
@@ -53,7 +55,7 @@ class LosesCompletions(HandlerWrapper[Handler]):
         if request.method == "POST" and request.path.startswith(RELAY_COMMANDS) \
                 and request.path.endswith("/complete"):
             with self._lock:
-                drop = next(self._count) % 3 == 0
+                drop = next(self._count) % 3 == 1
             if drop:
                 self.dropped.append(request.path.split("/")[-2])
                 status = json.loads(request.body).get("status", "completed")
