@@ -12,6 +12,10 @@ command gives a complete round trip for an agent written in any language. With
 ``--virtual-clock`` time moves only when told, over the admin path
 (:mod:`pytest_osfoundry.server._clock_admin`), and the ``--relay`` desktop runs on
 that clock in-process: the JSON line adds ``clock``, ``admin_url`` and ``admin_token``.
+With ``--accounts N`` it also provisions N load accounts (a project, a desktop and
+``--agents-per-account`` agents each) and writes their credentials to an accounts
+file for ``osfoundry-load --target`` (mode 0600; the JSON line names it as
+``accounts_file`` and never prints those tokens).
 ``osfoundry-fake relay`` runs the fake desktop relay alone, against any server (see
 :mod:`pytest_osfoundry.relay._cli`).
 """
@@ -21,9 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import secrets
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from types import FrameType
@@ -42,6 +48,7 @@ from pytest_osfoundry._cli_types import (
 )
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
+from pytest_osfoundry.load._accounts import Account, Target, write_target
 from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._eras import normalize_protocols
@@ -120,6 +127,38 @@ class _Desktop:
         self.transport.close()
 
 
+def provision_accounts(server: ReferenceServer, count: int, agents: int) -> list[Account]:
+    """``count`` load accounts: each an owner with a project, a desktop and ``agents``
+    agents connected to it with ``osfoundry:read osfoundry:run``."""
+    from pytest_osfoundry._vocabulary import READ_SCOPE, RUN_SCOPE
+
+    made = []
+    st = server.state
+    for _ in range(count):
+        owner = st.add_account()
+        project = st.add_project(owner.account_id)
+        desktop = server.tokens.issue("desktop", owner.account_id)
+        owner.desktop_tokens.add(desktop)
+        tokens = tuple(
+            server.tokens.issue(
+                "agent",
+                st.add_agent(owner.account_id, [project.project_id], (READ_SCOPE, RUN_SCOPE))
+                .agent_id,
+            )
+            for _ in range(agents)
+        )
+        made.append(Account(project.project_id, desktop, tokens))
+    return made
+
+
+def _accounts_path(given: str | None) -> str:
+    """Where the accounts file goes: ``given``, or a new file in a private temp folder."""
+    if given:
+        return given
+    folder = tempfile.mkdtemp(prefix="osfoundry-accounts-")
+    return os.path.join(folder, "accounts.json")
+
+
 def _log_refusals(server: ReferenceServer) -> None:
     """Print the server's warnings (a request refused for breaking MCP's schema) on
     stderr, one line each, so an agent author sees their bug where the server runs.
@@ -180,6 +219,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
+    accounts = provision_accounts(server, args.accounts, args.agents_per_account)
     handler: Any = Delayed(server, args.latency) if args.latency else server
     virtual: dict[str, Any] = {}
     if isinstance(clock, VirtualClock):
@@ -220,6 +260,17 @@ def _serve(args: argparse.Namespace) -> int:
         line["admin_token"] = virtual["admin_token"]
         if "sessions" in virtual:
             line["sessions"] = virtual["sessions"]
+    if accounts:
+        path = _accounts_path(args.accounts_file)
+        try:
+            write_target(path, Target(loop.origin + args.mcp_path, loop.origin, tuple(accounts)))
+        except OSError as err:
+            loop.close()
+            print(f"osfoundry-fake serve: cannot write the accounts file {path}: {err}",
+                  file=sys.stderr)
+            return 2
+        line["accounts_file"] = os.path.abspath(path)
+        line["accounts"] = len(accounts)
     desktop: _Desktop | None = None
     if args.relay and not virtual:
         desktop = _Desktop(loop.origin, info.desktop_token, info.project_id, args)
@@ -383,6 +434,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds an idempotency key is remembered after its run was queued (default "
         "86400, the least R5 allows)",
+    )
+    serve.add_argument(
+        "--accounts",
+        type=whole_at_least(0),
+        default=0,
+        metavar="N",
+        help="also provision N load accounts (a project, a desktop and --agents-per-account "
+        "agents each) and write their credentials to --accounts-file for osfoundry-load "
+        "--target (default 0)",
+    )
+    serve.add_argument(
+        "--agents-per-account",
+        type=positive_int,
+        default=2,
+        metavar="A",
+        help="with --accounts: agents of each account (default 2)",
+    )
+    serve.add_argument(
+        "--accounts-file",
+        metavar="PATH",
+        help="with --accounts: where to write the credentials (mode 0600; default: a new "
+        "file in a private temporary folder); the JSON line names it, never the tokens",
     )
     serve.add_argument(
         "--protocol",

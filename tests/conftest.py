@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-INNER_ADDOPTS = "-p no:asyncio"
+INNER_ADDOPTS = "-p no:asyncio -p no:locust"
 """The kit's ``addopts`` that matter to the runs its tests make."""
 
 

@@ -1,0 +1,114 @@
+"""A transport that tells a load's statistics about every tool call and relay action.
+
+:class:`StatsTransport` wraps **any** :class:`~pytest_osfoundry.client.Transport` and
+reports each exchange to ``fire`` (Locust's ``events.request.fire``) under the name a
+server team reads: ``MCP run_graph_session`` (a tool call, by the tool's name),
+``MCP initialize`` (another MCP method), ``relay sync`` / ``start`` / ``control`` /
+``complete`` (the relay API). The kit's clients run over it unchanged.
+
+An exchange counts as a failure when no reply came back
+(:class:`~pytest_osfoundry.client.ReplyLost`, re-raised to the caller), when the
+status is 4xx or 5xx, or when a JSON-RPC reply carries an ``error`` object or an
+``isError`` tool result. Put it **outermost**, above any fault-injecting transport:
+a reply dropped after the server answered (:class:`~pytest_osfoundry.faults.DropReplies`)
+then reaches it as the ``ReplyLost`` the client sees, and counts as the failure it
+is to the client, never as a success.
+
+This module imports nothing of Locust: ``fire`` is any callable taking Locust's
+keyword arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_osfoundry._vocabulary import RELAY_COMMANDS, RELAY_SYNC
+from pytest_osfoundry._wirejson import loads
+from pytest_osfoundry.client import ReplyLost, Transport
+from pytest_osfoundry.client._transport import split_target
+from pytest_osfoundry.http import Response
+
+__all__ = ["MCP", "RELAY", "ExchangeFailed", "StatsTransport", "name_of"]
+
+#: The request types the statistics show (Locust's "Type" column).
+MCP = "MCP"
+RELAY = "relay"
+
+Fire = Callable[..., None]
+
+_ERROR_MARKS = (b'"isError":true', b'"isError": true', b'"error":{', b'"error": {')
+
+
+class ExchangeFailed(Exception):
+    """A reply that is a failure to the statistics (an HTTP error, a JSON-RPC error)."""
+
+
+def name_of(method: str, url: str, body: bytes) -> tuple[str, str]:
+    """``(request type, name)`` of one request, as the statistics list it."""
+    path, _ = split_target(url)
+    if path.endswith(RELAY_SYNC):
+        return RELAY, "sync"
+    at = path.find(RELAY_COMMANDS)
+    if at >= 0:
+        return RELAY, path.rsplit("/", 1)[-1]
+    if method.upper() != "POST":
+        return MCP, method.upper()
+    try:
+        message = loads(body, json.loads)
+    except ValueError:
+        return MCP, "unparsable"
+    if not isinstance(message, dict):
+        return MCP, "batch"
+    rpc = message.get("method")
+    if rpc == "tools/call":
+        params = message.get("params")
+        tool = params.get("name") if isinstance(params, dict) else None
+        return MCP, str(tool)
+    return MCP, str(rpc)
+
+
+class StatsTransport:
+    """Reports every exchange through ``inner`` to ``fire`` (see the module docstring)."""
+
+    __slots__ = ("fire", "inner")
+
+    def __init__(self, inner: Transport, fire: Fire) -> None:
+        if not callable(getattr(inner, "request", None)):
+            raise TypeError(f"inner must be a Transport, got {inner!r}")
+        if not callable(fire):
+            raise TypeError(f"fire must be callable, got {fire!r}")
+        self.inner = inner
+        self.fire = fire
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Send through ``inner``; report the exchange, a lost reply as a failure."""
+        kind, name = name_of(method, url, body)
+        started = time.perf_counter()
+        try:
+            response = self.inner.request(method, url, headers, body)
+        except ReplyLost as err:
+            self._fire(kind, name, started, 0, err)
+            raise
+        failure: Exception | None = None
+        if response.status >= 400:
+            failure = ExchangeFailed(f"HTTP {response.status}")
+        elif kind == MCP and any(mark in response.body for mark in _ERROR_MARKS):
+            failure = ExchangeFailed("JSON-RPC error or isError result")
+        self._fire(kind, name, started, len(response.body), failure)
+        return response
+
+    def _fire(
+        self, kind: str, name: str, started: float, length: int, failure: Exception | None
+    ) -> None:
+        context: dict[str, Any] = {}
+        self.fire(
+            request_type=kind,
+            name=name,
+            response_time=(time.perf_counter() - started) * 1000.0,
+            response_length=length,
+            exception=failure,
+            context=context,
+        )

@@ -1,0 +1,80 @@
+"""The locustfile ``osfoundry-load`` runs: its options, its users, its sides.
+
+``osfoundry-load`` hands this file to Locust (``-f``), so every Locust option works
+as Locust documents it (``--headless``, ``-t``, ``--master``, ``--worker``,
+``--master-host``, ``--expect-workers``, the web UI ...); this file adds the load's own
+options (``osfoundry-load --help`` lists them under "osfoundry-load") and, at Locust's
+``init``, sets each user class's count and wires the process's sides
+(``_coordination``): a worker's (its users' grants and
+ledger), the master's (the handout, the drain, the accounting), or both in a run
+without workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from locust import events
+from locust.env import Environment
+from locust.runners import LocalRunner, MasterRunner
+
+from pytest_osfoundry.load._accounts import AccountsError, Handout, read_target
+from pytest_osfoundry.load._coordination import MasterSide, sides
+from pytest_osfoundry.load._health import refuse_frozen_time
+from pytest_osfoundry.load._options import add_options
+from pytest_osfoundry.load._rhythm import Rhythm
+from pytest_osfoundry.load._users import AgentUser, DesktopUser
+
+__all__ = ["AgentUser", "DesktopUser"]
+
+
+def rhythm_of(options: Any) -> Rhythm:
+    """The load's ``Rhythm`` from its options."""
+    return Rhythm(
+        scale=options.time_scale,
+        graph_median=options.graph_median,
+        graph_minimum=min(options.graph_median, 5.0),
+        think=options.think,
+        cancel_share=options.cancel_share,
+    )
+
+
+@events.init_command_line_parser.add_listener
+def _options(parser: argparse.ArgumentParser, **_: Any) -> None:
+    add_options(parser)
+
+
+@events.init.add_listener
+def _init(environment: Environment, **_: Any) -> None:
+    refuse_frozen_time()
+    options = environment.parsed_options
+    runner = environment.runner
+    if options is None or runner is None:
+        return
+    master: Callable[[], MasterSide] | None = None
+    if isinstance(runner, (MasterRunner, LocalRunner)):
+        master = _master(environment, options)
+    sides(environment, lambda: rhythm_of(environment.parsed_options), master)
+
+
+def _master(environment: Environment, options: Any) -> Callable[[], MasterSide]:
+    """Read the target, set each user class's count; the master's side, to be made."""
+    if not options.target:
+        raise SystemExit("osfoundry-load: --target ACCOUNTS_FILE is required (on the master)")
+    try:
+        target = read_target(options.target)
+        desktops = options.desktops or len(target.accounts)
+        handout = Handout(target, desktops)
+    except AccountsError as err:
+        raise SystemExit(f"osfoundry-load: {err}") from None
+    agents = options.agents or sum(len(a.agent_tokens) for a in target.accounts[:desktops])
+    DesktopUser.fixed_count = desktops
+    AgentUser.fixed_count = agents
+    if options.num_users is None:
+        options.num_users = desktops + agents
+    if options.spawn_rate is None:
+        options.spawn_rate = float(desktops + agents)
+    rhythm = rhythm_of(options)
+    return lambda: MasterSide(environment, target, handout, rhythm, options)

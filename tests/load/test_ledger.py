@@ -1,0 +1,74 @@
+"""The ledger a load process sends its master: tags, latencies, merging, round trips."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_osfoundry.load import Ledger
+from pytest_osfoundry.load._ledger import Latencies, RunRecord, tag, tag_of
+
+
+def test_a_runs_tag_names_its_agent_and_key() -> None:
+    assert tag_of(tag("2.1", "k" * 32)) == ("2.1", "k" * 32)
+    others: list[object] = [None, {}, {"osf_load": "x"}, {"osf_load": {"agent": 1, "key": "k"}}, []]
+    for other in others:
+        assert tag_of(other) is None
+
+
+def test_percentiles_come_from_the_counted_times() -> None:
+    lat = Latencies()
+    for ms in range(1, 101):
+        lat.add("MCP get_graph_run", float(ms), failed=ms > 98)
+    assert lat.count("MCP get_graph_run") == 100
+    assert lat.percentile("MCP get_graph_run", 0.5) == 50
+    assert lat.percentile("MCP get_graph_run", 0.95) == 95
+    assert lat.percentile("MCP get_graph_run", 1.0) == 100
+    assert lat.failures["MCP get_graph_run"] == 2
+    assert lat.percentile("unknown", 0.5) == 0.0
+
+
+def test_times_are_kept_to_two_significant_figures() -> None:
+    lat = Latencies()
+    for ms in (0.234, 2.66, 35.4, 1234.0, 0.0):
+        lat.add("x", ms, failed=False)
+    assert sorted(lat.times["x"]) == [0.0, 0.23, 2.7, 35.0, 1200.0]
+
+
+def test_a_command_started_again_is_counted_not_replaced() -> None:
+    ledger = Ledger()
+    ledger.started("c1", tag("0.0", "key1"))
+    ledger.started("c1", {})
+    ledger.started("c2", None)
+    assert ledger.starts["c1"].count == 2
+    assert (ledger.starts["c1"].agent, ledger.starts["c1"].key) == ("0.0", "key1")
+    assert ledger.starts["c2"].agent is None
+
+
+def _ledger(runs: int, start: str, late: float) -> Ledger:
+    ledger = Ledger()
+    ledger.runs = [
+        RunRecord("0.0", f"key{i}", [f"c{i}"], {"status": "queued"}) for i in range(runs)
+    ]
+    ledger.started(start, tag("0.0", "key0"))
+    ledger.latencies.add("relay sync", 3.0, failed=False)
+    ledger.late_max = late
+    return ledger
+
+
+def test_ledgers_merge_and_survive_json() -> None:
+    a, b = _ledger(2, "c0", 0.01), _ledger(1, "c0", 0.2)
+    b.cpu_warning = True
+    merged = Ledger.combined(Ledger.from_dict(json.loads(json.dumps(x.to_dict()))) for x in (a, b))
+    assert len(merged.runs) == 3
+    assert merged.starts["c0"].count == 2
+    assert merged.latencies.count("relay sync") == 2
+    assert merged.late_max == 0.2
+    assert merged.cpu_warning
+    assert merged.sources == 2
+
+
+def test_a_message_that_is_no_ledger_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a load ledger"):
+        Ledger.from_dict({"runs": [["too", "short"]]})

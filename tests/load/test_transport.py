@@ -1,0 +1,97 @@
+"""StatsTransport: every tool call and relay action named; a lost reply is a failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_osfoundry.client import DirectTransport, McpClient, RelayClient, ReplyLost
+from pytest_osfoundry.client._errors import ToolError
+from pytest_osfoundry.faults import DropReplies, FaultyTransport
+from pytest_osfoundry.load import StatsTransport
+from pytest_osfoundry.load._transport import name_of
+from pytest_osfoundry.server import ReferenceServer
+
+URL = "http://127.0.0.1:9/mcp"
+GSID = "gs_" + "a" * 32
+
+
+class Fired(list[dict[str, Any]]):
+    def __call__(self, **event: Any) -> None:
+        self.append(event)
+
+
+@pytest.fixture
+def world():
+    server = ReferenceServer(public_url=URL)
+    info = server.provision()
+    return server, info
+
+
+def test_tool_calls_and_relay_actions_are_named_and_timed(world) -> None:
+    server, info = world
+    fired = Fired()
+    transport = StatsTransport(DirectTransport(server), fired)
+    relay = RelayClient(transport, "http://127.0.0.1:9", info.desktop_token)
+    relay.sync(info.project_id, [{"graph_session_id": GSID, "name": "n", "description": "",
+                                  "slug": "n", "version": 1, "status": "active"}])
+    agent = McpClient(transport, URL, info.agent_token)
+    ticket = agent.run_graph_session(GSID, "k" * 16)
+    agent.get_graph_run(ticket["command_id"])
+    relay.start(ticket["command_id"], "exec_1")
+    relay.control(ticket["command_id"])
+    names = [(e["request_type"], e["name"]) for e in fired]
+    assert ("relay", "sync") in names and ("relay", "start") in names
+    assert ("relay", "control") in names
+    assert ("MCP", "run_graph_session") in names and ("MCP", "get_graph_run") in names
+    assert all(e["exception"] is None for e in fired)
+    assert all(e["response_time"] >= 0 and e["response_length"] > 0 for e in fired)
+
+
+def test_a_reply_dropped_after_the_server_answered_counts_as_a_failure(world) -> None:
+    server, info = world
+    fired = Fired()
+    faulty = FaultyTransport(DirectTransport(server), DropReplies(fraction=1.0, match="/mcp"))
+    agent = McpClient(StatsTransport(faulty, fired), URL, info.agent_token)
+    with pytest.raises(ReplyLost):
+        agent.list_graph_sessions(info.project_id)
+    assert fired and all(isinstance(e["exception"], ReplyLost) for e in fired)
+    assert all(e["response_length"] == 0 for e in fired)
+
+
+def test_http_errors_and_tool_errors_count_as_failures(world) -> None:
+    server, info = world
+    fired = Fired()
+    transport = StatsTransport(DirectTransport(server), fired)
+    with pytest.raises(ToolError):
+        McpClient(transport, URL, info.agent_token).get_graph_run("not-a-run")
+    assert fired[-1]["name"] == "get_graph_run"
+    assert "isError" in str(fired[-1]["exception"])
+    fired.clear()
+    with pytest.raises(Exception):  # noqa: B017 - the client's error for a 401 is not ours
+        RelayClient(transport, "http://127.0.0.1:9", "wrong-token").control("x")
+    assert str(fired[-1]["exception"]) == "HTTP 401"
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "expected"),
+    [
+        ("POST", URL, b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
+         ("MCP", "initialize")),
+        ("POST", URL, b"not json", ("MCP", "unparsable")),
+        ("POST", URL, b"[]", ("MCP", "batch")),
+        ("GET", URL, b"", ("MCP", "GET")),
+        ("POST", "http://h/external-assistants/graph-relays/commands/c1/complete", b"{}",
+         ("relay", "complete")),
+    ],
+)
+def test_names(method, url, body, expected) -> None:
+    assert name_of(method, url, body) == expected
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(TypeError, match="inner must be a Transport"):
+        StatsTransport(object(), Fired())
+    with pytest.raises(TypeError, match="fire must be callable"):
+        StatsTransport(DirectTransport(ReferenceServer()), None)
