@@ -29,7 +29,9 @@ still applies on top, test by test). Fixtures:
   sends through (``streamable_http_client(url,
   http_client=osf_httpx2.async_client(...))``); sync clients too. httpx2 comes with
   the ``sdk`` extra (``mcp``); without it the fixture says so in one line.
-* ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
+* ``osf_loopback`` — the same server on a real ``127.0.0.1`` port: any client with a
+  socket (aiohttp, requests, the SDK over real HTTP); on the virtual loop time holds
+  while it holds a request (:mod:`pytest_osfoundry.aio`).
 
 Async tests: ``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test runs it
 on a :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock (the kit runs
