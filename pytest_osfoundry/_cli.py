@@ -90,11 +90,11 @@ class _Desktop:
     """The fake desktop of ``serve --relay``: on real time, in a thread, over HTTP."""
 
     def __init__(self, origin: str, desktop_token: str, project_id: str, args: Any) -> None:
+        from pytest_osfoundry.client._http_transport import HttpTransport
         from pytest_osfoundry.client._relay_client import RelayClient
-        from pytest_osfoundry.client._transport import HttpxTransport
 
         self.clock = RealClock()
-        self.transport = HttpxTransport(timeout=10.0)
+        self.transport = HttpTransport(timeout=10.0)
         client = RelayClient(self.transport, origin, desktop_token)
         self.relay, self.sessions = _fake_desktop(self.clock, client, project_id, args)
         self.synced = threading.Event()

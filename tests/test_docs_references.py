@@ -300,6 +300,6 @@ def test_roles_resolve_from_their_module_and_class() -> None:
 
 
 def test_comments_are_scanned_for_paths(tmp_path: Path) -> None:
-    source = PACKAGE / "client" / "_bounded_http.py"
+    source = PACKAGE / "client" / "_http_transport.py"
     found = [c.text for c in _comment_paths(source)]
     assert "tests/hostile/test_hostile_client.py" in found

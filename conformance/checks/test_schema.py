@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from pytest_osfoundry.client import OsfClientError
+from pytest_osfoundry.client import DeadlineExceeded, OsfClientError
 from pytest_osfoundry.conformance._expected import (
     KEY_MAX,
     KEY_MIN,
@@ -354,6 +354,8 @@ def check_same_tools_for_every_caller(osf_conf: Conformance) -> None:
             if not client.ready:
                 client.connect()
             listed = client.list_tools()
+        except DeadlineExceeded:
+            raise  # no answer at all: this check's finding (and maybe the target is gone)
         except OsfClientError as err:  # a refused listing is another check's finding
             c.expect.note(f"tools/list {who} failed: {err}")
             continue

@@ -4,12 +4,11 @@
   one :class:`EraCache` share the MCP era they found per origin.
 * :class:`RelayClient` — the desktop's side of the relay API; :class:`RelayApiClient`
   is what the fake relay needs of one.
-* :class:`Transport` and its implementations: :class:`DirectTransport` (in-process),
-  :class:`HttpxTransport` (a socket or a respx mount), :class:`SocketTransport`
-  (plain ``http://`` over the standard library's sockets, the conformance suite's),
-  :class:`RecordingTransport`
-  (keeps every :class:`Exchange`, tokens masked).
-  :class:`BoundedClient` is the httpx client with one deadline per exchange.
+* :class:`Transport` and its implementations: :class:`HttpTransport` (HTTP/1.1 over
+  the network, ``http://`` and ``https://``: every exchange bounded in time and size,
+  the one the kit and the conformance suite send through), :class:`DirectTransport`
+  (a handler called in-process) and :class:`RecordingTransport` (keeps every
+  :class:`Exchange`, tokens masked).
 * The errors, all under :class:`OsfClientError`.
 * Reading replies, the one way the kit and the conformance suite read them:
   :func:`read_answer` finds the JSON-RPC message answering a request in a JSON body
@@ -24,34 +23,27 @@ Tokens never appear in any ``repr``, error message or rendered exchange.
 """
 
 from pytest_osfoundry._sse import Event, EventStreamDecoder, decode_events
-from pytest_osfoundry.client._bounded_http import BoundedClient
 from pytest_osfoundry.client._errors import (
+    ConnectionLost,
+    DeadlineExceeded,
     HttpStatusError,
     JsonRpcError,
     OsfClientError,
     ProtocolViolation,
     ReplyLost,
+    ResponseTooLarge,
     ToolError,
 )
 from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._jsonrpc import Answer, read_answer
 from pytest_osfoundry.client._mcp_client import EraCache, McpClient
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
-from pytest_osfoundry.client._socket_transport import SocketTransport
 from pytest_osfoundry.client._tool_result import ToolReply, decode_answer
-from pytest_osfoundry.client._transport import (
-    ConnectionLost,
-    DeadlineExceeded,
-    DirectTransport,
-    HttpxTransport,
-    RecordingTransport,
-    ResponseTooLarge,
-    Transport,
-)
+from pytest_osfoundry.client._transport import DirectTransport, RecordingTransport, Transport
 
 __all__ = [
     "Answer",
-    "BoundedClient",
     "ConnectionLost",
     "DeadlineExceeded",
     "DirectTransport",
@@ -60,7 +52,7 @@ __all__ = [
     "EventStreamDecoder",
     "Exchange",
     "HttpStatusError",
-    "HttpxTransport",
+    "HttpTransport",
     "JsonRpcError",
     "McpClient",
     "OsfClientError",
@@ -70,7 +62,6 @@ __all__ = [
     "RelayClient",
     "ReplyLost",
     "ResponseTooLarge",
-    "SocketTransport",
     "ToolError",
     "ToolReply",
     "Transport",

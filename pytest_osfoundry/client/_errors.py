@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "ConnectionLost",
+    "DeadlineExceeded",
     "HttpStatusError",
     "JsonRpcError",
     "OsfClientError",
     "ProtocolViolation",
     "ReplyLost",
+    "ResponseTooLarge",
     "ToolError",
 ]
 
@@ -43,6 +46,29 @@ class ReplyLost(OsfClientError):
         super().__init__(message)
         self.message = message
         self.url = url
+
+
+class DeadlineExceeded(ReplyLost):
+    """The exchange did not end within its deadline (connect, headers and body in all).
+
+    The message says what the server did: sent nothing, dripped its body, or kept
+    an event stream open without the answer.
+    """
+
+
+class ResponseTooLarge(ReplyLost):
+    """The response was larger than the size cap; reading stopped at the cap."""
+
+
+class ConnectionLost(ReplyLost):
+    """The connection was refused or reset before any answer (no status line came back).
+
+    Raised for a refused or failed connect, and for a connection the server closed,
+    reset or answered with malformed HTTP while the request was sent or its headers
+    awaited; a failure after the headers arrived (while the body was read) is a plain
+    :class:`ReplyLost`. Usual causes: the server is down, or its listen backlog or
+    worker pool overflowed.
+    """
 
 
 class HttpStatusError(OsfClientError):

@@ -38,7 +38,7 @@ from pytest_osfoundry.conformance._expected import (
     MODERN_REVISION,
     PROTOCOL_VERSION_HEADER,
 )
-from pytest_osfoundry.conformance._liveness import watch
+from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire_schema import answer_of
 
@@ -150,7 +150,8 @@ def _find(target: Target) -> Revisions:
         status, message = _post(
             target, modern_headers("server/discover"), modern_body(rid, "server/discover"), rid
         )
-    except OsfClientError:
+    except OsfClientError as err:
+        no_answer_unless_gone(target, err)
         status, message = 0, None
     result = message.get("result") if isinstance(message, dict) else None
     if 200 <= status < 300 and isinstance(result, dict):
@@ -172,7 +173,8 @@ def _find(target: Target) -> Revisions:
         headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
         try:
             status, message = _post(target, headers, json.dumps(init).encode(), rid)
-        except OsfClientError:
+        except OsfClientError as err:
+            no_answer_unless_gone(target, err)
             status, message = 0, None
         got = message.get("result") if isinstance(message, dict) else None
         version = got.get("protocolVersion") if isinstance(got, dict) else None
@@ -192,7 +194,8 @@ def _modern_list_works(target: Target) -> bool:
         status, message = _post(
             target, modern_headers("tools/list"), modern_body(rid, "tools/list"), rid
         )
-    except OsfClientError:
+    except OsfClientError as err:
+        no_answer_unless_gone(target, err)
         return False
     result = message.get("result") if isinstance(message, dict) else None
     return 200 <= status < 300 and isinstance(result, dict) and "resultType" in result
@@ -217,7 +220,8 @@ def domain_protocol(target: Target, choice: str) -> str:
         client = McpClient(transport, target.mcp_url, target.creds.agent_token, era_cache={})
         try:
             era = client.connect()
-        except OsfClientError:
+        except OsfClientError as err:
+            no_answer_unless_gone(target, err)
             era = "modern"  # neither era answered: the checks will say what went wrong
         newest_legacy = LEGACY_REVISIONS[0]
         settled = MODERN if era == "modern" else str(client.negotiated_version or newest_legacy)

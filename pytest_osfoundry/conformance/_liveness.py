@@ -19,7 +19,9 @@ The exchange whose time-out found the target gone fails its check, with a messag
 saying how long the target was waited for in all (the request's deadline, then the
 probe's). Every other exchange from then on -- and each that timed out meanwhile --
 raises :class:`~pytest_osfoundry.conformance._stages.Interrupted` at once: its check
-did not run to an end, so it is reported as not run, not failed. :func:`stop_if_gone`
+did not run to an end, so it is reported as not run, not failed. Code that takes a
+failed exchange as an answer ("no answer: not served") asks
+:func:`no_answer_unless_gone` first, so the finding time-out is not swallowed. :func:`stop_if_gone`
 turns that into pytest's ``shouldfail``, so the run ends after the check in hand
 (exit status 1, the message printed once, every check not reached reported as not
 run by :mod:`~pytest_osfoundry.conformance._ending`); a concurrent batch stops the
@@ -45,7 +47,14 @@ from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
 from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.http import Response
 
-__all__ = ["PROBE_BODY", "Liveness", "liveness_of", "stop_if_gone", "watch"]
+__all__ = [
+    "PROBE_BODY",
+    "Liveness",
+    "liveness_of",
+    "no_answer_unless_gone",
+    "stop_if_gone",
+    "watch",
+]
 
 PROBE_BODY = json.dumps(
     {"jsonrpc": "2.0", "id": "osf-liveness-probe", "method": "tools/list"},
@@ -153,6 +162,16 @@ class _Watched:
 def watch(target: object, inner: Transport) -> Transport:
     """``inner``, watched for ``target`` going silent (one wrapper per check)."""
     return _Watched(inner, liveness_of(target))
+
+
+def no_answer_unless_gone(target: object, error: OsfClientError) -> None:
+    """Let a caller take ``error`` as "no answer" (a revision not served, an era not
+    settled) -- unless it is the time-out that found ``target`` gone: that one is
+    raised again, so the check in hand fails with it instead of ending as not run at
+    its next exchange."""
+    record = getattr(target, _ATTRIBUTE, None)
+    if isinstance(error, DeadlineExceeded) and isinstance(record, Liveness) and record.gone:
+        raise error
 
 
 def stop_if_gone(session: pytest.Session, target: object) -> None:

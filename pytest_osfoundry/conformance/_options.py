@@ -24,10 +24,8 @@ from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVI
 
 __all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
 
-Kind = Literal["text", "flag", "int", "level", "protocol", "http-client"]
+Kind = Literal["text", "flag", "int", "level", "protocol"]
 PROTOCOLS = ("auto", MODERN_REVISION, *LEGACY_REVISIONS)
-HTTP_CLIENTS = ("socket", "httpx")
-"""``--osf-http-client``: the kit's own HTTP/1.1 for ``http://`` (default), or httpx."""
 
 
 @dataclass(frozen=True)
@@ -210,14 +208,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="int",
         metavar="MIB",
     ),
-    OptionSpec(
-        "--osf-http-client",
-        "what sends the suite's requests: 'socket' (default: the kit's own HTTP/1.1 for "
-        "http:// targets, httpx for https:// and proxied ones) or 'httpx' (httpx for "
-        "every request, should a server and the kit's HTTP ever disagree)",
-        kind="http-client",
-        metavar="socket|httpx",
-    ),
 )
 
 _BY_DEST = {spec.dest: spec for spec in OPTIONS}
@@ -272,7 +262,6 @@ class Settings:
     osf_timeout: int = 10
     osf_concurrency: int = 32  # chosen by benchmarks/bench_latency.py (docs/choices.md)
     osf_max_response: int = 16
-    osf_http_client: str = "socket"
     osf_protocol: str = "auto"
 
     def __repr__(self) -> str:
@@ -389,6 +378,4 @@ def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
         raise pytest.UsageError(f"{source}: expected 'documented' or 'all', got {raw!r}")
     if spec.kind == "protocol" and text not in PROTOCOLS:
         raise pytest.UsageError(f"{source}: expected one of {', '.join(PROTOCOLS)}, got {raw!r}")
-    if spec.kind == "http-client" and text not in HTTP_CLIENTS:
-        raise pytest.UsageError(f"{source}: expected 'socket' or 'httpx', got {raw!r}")
     return text

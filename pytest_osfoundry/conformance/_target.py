@@ -28,13 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
 from pytest_osfoundry.client import (
-    BoundedClient,
-    HttpxTransport,
+    HttpTransport,
     McpClient,
-    SocketTransport,
+    ReplyLost,
     Transport,
     mask_token,
     mask_url,
@@ -97,12 +94,10 @@ class Target:
     mcp_url: str
     relay_url: str
     creds: Credentials
-    http: httpx.Client
     transport: Transport
-    """What every request of the suite goes through: a
-    :class:`~pytest_osfoundry.client.SocketTransport` for plain ``http://`` URLs, falling
-    back to an :class:`~pytest_osfoundry.client.HttpxTransport` over :attr:`http`; both
-    bounded by ``--osf-timeout`` and ``--osf-max-response``."""
+    """What every request of the suite goes through: an
+    :class:`~pytest_osfoundry.client.HttpTransport` bounded by ``--osf-timeout`` and
+    ``--osf-max-response``."""
     timing_samples: int = 60
     protocol: str = "auto"
     """``--osf-protocol``: the MCP revision the domain checks speak (``auto`` or pinned)."""
@@ -123,11 +118,10 @@ class Target:
         return origin_of(self.mcp_url)
 
     def close(self) -> None:
-        """Close the HTTP clients and stop an embedded server (idempotent)."""
+        """Close the transport's connections and stop an embedded server (idempotent)."""
         close = getattr(self.transport, "close", None)
         if callable(close):
             close()
-        self.http.close()
         if self._loopback is not None:
             self._loopback.close()
             self._loopback = None
@@ -218,9 +212,7 @@ def load_factory(ref: str) -> Callable[[], Any]:
     return factory  # type: ignore[no-any-return]
 
 
-def _embedded(
-    settings: Settings, ref: str | None, http: httpx.Client, transport: Transport
-) -> Target:
+def _embedded(settings: Settings, ref: str | None, transport: Transport) -> Target:
     if ref is None:
         from pytest_osfoundry.server import ReferenceServer
 
@@ -259,7 +251,6 @@ def _embedded(
         mcp_url=loop.origin + mcp_path,
         relay_url=settings.osf_relay_url or loop.origin,
         creds=creds,
-        http=http,
         transport=transport,
         timing_samples=settings.osf_timing_samples,
         _loopback=loop,
@@ -273,34 +264,22 @@ def probe(target: Target) -> None:
         TargetError: no reply came back; the message names the URL and the cause.
     """
     try:
-        with target.http.stream(  # the status line will do: a body may stay open (R1)
+        target.transport.request(
             "POST",
             target.mcp_url,
-            content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
-            headers={
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-            },
-        ):
-            pass
-    except httpx.TransportError as err:
+            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+        )
+    except ReplyLost as err:
         raise TargetError(
-            f"cannot reach {target.label}: {type(err).__name__} ({err or 'no reply'}); is the "
-            "server up, and is --osf-target the URL of its MCP endpoint?"
+            f"cannot reach {target.label}: {type(err).__name__} ({err}); is the server up, "
+            "and is --osf-target the URL of its MCP endpoint?"
         ) from None
 
 
 KEEP_ALIVE_SPARE = 12
 """Connections kept open beyond ``--osf-concurrency``: a race check's simultaneous
 callers (8) and the wire-schema checks' one client per revision (3), with one to spare."""
-
-
-def _limits(concurrency: int) -> httpx.Limits:
-    """The shared client's pool: as many connections kept open as can be in flight, so
-    that a concurrent run does not close and reopen connections (against a far server
-    each new one costs a round trip, and a TLS one more) -- httpx keeps only 20."""
-    keep = concurrency + KEEP_ALIVE_SPARE
-    return httpx.Limits(max_connections=max(100, keep), max_keepalive_connections=keep)
 
 
 def resolve_target(settings: Settings) -> Target:
@@ -312,22 +291,14 @@ def resolve_target(settings: Settings) -> Target:
     if not settings.osf_target:
         raise TargetError("no target: pass --osf-target=URL or --osf-target=embedded")
     kind, value = parse_target(settings.osf_target)
-    http = BoundedClient(
-        deadline=float(settings.osf_timeout),
+    transport = HttpTransport(
+        timeout=float(settings.osf_timeout),
         max_bytes=settings.osf_max_response * 1024 * 1024,
-        limits=_limits(settings.osf_concurrency),
+        keep=settings.osf_concurrency + KEEP_ALIVE_SPARE,  # none reopened in a run
     )
-    transport: HttpxTransport | SocketTransport = HttpxTransport(http)
-    if settings.osf_http_client == "socket":
-        transport = SocketTransport(
-            timeout=float(settings.osf_timeout),
-            max_bytes=http.max_bytes,
-            keep=settings.osf_concurrency + KEEP_ALIVE_SPARE,
-            fallback=transport,
-        )
     try:
         if kind == "embedded":
-            return _embedded(settings, value, http, transport)
+            return _embedded(settings, value, transport)
         assert value is not None
         creds = Credentials(
             agent_token=settings.osf_agent_token,
@@ -345,11 +316,9 @@ def resolve_target(settings: Settings) -> Target:
             mcp_url=value,
             relay_url=settings.osf_relay_url or origin_of(value),
             creds=creds,
-            http=http,
             transport=transport,
             timing_samples=settings.osf_timing_samples,
         )
     except BaseException:
         transport.close()
-        http.close()
         raise

@@ -26,8 +26,8 @@ from pytest_osfoundry.client._exchange import (
     mask_url_credentials,
     secrets_in,
 )
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
-from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._graph import Fixed, Graph
@@ -120,7 +120,7 @@ def _masked(text: str, secrets: list[str]) -> str:
 
 
 def log_to_stderr(secrets: list[str]) -> None:
-    """The relay's own lines on stderr, masked; httpx's per-request INFO lines left out."""
+    """The relay's own lines on stderr, masked."""
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("osfoundry-relay")
     handler.setFormatter(logging.Formatter("%(asctime)s relay %(message)s"))
@@ -130,8 +130,6 @@ def log_to_stderr(secrets: list[str]) -> None:
         root.removeHandler(old)  # run_relay called again in one process
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-    for noisy in ("httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def first_sync_problem(error: OsfClientError, relay_url: str) -> str:
@@ -161,7 +159,7 @@ def run_relay(args: argparse.Namespace) -> int:
         say(str(err))
         return 2
     clock = RealClock()
-    transport = HttpxTransport(timeout=10.0)
+    transport = HttpTransport(timeout=10.0)
     client = RelayClient(transport, args.relay_url, args.desktop_token)
     sessions = make_sessions(args.sessions, seed=0 if args.seed is None else args.seed)
     shared = [s.to_dict() for s in sessions]

@@ -11,15 +11,16 @@ as the driver says) and :func:`watch_sharing` (a thread calling back on a change
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, FAILED
+from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.clock import Clock, Signal, Timer
 from pytest_osfoundry.engine._contract import RunOutcome
 
@@ -33,39 +34,39 @@ class DriverError(Exception):
 
 
 class DriverClient:
-    """HTTP calls to the driver API at ``base`` (one connection pool, short timeouts)."""
+    """HTTP calls to the driver API at ``base``: ``timeout`` seconds each, 20 for a
+    wait for a change of sharing."""
 
     def __init__(self, base: str, *, timeout: float = 5.0) -> None:
         self.base = base.rstrip("/")
-        self._http = httpx.Client(timeout=timeout)
-        self._lock = threading.Lock()
+        self._quick = HttpTransport(timeout=timeout)
+        self._waiting = HttpTransport(timeout=20.0)
 
     def close(self) -> None:
-        """Close the connection pool."""
-        self._http.close()
+        """Close the connections."""
+        self._quick.close()
+        self._waiting.close()
 
-    def _call(
-        self, method: str, path: str, payload: Any = None, *, timeout: float | None = None
-    ) -> Any:
-        url = self.base + path
+    def _call(self, method: str, path: str, payload: Any = None, *, wait: bool = False) -> Any:
+        transport = self._waiting if wait else self._quick
+        body = b"" if payload is None else json.dumps(payload).encode()
+        headers = {} if payload is None else {"Content-Type": "application/json"}
         try:
-            if method == "GET":
-                reply = self._http.get(url, timeout=timeout or self._http.timeout)
-            else:
-                reply = self._http.post(url, json=payload, timeout=timeout or self._http.timeout)
-        except httpx.HTTPError as err:
+            reply = transport.request(method, self.base + path, headers, body)
+        except ReplyLost as err:
             raise DriverError(f"{method} {path}: {type(err).__name__}: {err}") from None
-        if reply.status_code != 200:
-            raise DriverError(f"{method} {path}: HTTP {reply.status_code}: {reply.text[:200]}")
+        if reply.status != 200:
+            text = reply.body.decode("utf-8", "replace")[:200]
+            raise DriverError(f"{method} {path}: HTTP {reply.status}: {text}")
         try:
-            return reply.json()
+            return json.loads(reply.body)
         except ValueError:
             raise DriverError(f"{method} {path}: the answer is not JSON") from None
 
     def sharing(self, after: int | None = None) -> dict[str, Any]:
         """The sharing settings now (``after``: wait until the revision is past it)."""
         path = "/sharing" if after is None else f"/sharing?after={after}"
-        data = self._call("GET", path, timeout=None if after is None else 20.0)
+        data = self._call("GET", path, wait=after is not None)
         if not isinstance(data, dict) or not isinstance(data.get("projects"), list):
             raise DriverError(f"GET {path}: no projects list in {str(data)[:200]}")
         if not isinstance(data.get("revision"), int):

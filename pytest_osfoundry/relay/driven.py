@@ -30,8 +30,8 @@ from typing import Any
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._exchange import mask_token
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
-from pytest_osfoundry.client._transport import HttpxTransport
 from pytest_osfoundry.clock import ProcessGen, RealClock
 from pytest_osfoundry.relay._cli import log_to_stderr
 from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, ProjectShare, session_dict
@@ -171,7 +171,7 @@ def build(
     clock = RealClock()
     driver = DriverClient(env["OSF_RELAY_DRIVER"])
     client = StartRetrying(
-        RelayClient(HttpxTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"])
+        RelayClient(HttpTransport(timeout=10.0), env["OSF_RELAY_URL"], env["OSF_DESKTOP_TOKEN"])
     )
     outbox = FileOutbox(Path(env["OSF_RELAY_STATE_DIR"]) / "outbox.json")
     relay = relay_class(

@@ -1,23 +1,23 @@
 """Fixtures for the client tests: a scripted fake MCP endpoint and two ways to reach it.
 
 ``via`` turns any handler (``Request -> Response``) into a transport, once as a
-:class:`DirectTransport` and once as an :class:`HttpxTransport` whose httpx client
-is served by respx, so every test that uses it runs through both doors.
+:class:`DirectTransport` and once as an :class:`HttpTransport` talking real HTTP to a
+loopback server that serves the handler, so every test that uses it runs through both
+doors. The tests address ``https://osf.test``; over the wire, that origin is the
+loopback server's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import httpx
 import pytest
-import respx
 
-from pytest_osfoundry.client import DirectTransport, HttpxTransport, Transport
+from pytest_osfoundry.client import DirectTransport, HttpTransport, Transport
 from pytest_osfoundry.http import Handler, Request, Response, json_response
+from pytest_osfoundry.server import LoopbackServer
 
 BASE = "https://osf.test"
 MCP_URL = f"{BASE}/mcp"
@@ -134,18 +134,29 @@ class FakeMcp:
         return self.answer(req_id, {"error": {"code": -32601, "message": "Method not found"}})
 
 
-def to_httpx(handler: Handler) -> Callable[[httpx.Request], httpx.Response]:
-    """A respx side effect that serves an httpx request with ``handler``."""
+class _Wire:
+    """A loopback server serving whichever handler a test gave last, and the transport
+    reaching it: requests to ``https://osf.test`` go to the server's origin instead."""
 
-    def side_effect(request: httpx.Request) -> httpx.Response:
-        path, _, query = request.url.raw_path.decode("ascii").partition("?")
-        ours = Request.build(
-            request.method, path, dict(request.headers.items()), request.content, query
-        )
-        reply = handler(ours)
-        return httpx.Response(reply.status, headers=reply.headers, content=reply.body)
+    def __init__(self) -> None:
+        self.handler: Handler = lambda _request: Response(500)
+        self.server = LoopbackServer(lambda request: self.handler(request))
+        self.transport = HttpTransport(timeout=10.0)
 
-    return side_effect
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        assert url.startswith(BASE), url
+        return self.transport.request(method, self.server.origin + url[len(BASE) :], headers, body)
+
+    def close(self) -> None:
+        self.transport.close()
+        self.server.close()
+
+
+@pytest.fixture(scope="session")
+def _wire() -> Iterator[_Wire]:
+    wire = _Wire()
+    yield wire
+    wire.close()
 
 
 @pytest.fixture
@@ -154,16 +165,15 @@ def fake() -> FakeMcp:
     return FakeMcp()
 
 
-@pytest.fixture(params=["direct", "httpx"])
-def via(request: pytest.FixtureRequest) -> Iterator[Callable[[Handler], Transport]]:
+@pytest.fixture(params=["direct", "wire"])
+def via(request: pytest.FixtureRequest) -> Callable[[Handler], Transport]:
     """A factory turning a handler into a transport, once per door."""
-    with ExitStack() as stack:
 
-        def make(handler: Handler) -> Transport:
-            if request.param == "direct":
-                return DirectTransport(handler)
-            router = stack.enter_context(respx.mock(base_url=BASE, assert_all_called=False))
-            router.route().mock(side_effect=to_httpx(handler))
-            return stack.enter_context(HttpxTransport())
+    def make(handler: Handler) -> Transport:
+        if request.param == "direct":
+            return DirectTransport(handler)
+        wire: _Wire = request.getfixturevalue("_wire")
+        wire.handler = handler
+        return wire
 
-        yield make
+    return make

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
-import respx
 
 from pytest_osfoundry.client import (
     HttpStatusError,
-    HttpxTransport,
+    HttpTransport,
     JsonRpcError,
     McpClient,
     ProtocolViolation,
@@ -439,11 +438,13 @@ def test_http_error_body_echoing_the_token_is_masked(fake: Any, via: Via) -> Non
 
 
 def test_lost_reply_surfaces_as_reply_lost(fake: Any) -> None:
-    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
-        router.post("/mcp").mock(side_effect=httpx.ConnectError("refused"))
-        client = McpClient(transport, fake.url, fake.token, protocol=LEGACY)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    with HttpTransport(timeout=5.0) as transport:
+        client = McpClient(transport, url, fake.token, protocol=LEGACY)
         with pytest.raises(ReplyLost) as info:
             client.ping()
-    assert "https://osf.test/mcp" in str(info.value)
+    assert url in str(info.value)
     assert fake.token not in str(info.value)
     assert not client.initialized

@@ -1,23 +1,21 @@
-"""The transports: in-process, httpx (respx and a real refused socket), recording."""
+"""The transports in-process and recording, and the request a transport is given.
+
+The one over the network has its own tests: ``test_client_http_transport.py``.
+"""
 
 from __future__ import annotations
 
 import copy
 import pickle
-import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
-import respx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_osfoundry.client import (
     DirectTransport,
-    HttpxTransport,
-    ProtocolViolation,
     RecordingTransport,
     ReplyLost,
     Transport,
@@ -129,74 +127,6 @@ def test_both_doors_deliver_the_same_request(via: Via) -> None:
     assert reply.headers["x-echo"] == "POST"
 
 
-def test_httpx_lower_cases_response_headers() -> None:
-    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
-        router.get("/h").mock(return_value=httpx.Response(200, headers={"X-Mixed-Case": "v"}))
-        reply = transport.request("GET", "https://osf.test/h", {}, b"")
-    assert reply.headers["x-mixed-case"] == "v"
-    assert all(name == name.lower() for name in reply.headers)
-
-
-@pytest.mark.parametrize(
-    ("error", "kind"),
-    [
-        (httpx.ConnectError("refused"), "failed"),
-        (httpx.ReadTimeout("slow"), "timed out"),
-        (httpx.RemoteProtocolError("peer closed"), "failed"),
-    ],
-)
-def test_httpx_transport_failures_become_reply_lost(error: Exception, kind: str) -> None:
-    url = f"https://osf.test/mcp?access_token={TOKEN}"
-    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
-        router.post("/mcp").mock(side_effect=error)
-        with pytest.raises(ReplyLost) as info:
-            transport.request("POST", url, {"Authorization": f"Bearer {TOKEN}"}, b"{}")
-    message = str(info.value)
-    assert "https://osf.test/mcp?access_token=***" in message
-    assert kind in message
-    assert TOKEN not in message + repr(info.value)
-    assert info.value.url == "https://osf.test/mcp?access_token=***"
-
-
-def test_httpx_decoding_error_is_a_violation() -> None:
-    with respx.mock(base_url="https://osf.test") as router, HttpxTransport() as transport:
-        router.get("/z").mock(side_effect=httpx.DecodingError("bad gzip"))
-        with pytest.raises(ProtocolViolation, match="could not be decoded"):
-            transport.request("GET", "https://osf.test/z", {}, b"")
-
-
-def test_real_socket_refused_is_reply_lost() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    with HttpxTransport(timeout=2.0) as transport, pytest.raises(ReplyLost, match=str(port)):
-        transport.request("GET", f"http://127.0.0.1:{port}/mcp", {}, b"")
-
-
-def test_httpx_transport_closes_only_its_own_client() -> None:
-    with HttpxTransport() as owned:
-        pass
-    assert owned.client.is_closed
-    given = httpx.Client()
-    with HttpxTransport(given):
-        pass
-    assert not given.is_closed
-    given.close()
-
-
-def test_httpx_transport_applies_its_timeout() -> None:
-    seen: list[object] = []
-
-    def side_effect(request: httpx.Request) -> httpx.Response:
-        seen.append(request.extensions["timeout"])
-        return httpx.Response(200)
-
-    with respx.mock(base_url="https://osf.test") as router, HttpxTransport(timeout=3.5) as t:
-        router.get("/t").mock(side_effect=side_effect)
-        t.request("GET", "https://osf.test/t", {}, b"")
-    assert seen == [{"connect": 3.5, "read": 3.5, "write": 3.5, "pool": 3.5}]
-
-
 def test_recording_transport_records_a_bounded_history() -> None:
     recorder = RecordingTransport(DirectTransport(Capture()), keep=3)
     for i in range(5):
@@ -251,21 +181,3 @@ def test_split_target_splits_as_urlsplit_does(scheme: str, rest: str) -> None:
             split_target(url)
         return
     assert split_target(url) == (parts.path or "/", parts.query)
-
-
-def test_a_bounded_client_makes_its_socket_transport_on_first_use() -> None:
-    """httpx's transport loads the certificates when made (~30 ms): a client that sends
-    nothing (the suite's fallback for an http:// target) must not pay for it."""
-    from pytest_osfoundry.client import BoundedClient
-    from pytest_osfoundry.client._bounded_http import _OnFirstUse
-    from pytest_osfoundry.server import LoopbackServer
-
-    client = BoundedClient(deadline=5.0)
-    lazy = client._transport
-    assert isinstance(lazy, _OnFirstUse) and lazy._made is None
-    with LoopbackServer(lambda _r: Response(204)) as server:
-        assert client.get(server.origin + "/").status_code == 204
-    assert lazy._made is not None  # made by the first request, then kept
-    client.close()
-    assert lazy._made is None
-    BoundedClient(deadline=5.0).close()  # closing one never used makes nothing

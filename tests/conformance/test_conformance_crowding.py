@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from pytest_osfoundry.client import ConnectionLost, HttpxTransport, ReplyLost
+from pytest_osfoundry.client import ConnectionLost, HttpTransport, ReplyLost
 from pytest_osfoundry.conformance._crowding import (
     MARK,
     InFlight,
@@ -171,7 +171,7 @@ def _serve_once(answer: Callable[[socket.socket], None]) -> Iterator[int]:
 
 
 def _get(port: int) -> None:
-    with HttpxTransport(timeout=5) as transport:
+    with HttpTransport(timeout=5) as transport:
         transport.request("GET", f"http://127.0.0.1:{port}/x", {}, b"")
 
 

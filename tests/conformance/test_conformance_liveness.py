@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from pytest_osfoundry.client import DeadlineExceeded
 from pytest_osfoundry.conformance._eras import served_revisions
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.conformance._target import resolve_target
 from pytest_osfoundry.server import LoopbackServer
 from tests.conformance.osf_conformance_kit import SuiteRun
@@ -85,12 +85,16 @@ def test_the_preflight_spends_one_deadline_on_a_target_that_never_answers(
 def test_finding_the_revisions_of_a_silent_target_spends_one_deadline_and_one_probe() -> None:
     """The revision probes go through the liveness watch: the first gets no answer, the
     liveness probe none either, and the rest are not sent (each would wait its own
-    deadline: four in all)."""
+    deadline: four in all). The probe's time-out found the target gone, so it is not
+    taken as "not served": it is raised, and the check asking fails with it (were it
+    swallowed, the check would end at its next exchange as not run, and a run against
+    a silent target could end with no check failed)."""
     with HostileServer("silence") as server:
         target = resolve_target(Settings(osf_target=server.url, osf_timeout=1))
         try:
-            with pytest.raises(Interrupted, match="the target stopped answering"):
+            with pytest.raises(DeadlineExceeded, match="no answer within 1 s"):
                 served_revisions(target)
+            assert "the target stopped answering" in str(liveness_of(target).gone)
         finally:
             target.close()
         sent = server.requests

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from pytest_osfoundry.client import HttpxTransport
+from pytest_osfoundry.client import HttpTransport
 from pytest_osfoundry.conformance._metadata import metadata_urls, path_inserted
 from pytest_osfoundry.conformance._target import Credentials, Target
 
@@ -13,8 +12,7 @@ ROOT = "http://127.0.0.1:8000/.well-known/oauth-protected-resource"
 
 
 def _target(mcp_url: str = "http://127.0.0.1:8000/mcp") -> Target:
-    http = httpx.Client()
-    return Target("url", mcp_url, mcp_url, mcp_url, Credentials(), http, HttpxTransport(http))
+    return Target("url", mcp_url, mcp_url, mcp_url, Credentials(), HttpTransport())
 
 
 @pytest.mark.parametrize(

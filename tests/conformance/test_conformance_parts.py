@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_osfoundry._ids import is_graph_session_id
-from pytest_osfoundry.client import SocketTransport
+from pytest_osfoundry.client import HttpTransport
 from pytest_osfoundry.conformance._baseline import (
     BaselineError,
     parse_baseline,
@@ -85,7 +85,6 @@ def test_settings_read_options_then_environment() -> None:
         ({"OSF_TIMING": "maybe"}, "OSF_TIMING: expected 1/0"),
         ({"OSF_TIMING_SAMPLES": "x"}, "OSF_TIMING_SAMPLES: expected a whole number"),
         ({"OSF_TIMEOUT": "0"}, "OSF_TIMEOUT: must be at least 1"),
-        ({"OSF_HTTP_CLIENT": "curl"}, "OSF_HTTP_CLIENT: expected 'socket' or 'httpx'"),
         ({"OSF_PROJECT_ID": "  "}, "OSF_PROJECT_ID is set but empty"),
         ({"OSF_STRICT": ""}, "OSF_STRICT is set but empty"),
     ],
@@ -364,37 +363,25 @@ def test_variants_are_documented_factories() -> None:
         assert callable(server) and callable(server.provision)
 
 
-@pytest.mark.parametrize("concurrency", [1, 16, 32, 120])
-def test_the_shared_client_keeps_a_connection_open_for_every_check_in_flight(
+@pytest.mark.parametrize("concurrency", [1, 120])
+def test_the_suite_sends_through_one_bounded_transport_keeping_a_connection_per_check(
     concurrency: int,
 ) -> None:
-    """httpx keeps 20 connections open by default: with more checks at once, the rest
-    were closed after each request and opened anew (a round trip each, far away)."""
+    """Every request goes through one HttpTransport bounded by the options, keeping
+    a connection open for every check in flight (a closed one costs a round trip to
+    reopen far away, a TLS one more)."""
     from pytest_osfoundry.conformance._target import KEEP_ALIVE_SPARE, resolve_target
 
-    target = resolve_target(Settings(osf_target="embedded", osf_concurrency=concurrency))
-    try:
-        pool = target.http._transport.inner._pool  # type: ignore[attr-defined]
-        assert pool._max_keepalive_connections == concurrency + KEEP_ALIVE_SPARE
-        assert pool._max_connections >= concurrency + KEEP_ALIVE_SPARE
-        assert isinstance(target.transport, SocketTransport)
-        assert target.transport.keep == concurrency + KEEP_ALIVE_SPARE
-    finally:
-        target.close()
-
-
-@pytest.mark.parametrize(
-    ("choice", "kind"), [("socket", "SocketTransport"), ("httpx", "HttpxTransport")]
-)
-def test_the_http_client_option_picks_what_sends_the_requests(choice: str, kind: str) -> None:
-    from pytest_osfoundry.conformance._target import resolve_target
-
-    settings = Settings(osf_target="embedded", osf_http_client=choice, osf_timeout=7)
+    settings = Settings(
+        osf_target="embedded", osf_concurrency=concurrency, osf_timeout=7, osf_max_response=3
+    )
     target = resolve_target(settings)
     try:
-        assert type(target.transport).__name__ == kind
-        assert target.transport.timeout == 7.0  # type: ignore[attr-defined]
-        reply = target.transport.request(
+        transport = target.transport
+        assert isinstance(transport, HttpTransport)
+        assert (transport.timeout, transport.max_bytes) == (7.0, 3 * 1024 * 1024)
+        assert transport.keep == concurrency + KEEP_ALIVE_SPARE
+        reply = transport.request(
             "GET", target.origin + "/.well-known/oauth-protected-resource", {}, b""
         )
         assert reply.status == 200

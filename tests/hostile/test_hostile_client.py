@@ -5,9 +5,8 @@ real loopback socket with a 2 s deadline and a 1 MiB size cap, and asserts that 
 exchange ends within 2 s plus a generous margin (these detect hangs; they are not
 benchmarks) with a peak of traced memory under 8 MiB, and that the error says what
 the server did. Without the bounds, ``huge`` grows without limit and the others
-never end. Each runs through both socket transports, the httpx one and the
-conformance suite's :class:`~pytest_osfoundry.client.SocketTransport`: they keep the
-same promises in the same words.
+never end. They run through :class:`~pytest_osfoundry.client.HttpTransport`, the one
+transport the kit and the conformance suite send through over the network.
 """
 
 from __future__ import annotations
@@ -23,15 +22,13 @@ import pytest
 
 from pytest_osfoundry.client import (
     DeadlineExceeded,
-    HttpxTransport,
+    HttpTransport,
     McpClient,
     RelayClient,
-    ReplyLost,
     ResponseTooLarge,
-    SocketTransport,
     Transport,
 )
-from pytest_osfoundry.client._bounded_http import BoundedClient
+from pytest_osfoundry.client._http_transport import format_size
 from tests.hostile.osf_hostile_kit import HostileServer
 
 DEADLINE = 2.0
@@ -75,14 +72,13 @@ def _bounded(call: Callable[[], Any]) -> tuple[Any, BaseException | None, float,
 Make = Callable[[], Transport]
 
 
-@pytest.fixture(params=["httpx", "socket"])
-def make(request: pytest.FixtureRequest) -> Iterator[Make]:
+@pytest.fixture
+def make() -> Iterator[Make]:
     """Builds the transport under test, bounded by ``DEADLINE`` and ``CAP``."""
-    made: list[HttpxTransport | SocketTransport] = []
+    made: list[HttpTransport] = []
 
     def build() -> Transport:
-        kind = HttpxTransport if request.param == "httpx" else SocketTransport
-        made.append(kind(timeout=DEADLINE, max_bytes=CAP))
+        made.append(HttpTransport(timeout=DEADLINE, max_bytes=CAP))
         return made[-1]
 
     yield build
@@ -173,28 +169,9 @@ def test_answer_then_silence_fails_the_second_request_only(
     assert elapsed < DEADLINE + MARGIN
 
 
-def test_redirect_loop_is_a_reply_or_a_clear_error(
-    hostile: Callable[..., HostileServer],
-) -> None:
+def test_a_redirect_loop_is_a_reply(hostile: Callable[..., HostileServer], make: Make) -> None:
     server = hostile("redirect")
-    assert _post(server, HttpxTransport(timeout=DEADLINE))().status == 302  # not followed
-    assert _post(server, SocketTransport(timeout=DEADLINE, max_bytes=CAP))().status == 302
-    following = BoundedClient(deadline=DEADLINE, max_bytes=CAP, follow_redirects=True)
-    _, err, elapsed, _ = _bounded(_post(server, HttpxTransport(following)))
-    following.close()
-    assert isinstance(err, ReplyLost) and "redirected again and again" in str(err)
-    assert elapsed < DEADLINE + MARGIN
-
-
-def test_a_bounded_client_alone_ends_a_drip_of_headers(
-    hostile: Callable[..., HostileServer],
-) -> None:
-    """Also used directly (the suite's probe): a drip of headers is cut at the deadline."""
-    server = hostile("drip", drip=0.2)
-    with BoundedClient(deadline=DEADLINE) as client:
-        _, err, elapsed, _ = _bounded(lambda: client.post(server.url, content=PING))
-    assert err is not None and type(err).__name__ == "ReadTimeout"
-    assert elapsed < DEADLINE + MARGIN
+    assert _post(server, make())().status == 302  # not followed: the caller judges it
 
 
 def test_relay_client_is_bounded_too(hostile: Callable[..., HostileServer], make: Make) -> None:
@@ -230,7 +207,5 @@ def test_fake_relay_cli_gives_up_on_a_huge_reply(hostile: Callable[..., HostileS
 
 @pytest.mark.parametrize("size", [1, 1000, 1024, 5 * 1024 * 1024])
 def test_format_size(size: int) -> None:
-    from pytest_osfoundry.client._bounded_http import format_size
-
     expected = {1: "1 byte", 1000: "1000 bytes", 1024: "1 KiB", 5 * 1024 * 1024: "5 MiB"}
     assert format_size(size) == expected[size]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.client import HttpxTransport, McpClient
+from pytest_osfoundry.client import HttpTransport, McpClient
 from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 
@@ -91,7 +91,7 @@ def test_relay_runs_a_queued_command_and_stops_cleanly(
     assert len(line["sessions"]) == 2
     assert {"graph_session_id", "slug", "name"} <= set(line["sessions"][0])
 
-    with HttpxTransport() as transport:
+    with HttpTransport() as transport:
         agent = McpClient(transport, info["mcp_url"], info["agent_token"])
         gsid = line["sessions"][0]["graph_session_id"]
         ticket = agent.run_graph_session(gsid, "cli-relay-key-1")
@@ -115,7 +115,7 @@ def test_relay_keeps_an_undelivered_completion_in_its_outbox_file(
     relay = _relay(info, "--graph-duration", "1.0", "--outbox", str(outbox))
     assert relay.stdout is not None
     line = json.loads(relay.stdout.readline())
-    with HttpxTransport() as transport:
+    with HttpTransport() as transport:
         agent = McpClient(transport, info["mcp_url"], info["agent_token"])
         ticket = agent.run_graph_session(line["sessions"][0]["graph_session_id"], "cli-key-2")
         _wait_for(lambda: agent.get_graph_run(ticket["command_id"])["status"] == "running")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_osfoundry.client import HttpxTransport, McpClient
+from pytest_osfoundry.client import HttpTransport, McpClient
 from tests.relay.test_relay_cli import _relay, _stop, _wait_for, served
 
 __all__ = ["served"]  # the fixture, shared with test_relay_cli
@@ -16,7 +16,7 @@ def _one_run(info: dict[str, Any], key: str, *extra: str) -> tuple[str, str]:
     relay = _relay(info, "--sessions", "1", "--graph-duration", "0.1", *extra)
     assert relay.stdout is not None
     line = json.loads(relay.stdout.readline())
-    with HttpxTransport() as transport:
+    with HttpTransport() as transport:
         agent = McpClient(transport, info["mcp_url"], info["agent_token"])
         gsid = line["sessions"][0]["graph_session_id"]
         ticket = agent.run_graph_session(gsid, key)
@@ -54,18 +54,19 @@ def test_url_credentials_are_masked_in_every_line(served: tuple[Any, dict[str, A
 
     _, info = served
     url = info["relay_url"].replace("http://", "http://ops:hunter2pass@")
+    stranger = "osf_a-desktop-token-this-server-never-issued"
     relay = _spawn(
         "relay",
         "--relay-url",
         url,
         "--desktop-token",
-        info["desktop_token"],
+        stranger,
         "--project-id",
         info["project_id"],
     )
-    code, err = _exit(relay)  # httpx sends the URL's user as Basic auth: refused
+    code, err = _exit(relay)  # a token the server does not know: refused
     assert code == 2 and "refused: HTTP 401 from http://***@127.0.0.1:" in err
-    assert "hunter2pass" not in err and info["desktop_token"] not in err
+    assert "hunter2pass" not in err and stranger not in err
 
 
 def test_an_error_line_masks_url_credentials() -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._mcp_client import McpClient
-from pytest_osfoundry.client._transport import HttpxTransport
 from tests.server.test_server_cli import first_line, spawn, stop
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and select")
@@ -66,7 +66,7 @@ def test_the_json_line_names_the_virtual_clock_and_its_admin(served: dict[str, A
 
 
 def test_a_minute_long_graph_runs_when_told_and_only_then(served: dict[str, Any]) -> None:
-    client = McpClient(HttpxTransport(timeout=10), served["mcp_url"], served["agent_token"])
+    client = McpClient(HttpTransport(timeout=10), served["mcp_url"], served["agent_token"])
     client.connect()
     gsid = served["sessions"][0]["graph_session_id"]
     ticket = client.run_graph_session(gsid, idempotency_key="virtual-clock-key-1")
