@@ -31,6 +31,7 @@ import sdk_agent
 from aiohttp_agent import run_graph as aiohttp_run_graph
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
+from mcp.shared.exceptions import MCPError
 from polling_agent import GraphRunner
 
 from pytest_osfoundry.engine import Fixed, Graph
@@ -142,3 +143,120 @@ async def test_fastmcp_agent(osf_world, osf_httpx2, name):
     run = await fastmcp_agent.run_graph(make_client, session_id(osf_world), "fastmcp-key-0001",
                                         cancel=name == "running-cancel")
     check(osf_world, name, run, started, dropped(osf_httpx2.handler))
+
+
+# ------------------------------------------------------------------ what a lost reply looks like
+# What each stack raises when a reply is lost (the request reached the server, the
+# connection closed without an answer): what an agent's retry must catch. docs/fixtures.md
+# ("What each framework does under faults") quotes these.
+
+
+def errors_of(err: BaseException) -> list[BaseException]:
+    """``err``, or the leaves of an exception group."""
+    inner = getattr(err, "exceptions", None)
+    return [leaf for e in inner for leaf in errors_of(e)] if inner else [err]
+
+
+@pytest.mark.osf(drop_replies=1.0)
+def test_a_lost_reply_in_httpx_and_requests(osf_world, osf_respx, osf_requests):
+    import httpx
+    import requests
+
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.post(osf_world.mcp_url, json={})
+    with pytest.raises(requests.ConnectionError, match="Remote end closed connection"):
+        requests.post(osf_world.mcp_url, json={})
+
+
+@pytest.mark.osf(drop_replies=1.0, virtual_loop=True)
+async def test_a_lost_reply_in_aiohttp(osf_world, osf_loopback):
+    import aiohttp
+
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.ServerDisconnectedError):  # an aiohttp.ClientError
+            await http.post(osf_loopback.origin + "/mcp", json={})
+
+
+async def lost_mid_session(osf_world: Any, osf_httpx2: Any, call: Any) -> BaseException:
+    """Connect with the drops held back, then let them take the next reply; what ``call``
+    (given the connected client) raised."""
+    (drops,) = osf_httpx2.handler.faults
+    osf_httpx2.handler.faults.remove(drops)
+    try:
+        await call(lambda: osf_httpx2.handler.faults.append(drops))
+    except Exception as err:  # what it raised is the finding
+        return err
+    raise AssertionError("the lost reply raised nothing")
+
+
+@pytest.mark.osf(drop_replies=1.0, virtual_loop=True)
+async def test_a_lost_reply_in_the_official_sdk_ends_the_session(osf_world, osf_httpx2):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    project = {"project_id": osf_world.project_id}
+    auth = {"Authorization": f"Bearer {osf_world.creds.agent_token}"}
+
+    async def call(drop: Any) -> None:
+        async with (
+            osf_httpx2.async_client(headers=auth) as http,
+            streamable_http_client(osf_world.mcp_url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            drop()
+            await session.call_tool("list_graph_sessions", project)
+
+    with pytest.raises(Exception) as connecting:  # lost while connecting
+        await call(lambda: None)
+    (leaf,) = errors_of(connecting.value)
+    assert connecting.value is not leaf and isinstance(leaf, httpx2.RemoteProtocolError)
+
+    err = await lost_mid_session(osf_world, osf_httpx2, call)  # lost on a call
+    (leaf,) = errors_of(err)
+    assert err is not leaf and isinstance(leaf, MCPError) and "Connection closed" in str(leaf)
+
+
+@pytest.mark.osf(drop_replies=1.0, virtual_loop=True)
+async def test_a_lost_reply_in_fastmcp(osf_world, osf_httpx2):
+    def client() -> Client[Any]:
+        return Client(StreamableHttpTransport(
+            osf_world.mcp_url, auth=osf_world.creds.agent_token,
+            httpx_client_factory=osf_httpx2.async_client,
+        ))
+
+    with pytest.raises(RuntimeError, match=r"^Client failed to connect: Server disconnected"):
+        async with client():  # lost while connecting: a bare RuntimeError
+            pass
+
+    async def call(drop: Any) -> None:
+        async with client() as connected:
+            drop()
+            await connected.call_tool("list_graph_sessions", {"project_id": osf_world.project_id})
+
+    err = await lost_mid_session(osf_world, osf_httpx2, call)
+    assert type(err) is httpx2.RemoteProtocolError  # lost on a call: httpx2's own, no group
+
+
+@pytest.mark.osf(server_errors=("/mcp", 503), virtual_loop=True)
+async def test_a_server_error_in_the_sdk_and_fastmcp(osf_world, osf_httpx2):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    auth = {"Authorization": f"Bearer {osf_world.creds.agent_token}"}
+    with pytest.raises(Exception) as sdk:
+        async with (
+            osf_httpx2.async_client(headers=auth) as http,
+            streamable_http_client(osf_world.mcp_url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+    (leaf,) = errors_of(sdk.value)
+    assert sdk.value is not leaf and isinstance(leaf, MCPError)
+    assert str(leaf) == "Server returned an error response"
+
+    transport = StreamableHttpTransport(osf_world.mcp_url, auth=osf_world.creds.agent_token,
+                                        httpx_client_factory=osf_httpx2.async_client)
+    with pytest.raises(MCPError, match=r"^Server returned an error response$"):
+        async with Client(transport):
+            pass

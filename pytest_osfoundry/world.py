@@ -17,8 +17,9 @@ awake with its network gone, its Graph running on), ``outbox=False`` (no outbox)
 ``server_errors`` (an HTTP status on a path). The
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
-``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` fixtures serve), such as your own
-httpx agent or one on the official MCP SDK.
+``osf_respx``, ``osf_httpx2``, ``osf_requests`` and ``osf_loopback`` fixtures serve),
+such as your own httpx agent or one on the official MCP SDK. :data:`FAULT_FIELDS` are
+the faults ``osfoundry-fake serve`` takes too, checked by :func:`faults_config`.
 
 ``protocols`` restricts the MCP revisions the server serves (all three by default);
 ``protocol`` is what the agents' clients speak: ``"auto"`` (the default) settles the
