@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_osfoundry._cli_types import (
     bounded_seconds,
     mcp_path,
+    number,
     port,
     positive_int,
     positive_seconds,
@@ -401,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         "faults", "the osf marker's faults at start (POST /_osf/faults changes them later); "
         "the desktop's need --virtual-clock --relay",
     )
-    faults.add_argument("--drop-replies", type=float, metavar="FRACTION",
+    faults.add_argument("--drop-replies", type=number, metavar="FRACTION",
                         help="lose this seeded fraction of the replies to agents' MCP calls")
     faults.add_argument("--server-errors", metavar="PATH:STATUS",
                         help="answer requests whose path contains PATH with STATUS (400-599)")
@@ -410,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--offline", metavar="OFFSET:DURATION[:MODE]",
                         help="the desktop offline from OFFSET s for DURATION s (MODE: asleep "
                         "or network)")
-    faults.add_argument("--desktop-dies", type=float, metavar="SECONDS",
+    faults.add_argument("--desktop-dies", type=number, metavar="SECONDS",
                         help="the desktop's process dies SECONDS after the start")
     faults.add_argument("--fault-seed", type=int, metavar="N",
                         help="the seed of the lost replies (default 0)")

@@ -40,8 +40,10 @@ from typing import TYPE_CHECKING, Any
 from pytest_osfoundry._checks import is_number
 from pytest_osfoundry.clock import Clock, VirtualClock
 from pytest_osfoundry.faults import (
+    Fault,
     FaultyHandler,
     FaultyTransport,
+    Latency,
     LoseRequests,
     schedule_death,
     schedule_offline,
@@ -86,7 +88,9 @@ class ServeFaults:
     the moment they are set (a later setting adds to that schedule; nothing unschedules
     a window already set). On real time (not a :class:`VirtualClock`) only the
     agent-side faults are taken, ``latency`` at most ``MAX_LATENCY`` seconds (a worker
-    thread waits it out), and the desktop faults are refused saying why.
+    thread waits it out), and the desktop faults are refused saying why. On the virtual
+    clock ``latency`` moves the clock under :attr:`moving`, the lock the admin door
+    moves it under, so the clock is moved by one thread at a time.
     """
 
     def __init__(
@@ -105,6 +109,8 @@ class ServeFaults:
         self.relay = relay
         self.fields: dict[str, Any] = {}
         self.scheduled: list[dict[str, Any]] = []
+        self.moving = threading.Lock()
+        """Held while the virtual clock moves (the admin door's moves, ``latency``'s)."""
         self._lock = threading.Lock()
 
     def set(self, fields: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +138,11 @@ class ServeFaults:
             raise ValueError(f"latency: at most {MAX_LATENCY:g} seconds on real time, "
                              f"got {cfg.latency!r}")
         with self._lock:
-            self.door.faults[:] = agent_faults(cfg, self.clock, seed=cfg.seed, match=self.mcp_path)
+            faults = agent_faults(cfg, self.clock, seed=cfg.seed, match=self.mcp_path)
+            if virtual:  # a request's latency moves the clock: one mover at a time
+                faults = [_Moving(f, self.moving) if isinstance(f, Latency) else f
+                          for f in faults]
+            self.door.faults[:] = faults
             if self.desktop is not None:
                 lose = cfg.lose_completions
                 self.desktop.faults[:] = [LoseRequests("/complete", count=lose)] if lose else []
@@ -164,6 +174,21 @@ class _BadBody(ValueError):
     """A body the admin path refuses (400); the message names the field."""
 
 
+class _Moving:
+    """A fault (``Latency`` on a virtual clock) applied while holding ``lock``."""
+
+    def __init__(self, fault: Fault, lock: threading.Lock) -> None:
+        self.fault = fault
+        self.lock = lock
+
+    def before(self, method: str, url: str) -> Response | None:
+        with self.lock:
+            return self.fault.before(method, url)
+
+    def after(self, method: str, url: str, response: Response) -> None:
+        self.fault.after(method, url, response)
+
+
 class ClockAdmin(HandlerWrapper[Handler]):
     """The admin path in front of ``inner`` (see the module's docstring)."""
 
@@ -190,7 +215,7 @@ class ClockAdmin(HandlerWrapper[Handler]):
         self._idle = idle
         self._mask = mask
         self.faults = faults
-        self._moving = threading.Lock()
+        self._moving = faults.moving if faults is not None else threading.Lock()
 
     def __getattr__(self, name: str) -> object:
         """Everything else (``provision``, ``state``, ...) is the inner handler's."""

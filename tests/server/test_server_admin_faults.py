@@ -112,6 +112,22 @@ def test_server_errors_and_latency_act_on_the_virtual_clock() -> None:
     assert served.clock.now() - before >= 7
 
 
+def test_latency_moves_the_virtual_clock_only_while_the_admin_door_does_not() -> None:
+    import threading
+
+    served = Served("--virtual-clock")
+    served.admin("POST", {"latency": 5})
+    assert served.handler.faults is not None
+    start = served.clock.now()
+    with served.handler.faults.moving:  # as while POST /_osf/clock/advance runs
+        agent = threading.Thread(target=served.agent)
+        agent.start()
+        agent.join(0.2)
+        assert agent.is_alive() and served.clock.now() == start  # it waits its turn
+    agent.join(10)
+    assert not agent.is_alive() and served.clock.now() - start >= 5
+
+
 def test_desktop_faults_act_on_the_in_process_desktop() -> None:
     served = Served("--virtual-clock", "--relay", "--graph-duration", "30")
     client = served.agent()
