@@ -3,7 +3,7 @@
 The server, the clients and the world take these from here (the domain's own words
 are in :mod:`pytest_osfoundry._vocabulary`, which re-exports the revisions). The
 conformance suite does *not* import this module: what it asserts it keeps in its own
-copy, :mod:`pytest_osfoundry.conformance._expected`, so that a wrong value here
+copy, :mod:`pytest_osfoundry.conformance.expected`, so that a wrong value here
 cannot make the suite agree with a wrong server (``tests/conformance/test_suite_imports.py``
 keeps it so).
 

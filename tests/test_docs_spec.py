@@ -21,11 +21,12 @@ from pytest_osfoundry.conformance._registry import (
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "conformance" / "spec.md").read_text(encoding="utf-8")
 ANCHORS = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', SPEC))
-EVERY_RULE = [f"D{n}" for n in range(1, 19)] + [f"R{n}" for n in range(1, 15)]
+EVERY_RULE = sorted(RULES)  # rules.toml's; a new rule needs no line here
 
 
 @pytest.mark.parametrize("rule", EVERY_RULE)
 def test_every_rule_has_an_anchor_heading_and_origin(rule: str) -> None:
+    assert re.fullmatch(r"[DR][1-9][0-9]?", rule)
     kind = "documented" if rule.startswith("D") else "reconstructed"
     heading = re.search(
         rf'<a id="{rule.lower()}"></a>\n### {rule} — [^\n]+\({kind}[^\n]*\)\n\n\S', SPEC

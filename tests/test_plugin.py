@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+import pytest_osfoundry.conformance
 from pytest_osfoundry.conformance._options import OPTIONS
 from pytest_osfoundry.plugin import SUITE_PLUGIN
 
@@ -22,6 +25,8 @@ def test_probe(pytestconfig):
     makereport = pytestconfig.pluginmanager.hook.pytest_runtest_makereport
     modules = {{getattr(impl.plugin, "__name__", "") for impl in makereport.get_hookimpls()}}
     print("SUITE-MAKEREPORT" if any("conformance" in m for m in modules) else "NO-MAKEREPORT")
+    names = sorted(n for n, _ in pytestconfig.pluginmanager.list_name_plugin() if "osfoundry" in n)
+    print("PLUGINS", " ".join(names))
 """
 
 
@@ -54,8 +59,51 @@ def test_a_blank_environment_target_is_a_usage_error_not_a_silent_no_target(
 
 
 def test_a_target_on_the_command_line_registers_the_suite(pytester: pytest.Pytester) -> None:
+    """The suite's plugin and each of its hook modules, registered as plugins of their own."""
+    from pytest_osfoundry.conformance._plugin import HOOK_MODULES
+
     out = _probe(pytester, "--osf-target=embedded")
     assert "SUITE-REGISTERED" in out and "SUITE-MAKEREPORT" in out
+    registered = next(line for line in out.splitlines() if line.startswith("PLUGINS")).split()
+    assert {SUITE_PLUGIN, *HOOK_MODULES} <= set(registered)
+
+
+def _suite_modules() -> list[str]:
+    """Every module of the suite's machinery (``pytest_osfoundry.conformance``, relay too)."""
+    package = pytest_osfoundry.conformance
+    found = pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+    return [package.__name__, *(m.name for m in found if ".rulebook" not in m.name)]
+
+
+def test_no_module_of_the_suite_re_exports_another_modules_hooks_or_fixtures() -> None:
+    """pytest finds each hook and fixture on the module that defines it, registered as a
+    plugin of its own (``_plugin.HOOK_MODULES``): a hook or fixture a module holds is
+    its own, never one imported from another module to be found there."""
+    from pytest_osfoundry.conformance._plugin import HOOK_MODULES
+
+    borrowed = []
+    defining = set()
+    for name in _suite_modules():
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            hook = attr.startswith("pytest_") and callable(value)
+            fixture = type(value).__name__ == "FixtureFunctionDefinition"
+            if not (hook or fixture):
+                continue
+            where = getattr(value, "__module__", None)
+            if where != name:
+                borrowed.append(f"{name}.{attr} (from {where})")
+            else:
+                defining.add(name)
+    assert borrowed == []
+    # every module defining hooks or fixtures is registered as a plugin (_extra holds
+    # the kit's hook specification, added by plugin.py's pytest_addhooks)
+    plugins = {
+        "pytest_osfoundry.conformance._plugin",
+        "pytest_osfoundry.conformance.relay._plugin",
+        *HOOK_MODULES.values(),
+    }
+    assert defining - {"pytest_osfoundry.conformance._extra"} == plugins
 
 
 def test_a_target_in_the_environment_registers_the_suite(

@@ -19,17 +19,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_osfoundry.client import McpClient
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import (
+    Conformance,
+    check,
+    decode_reply,
+    mann_whitney_z,
+    unshared_session_id,
+)
+from pytest_osfoundry.conformance.expected import (
     PROJECT_NOT_FOUND,
     QUEUED,
     RUN_NOT_FOUND,
     SESSION_NOT_FOUND,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._sessions import unshared_session_id
-from pytest_osfoundry.conformance._stats import mann_whitney_z
-from pytest_osfoundry.conformance._wire import decode_reply
 from pytest_osfoundry.http import Response
 
 MALFORMED = ("not-a-uuid", "' OR '1'='1", "00000000-0000-0000-0000-00000000000G")

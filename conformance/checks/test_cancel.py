@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import uuid
 
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import Conformance, check, finished_run, started_run
+from pytest_osfoundry.conformance.expected import (
     CANCEL_FIELDS,
     CANCELLED,
     COMPLETED,
     RUN_NOT_FOUND,
     RUNNING,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
-from pytest_osfoundry.conformance._registry import check
 
 
 @check(
@@ -44,6 +42,7 @@ def check_cancel_queued(osf_conf: Conformance) -> None:
     "D8-cancel-running",
     "Cancelling a running run sets the flag the desktop's control poll reads, and the "
     "relay's cancelled completion ends it.",
+    long_chain=True,
 )
 def check_cancel_running(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -96,6 +95,7 @@ def check_cancel_running_answer(osf_conf: Conformance) -> None:
 @check(
     "R7-cancel-terminal-unchanged",
     "Cancelling a completed run answers its unchanged status and changes nothing.",
+    long_chain=True,
 )
 def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
     c = osf_conf

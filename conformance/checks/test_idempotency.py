@@ -12,16 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.client import HttpStatusError, OsfClientError, ToolReply
-from pytest_osfoundry.conformance._expected import (
-    COMPLETED,
-    KEY_CONFLICT,
-    KEY_MAX,
-    KEY_MIN,
-    QUEUED,
-)
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire import decode_reply
+from pytest_osfoundry.conformance import Conformance, check, decode_reply
+from pytest_osfoundry.conformance.expected import COMPLETED, KEY_CONFLICT, KEY_MAX, KEY_MIN, QUEUED
 
 #: Simultaneous calls in the concurrency checks, each on its own connection.
 CALLERS = 8
@@ -218,6 +210,7 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
     "R11-concurrent-same-completion",
     f"{CALLERS} identical completions posted at the same moment, on separate connections, "
     "all get HTTP 200 with the final status, and the run shows that completion.",
+    long_chain=True,
 )
 def check_concurrent_same_completion(osf_conf: Conformance) -> None:
     c = osf_conf

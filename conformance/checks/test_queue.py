@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_osfoundry._ids import is_uuid
-from pytest_osfoundry.conformance._expect import is_utc_timestamp
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import (
+    HUNDRED,
+    RENAMED,
+    Conformance,
+    check,
+    extra_sessions,
+    finished_run,
+    fixed_sessions,
+    is_utc_timestamp,
+    is_uuid,
+    started_run,
+)
+from pytest_osfoundry.conformance.expected import (
     CANCELLED,
     COMPLETED,
     ERROR_LIMIT,
@@ -24,15 +34,6 @@ from pytest_osfoundry.conformance._expected import (
     SYNC_MAX_SESSIONS,
     TICKET_FIELDS,
     VIEW_FIELDS,
-)
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._sessions import (
-    HUNDRED,
-    RENAMED,
-    extra_sessions,
-    fixed_sessions,
 )
 
 ATTEMPTS = 10
@@ -375,6 +376,7 @@ def check_limit(osf_conf: Conformance) -> None:
 @check(
     "R8-default-limit",
     "With 100 sessions shared, list_graph_sessions without limit lists exactly 50.",
+    holds_list=True,
 )
 def check_default_limit(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -14,10 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_osfoundry.conformance._expected import CANCELLED, NO_LONGER_SHARED
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._sessions import RENAMED
+from pytest_osfoundry.conformance import RENAMED, Conformance, check
+from pytest_osfoundry.conformance.expected import CANCELLED, NO_LONGER_SHARED
 from pytest_osfoundry.relay import bounded_completion
 
 
@@ -87,6 +85,7 @@ def check_project_disabled(osf_conf: Conformance) -> None:
     "When the session's slug changes between queueing and run, the sync still delivers "
     "the command with its queued-time slug, and the relay's cancelled completion is "
     "accepted with the exact message.",
+    long_chain=True,
 )
 def check_slug_changed(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -18,7 +18,8 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from pytest_osfoundry.client import DeadlineExceeded, OsfClientError
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import Conformance, check
+from pytest_osfoundry.conformance.expected import (
     KEY_MAX,
     KEY_MIN,
     LIST_MAX_LIMIT,
@@ -28,8 +29,6 @@ from pytest_osfoundry.conformance._expected import (
     STARTED_BY_THIS_AGENT,
     TOOLS,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
 
 GSID = "gs_" + "0" * 32
 UUID = "00000000-0000-4000-8000-000000000000"

@@ -4,14 +4,13 @@ The second half of the report's ``schema`` area (the tool listing, D3, is
 ``test_schema.py``; this module's name sorts after it, so the report keeps its order).
 """
 
-
 import json
 import uuid
 from typing import Any
 
 from pytest_osfoundry.client import OsfClientError
-from pytest_osfoundry.conformance._eras import need_legacy
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import Conformance, check, decode_reply, need_legacy
+from pytest_osfoundry.conformance.expected import (
     INVALID_PARAMS,
     LEGACY_REVISIONS,
     METHOD_NOT_FOUND,
@@ -20,9 +19,6 @@ from pytest_osfoundry.conformance._expected import (
     RUN_NOT_FOUND,
     SESSION_ID_HEADER,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire import decode_reply
 
 GSID = "gs_" + "0" * 32
 UUID = "00000000-0000-4000-8000-000000000000"

@@ -15,9 +15,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_osfoundry.client import ToolReply
-from pytest_osfoundry.conformance._challenge import challenge_params
-from pytest_osfoundry.conformance._expect import short
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance import (
+    Conformance,
+    challenge_params,
+    check,
+    decode_reply,
+    fetch_metadata,
+    origin_of,
+    short,
+)
+from pytest_osfoundry.conformance.expected import (
     CANCELLED,
     INSUFFICIENT_SCOPE,
     QUEUED,
@@ -26,11 +33,6 @@ from pytest_osfoundry.conformance._expected import (
     RUN_SCOPE,
     WELL_KNOWN,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._metadata import fetch_metadata
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._target import origin_of
-from pytest_osfoundry.conformance._wire import decode_reply
 
 
 def _unknown_token() -> str:
@@ -333,6 +335,7 @@ def check_relay_unknown_token(osf_conf: Conformance) -> None:
     "R12-agent-token-403",
     "An agent's token on the relay's sync, start, control and complete gets HTTP 403, and "
     "nothing changes.",
+    long_chain=True,
 )
 def check_relay_agent_token(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -17,16 +17,20 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import McpClient
-from pytest_osfoundry.conformance._eras import (
-    MODERN,
+from pytest_osfoundry.conformance import (
     NOT_SERVED,
+    Conformance,
+    answer_of,
+    check,
+    decode_reply,
+    fetch_metadata,
     modern_body,
     modern_headers,
     need_legacy,
     need_revision,
     served_revisions,
 )
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance.expected import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     LEGACY_REVISIONS,
@@ -35,13 +39,10 @@ from pytest_osfoundry.conformance._expected import (
     META_CAPABILITIES,
     META_SERVER_INFO,
     META_VERSION,
+    MODERN_REVISION,
     PROTOCOL_VERSION_HEADER,
     UNSUPPORTED_VERSION,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._metadata import fetch_metadata
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire import answer_of, decode_reply
 from pytest_osfoundry.http import Response
 
 UNKNOWN_VERSION = "v999.0.0"
@@ -114,7 +115,7 @@ def _expect_refusal(
 )
 def check_modern_discover(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     reply, message, _ = _modern(c, "server/discover")
     result = _result(message)
     c.expect(
@@ -124,8 +125,8 @@ def check_modern_discover(osf_conf: Conformance) -> None:
     assert result is not None
     versions = result.get("supportedVersions")
     c.expect(
-        isinstance(versions, list) and MODERN in versions,
-        f"supportedVersions should list {MODERN}, got {versions!r}",
+        isinstance(versions, list) and MODERN_REVISION in versions,
+        f"supportedVersions should list {MODERN_REVISION}, got {versions!r}",
     )
     caps = result.get("capabilities")
     c.expect(
@@ -148,9 +149,9 @@ def check_modern_discover(osf_conf: Conformance) -> None:
 )
 def check_modern_meta_required(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     caps: dict[str, Any] = {META_CAPABILITIES: {}}
-    version: dict[str, Any] = {META_VERSION: MODERN}
+    version: dict[str, Any] = {META_VERSION: MODERN_REVISION}
     for meta, what in ((None, "no _meta"), (caps, "no protocol version"), (version, "no caps")):
         reply, message, rid = _modern(c, "tools/list", meta=meta)
         _expect_refusal(c, reply, message, rid, INVALID_PARAMS, f"tools/list with {what}")
@@ -168,7 +169,7 @@ def check_modern_meta_required(osf_conf: Conformance) -> None:
 )
 def check_modern_unsupported_version(osf_conf: Conformance) -> None:
     c = osf_conf
-    found = need_revision(c.target, MODERN)
+    found = need_revision(c.target, MODERN_REVISION)
     meta = {
         META_VERSION: UNKNOWN_VERSION,
         META_CAPABILITIES: {},
@@ -180,12 +181,12 @@ def check_modern_unsupported_version(osf_conf: Conformance) -> None:
     data = _error(message).get("data")
     supported = data.get("supported") if isinstance(data, dict) else None
     c.expect(
-        isinstance(supported, list) and MODERN in supported,
+        isinstance(supported, list) and MODERN_REVISION in supported,
         f"error.data.supported should list the served versions, got {supported!r}",
     )
     assert isinstance(supported, list) and isinstance(data, dict)
     c.expect(
-        set(supported) <= set(found.served) | {MODERN},
+        set(supported) <= set(found.served) | {MODERN_REVISION},
         f"error.data.supported lists {supported}, but the server serves {list(found.served)}",
     )
     c.expect.equal(data.get("requested"), UNKNOWN_VERSION, "error.data.requested")
@@ -198,7 +199,7 @@ def check_modern_unsupported_version(osf_conf: Conformance) -> None:
 )
 def check_modern_method_header(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     for value, what in ((None, "no Mcp-Method"), ("prompts/list", "Mcp-Method prompts/list")):
         reply, message, rid = _modern(c, "tools/list", headers={MCP_METHOD_HEADER: value})
         _expect_refusal(c, reply, message, rid, HEADER_MISMATCH, f"tools/list with {what}")
@@ -211,7 +212,7 @@ def check_modern_method_header(osf_conf: Conformance) -> None:
 )
 def check_modern_name_header(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     token = c.roles.need("agent_token")
     params = {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
     for value, what in ((None, "no Mcp-Name"), ("cancel_graph_run", "Mcp-Name cancel_graph_run")):
@@ -229,7 +230,7 @@ def check_modern_name_header(osf_conf: Conformance) -> None:
 )
 def check_modern_result_type(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     token = c.roles.need("agent_token")
     calls: list[tuple[str, dict[str, Any] | None]] = [
         ("tools/list", None),
@@ -256,7 +257,7 @@ def check_modern_result_type(osf_conf: Conformance) -> None:
 )
 def check_modern_caching_hints(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     reply, message, _ = _modern(c, "tools/list")
     result = _result(message)
     c.expect(result is not None, f"tools/list answered HTTP {reply.status} without a result")
@@ -280,7 +281,7 @@ def check_modern_caching_hints(osf_conf: Conformance) -> None:
 )
 def check_modern_get_405(osf_conf: Conformance) -> None:
     c = osf_conf
-    found = need_revision(c.target, MODERN)
+    found = need_revision(c.target, MODERN_REVISION)
     headers = {"Accept": "text/event-stream"}
     token = c.target.creds.agent_token  # the rule is not about a token's absence
     if token:
@@ -359,6 +360,7 @@ def _delete_session(c: Conformance, owner: McpClient, token: str | None) -> Resp
     "its agent) and another agent never reads the first agent's run; a DELETE of it "
     "without a token, or with another agent's token, leaves it serving its agent. Not "
     "applicable when initialize issues no Mcp-Session-Id.",
+    long_chain=True,
 )
 def check_session_bound_to_agent(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -1,7 +1,7 @@
 """Bounded results (D18) and the 100,000-character completion bound (R11), as stored and served.
 
 Completions are built as the relay builds them
-(:func:`~pytest_osfoundry.relay._bounded.bounded_completion`): the boundary cases are
+(:func:`~pytest_osfoundry.relay.bounded_completion`): the boundary cases are
 exactly 100,000 characters as JavaScript's ``JSON.stringify(...).length`` counts
 them (UTF-16 code units: a Japanese character counts 1, an emoji 2, whatever their
 size in bytes), and one more is one too many.
@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_osfoundry._jslength import js_stringify_length
-from pytest_osfoundry.conformance._expected import COMPLETED, RESULT_LIMIT, RUNNING
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._lifecycle import started_run
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.relay._bounded import Envelope, max_result_text
+from pytest_osfoundry.conformance import Conformance, check, js_stringify_length, started_run
+from pytest_osfoundry.conformance.expected import COMPLETED, RESULT_LIMIT, RUNNING
+from pytest_osfoundry.relay import Envelope, max_result_text
 
 
 def _running(conf: Conformance) -> tuple[str, Envelope]:
@@ -97,6 +94,7 @@ def check_boundary_japanese(osf_conf: Conformance) -> None:
     "D18-truncated-no-partial",
     "A result_truncated completion is served with result_truncated true and no result; "
     "a completion carrying both is refused or served without the partial result.",
+    long_chain=True,
 )
 def check_truncated_no_partial(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -161,6 +159,7 @@ def check_oversized_413(osf_conf: Conformance) -> None:
     "The bound counts UTF-16 code units: with emoji (2 each) a 100,000-unit completion is "
     "accepted and served whole, a 100,001-unit one gets HTTP 413.",
     area="truncation",
+    long_chain=True,
 )
 def check_size_utf16_units(osf_conf: Conformance) -> None:
     c = osf_conf

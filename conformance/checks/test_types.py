@@ -18,10 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.client import ToolReply
-from pytest_osfoundry.conformance._expect import short
-from pytest_osfoundry.conformance._expected import INVALID_PARAMS, QUEUED
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
+from pytest_osfoundry.conformance import Conformance, check, short
+from pytest_osfoundry.conformance.expected import INVALID_PARAMS, QUEUED
 
 #: The suite's own copy of D3's property types, tool by tool.
 PROPERTIES: dict[str, dict[str, str]] = {
@@ -116,6 +114,7 @@ def _queued(c: Conformance, meant: list[dict[str, Any]]) -> list[Any]:
     "R3-types-run",
     "run_graph_session with any property of a wrong JSON type (a number for a string; a "
     "JSON string, a number or an array for arguments) is refused and queues nothing.",
+    long_chain=True,
 )
 def check_types_run(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -182,6 +181,7 @@ def check_types_cancel(osf_conf: Conformance) -> None:
     "R3-types-null",
     "Every property of the four tools sent as null (arguments, limit, every string) is "
     "refused, and queues or cancels nothing: null is no value of any of their types.",
+    long_chain=True,
 )
 def check_types_null(osf_conf: Conformance) -> None:
     c = osf_conf

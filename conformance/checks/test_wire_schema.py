@@ -1,7 +1,7 @@
 """MCP's schema on the wire (R1): every JSON-RPC answer the suite receives matches it.
 
 Every check's transport validates each answer against the definition of its method in
-the revision the request spoke (:mod:`pytest_osfoundry.conformance._wire_schema`).
+the revision the request spoke (:func:`~pytest_osfoundry.conformance.ledger_of`).
 One check per message family judges what the process received: it sends a request
 of its family itself in every revision the target serves (so it has evidence when run
 alone, and a revision the domain checks do not speak is judged too), then fails on any
@@ -19,17 +19,17 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from pytest_osfoundry.client import McpClient
-from pytest_osfoundry.conformance._eras import (
-    MODERN,
+from pytest_osfoundry.conformance import (
     NOT_SERVED,
+    Conformance,
+    check,
+    ledger_of,
     modern_body,
     modern_headers,
     need_revision,
     served_revisions,
 )
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance._wire_schema import ledger_of
+from pytest_osfoundry.conformance.expected import MODERN_REVISION
 
 UNKNOWN_METHOD = "osf/no-such-method"
 
@@ -81,7 +81,7 @@ def _judge(c: Conformance, family: str) -> None:
 )
 def check_wire_schema_discover(osf_conf: Conformance) -> None:
     c = osf_conf
-    need_revision(c.target, MODERN)
+    need_revision(c.target, MODERN_REVISION)
     rpc_id = c.target.next_rpc_id()
     headers = modern_headers("server/discover")
     token = c.target.creds.agent_token  # as every probe whose rule is not about its absence

@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_osfoundry._jslength import js_stringify_length
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
+from pytest_osfoundry.conformance import check, js_stringify_length
+from pytest_osfoundry.conformance.relay import RelayConformance, RunPlan, RunRecord
 
 LIMIT = 100_000
 ERROR_LIMIT = 2_000

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import Fault, RelayConformance, RunPlan
 
 
 def _cancel_while_running(conf: RelayConformance, duration: float, stop_after: float) -> str:

@@ -14,10 +14,8 @@ import threading
 import time
 from typing import Any
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import Fault, RelayConformance, RunPlan
 
 
 def _resent_same(conf: RelayConformance, fault: Fault, what: str) -> None:

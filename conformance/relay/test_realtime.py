@@ -9,9 +9,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import RelayConformance, RunPlan
 
 OPT_IN = "--osf-relay-realtime"
 

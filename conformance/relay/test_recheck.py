@@ -20,10 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import Fault, RelayConformance, RunPlan, RunRecord
 
 NO_LONGER_SHARED = "Graph session is no longer shared with this project"
 """The suite's own copy of the re-check's error (conformance/spec.md#d13)."""

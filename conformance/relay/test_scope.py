@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_osfoundry.conformance._registry import check
-from pytest_osfoundry.conformance.relay import RelayConformance
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+from pytest_osfoundry.conformance import check
+from pytest_osfoundry.conformance.relay import Fault, RelayConformance
 
 _FIELDS = ("graph_session_id", "name", "description", "slug", "version", "status")
 

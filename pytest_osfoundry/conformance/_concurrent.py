@@ -20,8 +20,8 @@ meanwhile and waits only around the part that needs it. Every other check
 shares the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`) and
 judges only its own command ids; the few that share another list hold it meanwhile
 (:mod:`~pytest_osfoundry.conformance._holds`), so they run concurrently too.
-The concurrent ones start with the list's holders, then longest first
-(:mod:`~pytest_osfoundry.conformance._weights`).
+The concurrent ones start in the order their checks declare (:func:`start_order`):
+the list's holders, then the long chains, then the rest in collection order.
 
 A batch ends one way whatever stops it (:func:`run_phases`, :class:`PreRunner`):
 Ctrl-C, or the target found gone, starts no further check, lets the running ones end
@@ -50,7 +50,6 @@ from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance._liveness import liveness_of
 from pytest_osfoundry.conformance._registry import CheckInfo, check_info
 from pytest_osfoundry.conformance._stages import Interrupted, Stage, Stages, Treatment
-from pytest_osfoundry.conformance._weights import order_key
 
 __all__ = [
     "GRACE_SECONDS",
@@ -61,6 +60,7 @@ __all__ = [
     "PreRunner",
     "run_check",
     "run_phases",
+    "start_order",
 ]
 
 RUNNER_PLUGIN = "osfoundry-conformance-concurrent"
@@ -80,6 +80,25 @@ class Outcome:
     seconds: float = 0.0
 
 
+def start_order(info: CheckInfo) -> tuple[bool, bool]:
+    """Where a concurrent batch starts a check (smallest first; a stable sort keeps the
+    collection order within each place): the checks holding the shared session list
+    (``holds_list``), then those sending a long chain of requests (``long_chain``),
+    then the rest.
+
+    The holders go first because while one holds the list every other check's sync
+    waits: the holds are best over while the others are still at their first requests,
+    and the holders of one list, started together, hold it once instead of once each.
+    The long chains go next because a check sends its requests one after another:
+    against a far-away server a long chain started last would keep the run waiting
+    after everything else had ended (the longest-first rule of scheduling many jobs
+    on a few workers). Both are the check's own declarations
+    (:class:`~pytest_osfoundry.conformance._registry.CheckInfo`), so a check brings
+    its place with it and a project's own checks are scheduled as the rule book's.
+    """
+    return (not info.holds_list, not info.long_chain)
+
+
 @dataclass
 class Phases:
     """A batch of checks filed by the phase their :class:`CheckInfo` asks for.
@@ -95,7 +114,7 @@ class Phases:
     waits_within: bool = False
     within: set[str] = field(default_factory=set)
     """The node ids of the checks that wait in their own body."""
-    _order: dict[str, tuple[bool, int]] = field(default_factory=dict)
+    _order: dict[str, tuple[bool, bool]] = field(default_factory=dict)
 
     def add(self, item: pytest.Function, info: CheckInfo) -> None:
         """File ``item`` under the phase its check asks for."""
@@ -103,13 +122,12 @@ class Phases:
         phase.append(item)
         if self.waits_within and info.waits_within and phase is not self.concurrent:
             self.within.add(item.nodeid)
-        self._order[item.nodeid] = order_key(info.check_id)
+        self._order[item.nodeid] = start_order(info)
 
     def longest_first(self) -> None:
-        """Order the concurrent checks: those holding the shared list first, then by the
-        requests they send, most first (:mod:`~pytest_osfoundry.conformance._weights`;
-        ties keep their order)."""
-        self.concurrent.sort(key=lambda item: self._order.get(item.nodeid, (True, 0)))
+        """Order the concurrent checks by :func:`start_order`: those holding the shared
+        list first, then the long chains, then the rest (each in collection order)."""
+        self.concurrent.sort(key=lambda item: self._order.get(item.nodeid, (True, True)))
 
 
 GRACE_SECONDS = 0.5
@@ -310,7 +328,7 @@ def run_check(
             outcome.error = err
             amend(err, in_flight.count - 1, concurrency)
         else:
-            outcome.error = _undeclared_wait(conf)
+            outcome.error = _undeclared(conf)
     try:
         conf.close()
     except BaseException as err:  # stored, re-raised at the item's teardown
@@ -319,17 +337,24 @@ def run_check(
     return outcome
 
 
-def _undeclared_wait(conf: Conformance) -> TypeError | None:
-    """The error of a check declared ``waits_within`` that returned without waiting at
-    its stage (it ran alongside the others where it promised not to), or ``None``."""
+def _undeclared(conf: Conformance) -> TypeError | None:
+    """The error of a check that returned without doing what it declared, or ``None``:
+    declared ``waits_within`` and never waited at its stage (it ran alongside the others
+    where it promised not to), or declared ``holds_list`` and never held the list (the
+    batch started it first for nothing: the declaration is stale)."""
     info = conf.info
-    if not info.waits_within or conf.stage.waited:
-        return None
-    call = "with c.alone():" if info.exclusive else "c.after_the_rest()"
-    return TypeError(
-        f"check {info.check_id} is declared waits_within=True but returned without "
-        f"{call}: it ran alongside the other checks; wait where its evidence needs it"
-    )
+    if info.waits_within and not conf.stage.waited:
+        call = "with c.alone():" if info.exclusive else "c.after_the_rest()"
+        return TypeError(
+            f"check {info.check_id} is declared waits_within=True but returned without "
+            f"{call}: it ran alongside the other checks; wait where its evidence needs it"
+        )
+    if info.holds_list and not conf.desktop.held:
+        return TypeError(
+            f"check {info.check_id} is declared holds_list=True but returned without "
+            "holding the list (with c.desktop.changing_list():); drop the declaration"
+        )
+    return None
 
 
 class _Finished(Protocol):

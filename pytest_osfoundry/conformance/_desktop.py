@@ -17,13 +17,14 @@ from urllib.parse import quote
 
 from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance._expect import Expect, short
-from pytest_osfoundry.conformance._expected import RELAY_PREFIX, RUNNING
 from pytest_osfoundry.conformance._holds import Scope
+from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance._roles import Roles
 from pytest_osfoundry.conformance._runs import Runs, new_execution_id
 from pytest_osfoundry.conformance._sessions import FIXED
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.conformance.expected import RELAY_PREFIX, RUNNING
 from pytest_osfoundry.http import Response
 
 __all__ = ["RELAY_ACTIONS", "Desktop"]
@@ -36,15 +37,24 @@ class Desktop:
     """The desktop's actions for one check; each fails the check when refused."""
 
     def __init__(
-        self, target: Target, wire: Wire, roles: Roles, runs: Runs, expect: Expect
+        self,
+        target: Target,
+        wire: Wire,
+        roles: Roles,
+        runs: Runs,
+        expect: Expect,
+        info: CheckInfo,
     ) -> None:
         self._target = target
+        self._info = info
         self._wire = wire
         self._roles = roles
         self._runs = runs
         self._expect = expect
         self.synced = False
         """Whether this check has shared the fixed sessions (a default :meth:`sync`)."""
+        self.held = False
+        """Whether this check has held the shared session list (:meth:`changing_list`)."""
 
     def sync(
         self, sessions: list[dict[str, Any]] | None = None, *, desktop: RelayClient | None = None
@@ -72,12 +82,23 @@ class Desktop:
         alone names :data:`~pytest_osfoundry.conformance._sessions.FIXED`: every other
         check syncs those too, so it keeps out only the holds of other lists.
 
+        Only a check declared ``@check(..., holds_list=True)`` holds the list: a
+        concurrent batch starts such checks first (see
+        :class:`~pytest_osfoundry.conformance._registry.CheckInfo`).
+
         Raises:
+            TypeError: the check is not declared ``holds_list=True``.
             ValueError: ``everything`` with ``sharing`` (a list that may unshare the
                 fixed sessions is held alone).
         """
+        if not self._info.holds_list:
+            raise TypeError(
+                f"check {self._info.check_id} calls c.desktop.changing_list() but is not "
+                "declared @check(..., holds_list=True): only such a check holds the list"
+            )
         if everything and sharing is not None:
             raise ValueError("a hold of everything is held alone: no sharing")
+        self.held = True
         scope: Scope = "list" if everything else "holds" if sharing == FIXED else "syncs"
         return self._wire.hold(scope, sharing)
 

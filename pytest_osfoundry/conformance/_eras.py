@@ -28,7 +28,10 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
-from pytest_osfoundry.conformance._expected import (
+from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
+from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance._wire_schema import answer_of
+from pytest_osfoundry.conformance.expected import (
     LEGACY_REVISIONS,
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
@@ -38,9 +41,6 @@ from pytest_osfoundry.conformance._expected import (
     MODERN_REVISION,
     PROTOCOL_VERSION_HEADER,
 )
-from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire_schema import answer_of
 
 __all__ = [
     "MODERN",

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from pytest_osfoundry._ids import parse_rfc3339
 from pytest_osfoundry.client import ToolReply, mask_token
-from pytest_osfoundry.conformance._expected import INVALID_PARAMS
+from pytest_osfoundry.conformance.expected import INVALID_PARAMS
 
 __all__ = ["CheckFailure", "Expect", "is_utc_timestamp", "short"]
 

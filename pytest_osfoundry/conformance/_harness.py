@@ -24,7 +24,7 @@ convention) and works through its parts, each with one job:
   (:mod:`~pytest_osfoundry.conformance._stages`).
 
 The texts and figures checks assert are in
-:mod:`~pytest_osfoundry.conformance._expected`; the sessions the suite shares in
+:mod:`~pytest_osfoundry.conformance.expected`; the sessions the suite shares in
 :mod:`~pytest_osfoundry.conformance._sessions`.
 """
 
@@ -62,7 +62,7 @@ class Conformance:
         self.wire = Wire(target, self.expect)
         self.roles = Roles(target, self.wire)
         self.runs = Runs(self.wire, self.roles)
-        self.desktop = Desktop(target, self.wire, self.roles, self.runs, self.expect)
+        self.desktop = Desktop(target, self.wire, self.roles, self.runs, self.expect, info)
         self.agent = Agent(
             info.check_id, self.wire, self.roles, self.runs, self.desktop, self.expect
         )

@@ -41,8 +41,8 @@ from typing import Literal
 
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Transport
-from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._kept import kept_on
+from pytest_osfoundry.conformance.expected import RELAY_PREFIX
 from pytest_osfoundry.http import Response
 
 __all__ = [

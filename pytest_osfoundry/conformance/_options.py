@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_osfoundry.conformance._expected import LEGACY_REVISIONS, MODERN_REVISION
+from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, MODERN_REVISION
 
 __all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
 

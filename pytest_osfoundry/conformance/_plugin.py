@@ -20,47 +20,33 @@ the suite's folder. Projects that use the kit for its fixtures never load it.
   controller, which prints the summary by area and writes JSON, Markdown and
   baseline files; a stale baseline entry fails the run.
 
-This module is the one registered as the plugin: it holds the run's set-up (options,
-preflight) and gathers, as its own attributes (which is where pytest looks for
-hooks and fixtures), those of :mod:`~pytest_osfoundry.conformance._collection`,
+This module holds the run's set-up (options, preflight, the header) and, as it is
+registered, registers each of the suite's other hook modules as a plugin of its own
+(:data:`HOOK_MODULES`): :mod:`~pytest_osfoundry.conformance._collection`,
 :mod:`~pytest_osfoundry.conformance._suite_fixtures`,
 :mod:`~pytest_osfoundry.conformance._makereport` and
-:mod:`~pytest_osfoundry.conformance._finish`. The run's state is kept under the keys
-of :mod:`~pytest_osfoundry.conformance._stash`.
+:mod:`~pytest_osfoundry.conformance._finish`. pytest finds each hook and fixture on
+the module that defines it; no module re-exports another's
+(``tests/test_plugin.py``). The run's state is kept under the keys of
+:mod:`~pytest_osfoundry.conformance._stash`.
 """
 
 from __future__ import annotations
+
+import importlib
 
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
 from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance._baseline import BaselineError, read_baseline
-from pytest_osfoundry.conformance._collection import (
-    CheckItem,
-    CheckModule,
-    pytest_collect_directory,
-    pytest_collect_file,
-    pytest_collection_modifyitems,
-    pytest_pycollect_makeitem,
-    pytest_pycollect_makemodule,
-)
 from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance._ending import INTERRUPTED, REFUSED, EndWatcher
 from pytest_osfoundry.conformance._extra import extra_check_paths
-from pytest_osfoundry.conformance._finish import (
-    pytest_sessionfinish,
-    pytest_terminal_summary,
-    pytest_testnodedown,
-    refuse,
-)
+from pytest_osfoundry.conformance._finish import refuse
 from pytest_osfoundry.conformance._gc import freeze_collected
 from pytest_osfoundry.conformance._layout import checks_dir
-from pytest_osfoundry.conformance._makereport import (
-    ResultsGatherer,
-    pytest_report_teststatus,
-    pytest_runtest_makereport,
-)
+from pytest_osfoundry.conformance._makereport import ResultsGatherer
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.conformance._outputs import check_output_paths
 from pytest_osfoundry.conformance._preflight import PreflightError, preflight
@@ -77,12 +63,7 @@ from pytest_osfoundry.conformance._stash import (
     is_worker,
     run_settings,
 )
-from pytest_osfoundry.conformance._suite_fixtures import (
-    attach_context,
-    new_context,
-    osf_conf,
-    osf_target,
-)
+from pytest_osfoundry.conformance._suite_fixtures import attach_context, new_context
 from pytest_osfoundry.conformance._target import (
     TargetError,
     describe_target,
@@ -92,39 +73,50 @@ from pytest_osfoundry.conformance._target import (
 
 __all__ = [
     "CHECKS_DIR",
-    "CheckItem",
-    "CheckModule",
-    "osf_conf",
-    "osf_target",
-    "pytest_collect_directory",
-    "pytest_collect_file",
+    "HOOK_MODULES",
     "pytest_collection_finish",
-    "pytest_collection_modifyitems",
     "pytest_configure",
-    "pytest_pycollect_makeitem",
-    "pytest_pycollect_makemodule",
     "pytest_report_header",
-    "pytest_report_teststatus",
-    "pytest_runtest_makereport",
-    "pytest_sessionfinish",
     "pytest_sessionstart",
-    "pytest_terminal_summary",
-    "pytest_testnodedown",
     "pytest_unconfigure",
+    "register_hook_modules",
 ]
 
 #: Where the installed suite's server checks live (a checkout's ``conformance/checks``
 #: when the kit is installed editable).
 CHECKS_DIR = checks_dir()
 
+HOOK_MODULES: dict[str, str] = {
+    "osfoundry-conformance-collection": "pytest_osfoundry.conformance._collection",
+    "osfoundry-conformance-fixtures": "pytest_osfoundry.conformance._suite_fixtures",
+    "osfoundry-conformance-makereport": "pytest_osfoundry.conformance._makereport",
+    "osfoundry-conformance-finish": "pytest_osfoundry.conformance._finish",
+}
+"""The suite's other hook modules, each registered as a plugin of its own under its
+name here: collecting the rule book, the ``osf_target`` and ``osf_conf`` fixtures,
+the reports' masking and ``osf`` data, the end of a run."""
+
+
+def register_hook_modules(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register each of :data:`HOOK_MODULES` (once).
+
+    Each is taken by its name through ``sys.modules``, as the kit's plugin takes this
+    module: a package attribute can outlive a pytester in-process run's modules and
+    would pair a stale hook module with fresh checks."""
+    for name, module in HOOK_MODULES.items():
+        if not pluginmanager.has_plugin(name):
+            pluginmanager.register(importlib.import_module(module), name)
+
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the options, point pytest at the suite if asked (markers: plugin.py).
+    """Register the suite's other hook modules (:data:`HOOK_MODULES`), read the
+    options, point pytest at the suite if asked (markers: plugin.py).
 
     A refused option (an unreadable baseline, a report path that cannot be written, a
     malformed target) ends the run here: its reports are written
     (:func:`~pytest_osfoundry.conformance._finish.refuse`), then the usage error."""
+    register_hook_modules(config.pluginmanager)
     settings = Settings.from_config(config)
     config.stash[SETTINGS] = settings
     config.stash[SECRETS] = set(settings.secrets())

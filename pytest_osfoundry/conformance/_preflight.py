@@ -45,9 +45,9 @@ from pytest_osfoundry.client import (
     mask_token,
 )
 from pytest_osfoundry.conformance._eras import served_revisions
-from pytest_osfoundry.conformance._expected import RELAY_PREFIX
 from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance.expected import RELAY_PREFIX
 
 __all__ = ["PreflightError", "Role", "preflight", "roles_of"]
 

@@ -184,7 +184,17 @@ class CheckInfo:
     whose calls must overlap each other only, latencies), never alongside others under
     ``--osf-concurrency``. A check that shares another session list than the fixed one
     is not exclusive: it holds the list meanwhile (``c.desktop.changing_list()``,
-    :mod:`~pytest_osfoundry.conformance._holds`) and runs alongside the others.
+    :mod:`~pytest_osfoundry.conformance._holds`) and runs alongside the others;
+    ``holds_list`` declares that it does (only such a check may hold the list, and
+    under ``--osf-concurrency`` one that returns without having held it fails), and
+    such checks start before the others of their batch: while one holds the list every
+    other check's sync waits, so the holds are best over while the others are at their
+    first requests, and the holders of one list, started together, hold it once.
+    ``long_chain`` says the check sends a long chain of requests one after another
+    (about six or more against the reference server): under ``--osf-concurrency`` it
+    starts before the short ones, so that against a far-away server a long chain
+    started last does not keep the run waiting after everything else has ended.
+    Neither changes what the check does or its verdict, only when a batch starts it.
     ``last`` says the check judges what the whole process received (R1's wire-schema
     checks): under ``--osf-concurrency`` it runs after every other check of its batch,
     the exclusive ones included, alongside the other ``last`` checks (it changes
@@ -211,6 +221,8 @@ class CheckInfo:
     last: bool = False
     waits_within: bool = False
     shared_evidence: bool = False
+    holds_list: bool = False
+    long_chain: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The metadata as plain JSON-ready values."""
@@ -242,6 +254,8 @@ def check(
     last: bool = False,
     waits_within: bool = False,
     shared_evidence: bool = False,
+    holds_list: bool = False,
+    long_chain: bool = False,
     rule: ExtraRule | None = None,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
@@ -254,7 +268,10 @@ def check(
     other ``last`` ones (see :class:`CheckInfo`); with either, ``waits_within`` says the
     check waits for that itself, around the part that needs it (see :class:`CheckInfo`).
     ``shared_evidence`` marks a check that
-    judges what the suite found once per process and may send no request itself (see
+    judges what the suite found once per process and may send no request itself.
+    ``holds_list`` declares a check that holds the shared session list
+    (``c.desktop.changing_list()``), ``long_chain`` one that sends a long chain of
+    requests; both only say when a concurrent batch starts the check (see
     :class:`CheckInfo`).
 
     A project's own check (``X-ACME-<slug>``, see
@@ -330,6 +347,8 @@ def check(
         last=last,
         waits_within=waits_within,
         shared_evidence=shared_evidence,
+        holds_list=holds_list,
+        long_chain=long_chain,
     )
 
     def decorate(fn: _F) -> _F:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pytest_osfoundry.conformance._expected import SYNC_MAX_SESSIONS
+from pytest_osfoundry.conformance.expected import SYNC_MAX_SESSIONS
 
 __all__ = [
     "FIXED",

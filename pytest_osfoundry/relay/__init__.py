@@ -4,9 +4,11 @@
   relay API client and engine; it records :class:`PassRecord` and :class:`RelayEvent`.
 * :class:`Outbox`, :class:`MemoryOutbox`, :class:`FileOutbox` — where completions wait
   until a 2xx (D17).
-* :func:`bounded_completion` — the all-or-nothing 100,000-character bound (D18).
+* :func:`bounded_completion` — the all-or-nothing 100,000-character bound (D18);
+  :class:`Envelope` and :func:`max_result_text` — its arithmetic (the fields around
+  the result, the longest result text that still fits).
 
-Everything but :func:`bounded_completion` is imported on first use: the server suite's
+Everything but the bound is imported on first use: the server suite's
 truncation checks need only the bound, and a server run then loads neither the relay
 nor the fake Graph engine it drives.
 """
@@ -16,13 +18,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from pytest_osfoundry.relay._bounded import bounded_completion
+from pytest_osfoundry.relay._bounded import Envelope, bounded_completion, max_result_text
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, RelayEvent
     from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 
 __all__ = [
+    "Envelope",
     "FakeRelay",
     "FileOutbox",
     "MemoryOutbox",
@@ -30,6 +33,7 @@ __all__ = [
     "PassRecord",
     "RelayEvent",
     "bounded_completion",
+    "max_result_text",
 ]
 
 _ON_FIRST_USE = {

@@ -47,6 +47,7 @@ import time
 from types import TracebackType
 
 from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
+from pytest_osfoundry.client._exchange import mask_token, secrets_in
 from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
 from pytest_osfoundry.server._loopback_http import HttpConnection, Refused
 
@@ -386,7 +387,9 @@ class LoopbackServer:
             conn.closing = True
             return
         except Exception as err:  # a handler bug: one line, no traceback, no request data
-            _log.error("loopback: request failed: %s: %s", type(err).__name__, err)
+            # (and no credential of the request, should the error's words quote one)
+            said = mask_token(str(err), secrets_in(f"?{request.query}", request.headers))
+            _log.error("loopback: request failed: %s: %s", type(err).__name__, said)
             conn.closing = True
             return
         conn.closing = conn.http.closes

@@ -53,6 +53,8 @@ def made_info(
     exclusive: bool = False,
     last: bool = False,
     waits_within: bool = False,
+    holds_list: bool = False,
+    long_chain: bool = False,
 ) -> CheckInfo:
     """A check's metadata made by hand, for the runner's own tests (its rule is the id's
     first part; no rule-book prose is looked up)."""
@@ -67,4 +69,6 @@ def made_info(
         exclusive=exclusive,
         last=last,
         waits_within=waits_within,
+        holds_list=holds_list,
+        long_chain=long_chain,
     )

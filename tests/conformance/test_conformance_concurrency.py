@@ -25,7 +25,6 @@ from pytest_osfoundry.conformance._registry import (
     all_checks,
     check_info,
 )
-from pytest_osfoundry.conformance._weights import HOLDERS
 from pytest_osfoundry.http import HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
@@ -121,9 +120,9 @@ def test_checks_that_share_other_session_lists_hold_the_list() -> None:
                 )
     changers = {cid for cid, (changes, *_) in found.items() if changes}
     assert changers >= {"R8-default-limit", "D10-sync-replaces", "D10-sync-max-100"}, changers
-    # the checks that hold the list start first (_weights.HOLDERS): exactly those
+    # the checks that hold the list are declared so (holds_list: they start first)
     holders = {cid for cid, value in _sources().items() if "changing_list(" in value}
-    assert holders == HOLDERS, "_weights.HOLDERS must name every check holding the list"
+    assert holders == {cid for cid in found if _info_of(cid).holds_list}
     unheld = {cid for cid, (_, outside, *_) in found.items() if outside}
     assert not unheld, f"syncing another list outside changing_list(): {unheld}"
     # the two checks whose evidence is timing run alone: D6-timing, and the race of R5

@@ -9,6 +9,8 @@ API's refusals: every one names what was wrong.
 from __future__ import annotations
 
 import ast
+import inspect
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -116,6 +118,19 @@ def test_the_example_uses_only_the_public_api() -> None:
                 names = [a.name for a in node.names]
             for name in (n for n in names if n != "__future__"):
                 assert not any(part.startswith("_") for part in name.split(".")), (path, name)
+
+
+def test_the_declarations_the_guide_names_are_checks_parameters() -> None:
+    """Every ``@check`` declaration docs/extra-checks.md names (``name=True``,
+    ``name="..."``, or a keyword inside ``@check(...)``) is a parameter of
+    :func:`check`, so the guide cannot teach a declaration that does not exist."""
+    guide = (EXAMPLE.parents[1] / "docs" / "extra-checks.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(\w+)=(?:True|False|\"[^\"`]*\")`", guide))
+    for call in re.findall(r"@check\(([^)]*)\)", guide):
+        named |= set(re.findall(r"(\w+)=", call))
+    assert {"exclusive", "last", "holds_list", "long_chain", "opt_in"} <= named
+    unknown = named - set(inspect.signature(check).parameters)
+    assert unknown == set(), f"docs/extra-checks.md names no such @check parameter: {unknown}"
 
 
 def test_the_public_names_are_the_private_ones() -> None:

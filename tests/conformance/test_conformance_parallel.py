@@ -84,6 +84,8 @@ def test_two_sessions_at_once_one_url(
     shared: tuple[LoopbackServer, ReferenceServer, Provisioned],
     default_ids: set[str],
 ) -> None:
+    """Two pytest sessions (each running its checks concurrently, as by default) share
+    one server; xdist workers sharing one are ``test_two_workers_one_url``'s case."""
     loop, server, made = shared
     env = {**os.environ, **_environment(loop, made)}
     procs = []
@@ -100,8 +102,6 @@ def test_two_sessions_at_once_one_url(
                         "-p",
                         "no:cacheprovider",
                         "-q",
-                        "-n",
-                        "2",
                         f"--osf-report={report}",
                     ],
                     cwd=pytester.path,

@@ -252,8 +252,8 @@ def test_rules_file_errors_name_the_rule_and_field(text: str, message: str) -> N
 
 
 def test_expected_texts_are_the_suites_own() -> None:
-    """_expected.py imports nothing of the kit: a wrong server constant is not mirrored."""
-    source = resources.files("pytest_osfoundry.conformance") / "_expected.py"
+    """expected.py imports nothing of the kit: a wrong server constant is not mirrored."""
+    source = resources.files("pytest_osfoundry.conformance") / "expected.py"
     tree = ast.parse(source.read_text(encoding="utf-8"))
     imported = [
         node.module if isinstance(node, ast.ImportFrom) else alias.name

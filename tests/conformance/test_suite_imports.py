@@ -2,7 +2,7 @@
 
 The suite (its machinery, ``pytest_osfoundry/conformance/``, and the rule book,
 ``conformance/``) asserts what ``conformance/spec.md`` says with its own copy of
-every value (:mod:`pytest_osfoundry.conformance._expected`). If it took a revision
+every value (:mod:`pytest_osfoundry.conformance.expected`). If it took a revision
 name, an error code, a path or a message from the kit, a wrong value in the kit
 would make the suite agree with a wrong server. These tests read every import of
 the suite and hold it to :data:`KIT_MODULES`: the kit modules it may use, for what.
@@ -35,13 +35,12 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry.client": "the clients, transports, errors, answer decoding, masking",
     "pytest_osfoundry.http": "the Request / Response every transport speaks",
     "pytest_osfoundry.server": "the reference server behind --osf-target=embedded",
-    "pytest_osfoundry.relay": "bounded_completion: the completion a desktop would send",
+    "pytest_osfoundry.relay": "bounded_completion and its arithmetic (D18)",
     "pytest_osfoundry._mcp_schema": "MCP's own schema.json per revision, compiled (MCP's rules)",
     "pytest_osfoundry.clock": "the real clock the relay suite's reference server runs on",
     "pytest_osfoundry.engine": "make_sessions: Faker-made sessions the relay suite shares (inputs)",
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
     "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
-    "pytest_osfoundry.relay._bounded": "the D18 envelope arithmetic a truncation check builds",
     "pytest_osfoundry._wirejson": "JSON read off the wire: orjson where it parses as json does",
 }
 
@@ -120,7 +119,7 @@ def test_the_suite_takes_no_value_from_the_kit() -> None:
         value = getattr(importlib.import_module(module), name)
         if isinstance(value, _VALUE_TYPES):
             wrong.append(f"{_where(path, line)}: {module}.{name} = {value!r}"[:200])
-    assert wrong == [], "the suite's own copy is _expected.py:\n" + "\n".join(wrong)
+    assert wrong == [], "the suite's own copy is expected.py:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize(
@@ -134,7 +133,7 @@ def test_the_suite_takes_no_value_from_the_kit() -> None:
             "import pytest_osfoundry.client._mcp_client\n",
             ("pytest_osfoundry.client._mcp_client", None),
         ),
-        ("from pytest_osfoundry.conformance._expected import QUEUED\n", None),
+        ("from pytest_osfoundry.conformance.expected import QUEUED\n", None),
         ("from . import sibling\n", None),
     ],
 )
@@ -144,6 +143,69 @@ def test_the_scan_reads_each_form_of_import(
     path = tmp_path / "m.py"
     path.write_text(source, encoding="utf-8")
     assert [(m, n) for m, n, _ in _kit_imports(path)] == ([found] if found else [])
+
+
+RULEBOOK_FILES = sorted((ROOT / "conformance").rglob("*.py"))
+
+
+def _private_imports(path: Path) -> Iterator[tuple[str, int]]:
+    """``(what, line)`` of every import in ``path`` of a private module of the kit (a
+    part of its dotted name starting with ``_``, ``pytest_osfoundry.conformance._wire``)
+    or of a private name of a kit module (``from pytest_osfoundry.conformance import
+    _wire``)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found = [(alias.name, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found = [(node.module, f"{node.module}.{alias.name}") for alias in node.names]
+            found += [(f"{node.module}.{a.name}", f"{node.module}.{a.name}") for a in node.names]
+        else:
+            continue
+        for module, what in found:
+            parts = module.split(".")
+            if parts[0] == "pytest_osfoundry" and any(p.startswith("_") for p in parts[1:]):
+                yield what, node.lineno
+
+
+def test_the_rule_book_imports_only_the_public_api() -> None:
+    """The rule book's checks are written as a project's own are (docs/extra-checks.md):
+    with :mod:`pytest_osfoundry.conformance`'s public names, its public modules
+    (``expected``, ``relay``) and the kit's public ones, never a private module -- so
+    the API the kit offers third parties is the one its own checks prove."""
+    assert len(RULEBOOK_FILES) > 20
+    wrong = [
+        f"{_where(path, line)}: {what}"
+        for path in RULEBOOK_FILES
+        for what, line in sorted(set(_private_imports(path)))
+    ]
+    assert wrong == [], (
+        "the rule book imports private modules; take the name from "
+        "pytest_osfoundry.conformance (grow its public API, docs/extra-checks.md):\n"
+        + "\n".join(wrong)
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "private"),
+    [
+        ("from pytest_osfoundry.conformance._registry import check\n", True),
+        ("from pytest_osfoundry.conformance import _registry\n", True),
+        ("import pytest_osfoundry.conformance._wire as wire\n", True),
+        ("from pytest_osfoundry._jslength import js_stringify_length\n", True),
+        ("from pytest_osfoundry.conformance.relay._driver import RunPlan\n", True),
+        ("from pytest_osfoundry.conformance import check, Conformance\n", False),
+        ("from pytest_osfoundry.conformance.expected import QUEUED\n", False),
+        ("from pytest_osfoundry.conformance.relay import RunPlan\n", False),
+        ("from pytest_osfoundry.client import McpClient\n", False),
+        ("from collections.abc import Callable\n", False),
+    ],
+)
+def test_the_rule_book_scan_tells_private_from_public(
+    tmp_path: Path, source: str, private: bool
+) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    assert bool(list(_private_imports(path))) is private
 
 
 _HEAVY_IN_A_SERVER_RUN = (

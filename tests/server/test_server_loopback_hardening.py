@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from pytest_osfoundry.http import Request, Response
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -181,3 +182,24 @@ def test_a_bug_reading_a_request_costs_that_connection_alone(
         "loopback: reading a request failed: RuntimeError: a bug"
     ]
     assert all(r.exc_info is None for r in caplog.records)
+
+
+def test_a_handler_bug_is_logged_without_the_request_s_credentials(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The door used as a library around any handler: a handler whose error quotes the
+    request's bearer token or token query parameter is logged with them masked."""
+    secret, other = "s3cret-bearer-token-0001", "s3cret-query-token-0002"
+
+    def handler(request: Request) -> Response:
+        raise RuntimeError(f"cannot serve {request.headers} ?{request.query}")
+
+    caplog.set_level(logging.DEBUG, logger="pytest_osfoundry.server")
+    with LoopbackServer(handler) as door, pytest.raises(httpx.HTTPError):
+        httpx.get(
+            f"{door.origin}/x?access_token={other}",
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("loopback: request failed: RuntimeError") for line in lines)
+    assert not any(secret in line or other in line for line in lines), lines

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from pytest_osfoundry.conformance._expected import RELAY_PREFIX
+from pytest_osfoundry.conformance.expected import RELAY_PREFIX
 from pytest_osfoundry.http import DropConnection, HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 

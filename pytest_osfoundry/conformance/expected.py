@@ -1,8 +1,11 @@
-"""The suite's own copy of every text and figure it asserts, taken from conformance/spec.md.
+"""What the suite expects: its own copy of every text and figure it asserts (conformance/spec.md).
 
-Error messages, statuses, relay paths, limits, field lists, scopes and the
-documented tool listing: whatever a check compares a server's answer with is
-written here once, and every check reads it from here.
+Public (``docs/extra-checks.md``): error messages, statuses, relay paths, limits,
+field lists, scopes, MCP's revisions, codes and header names, and the documented
+tool listing. Whatever a check compares a server's answer with is written here once,
+and every check -- the rule book's and a project's own -- reads it from here::
+
+    from pytest_osfoundry.conformance.expected import QUEUED, RUN_NOT_FOUND
 
 This module deliberately imports **nothing** from the kit's server, relay or
 client: the reference server has its own constants, and if one of them were
@@ -15,6 +18,57 @@ conformance/spec.md, never by copying the server's value.
 from __future__ import annotations
 
 from typing import Final
+
+__all__ = [
+    "CANCELLED",
+    "CANCEL_FIELDS",
+    "COMPLETED",
+    "CONTROL_FIELDS",
+    "ERROR_LIMIT",
+    "FAILED",
+    "HEADER_MISMATCH",
+    "INSUFFICIENT_SCOPE",
+    "INVALID_PARAMS",
+    "KEY_CONFLICT",
+    "KEY_MAX",
+    "KEY_MIN",
+    "LEGACY_REVISIONS",
+    "LIST_DEFAULT_LIMIT",
+    "LIST_MAX_LIMIT",
+    "MCP_METHOD_HEADER",
+    "MCP_NAME_HEADER",
+    "META_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_SERVER_INFO",
+    "META_VERSION",
+    "METHOD_NOT_FOUND",
+    "MODERN_REVISION",
+    "NO_LONGER_SHARED",
+    "PARSE_ERROR",
+    "POLL_AFTER_SECONDS",
+    "PROJECT_NOT_FOUND",
+    "PROTOCOL_VERSION_HEADER",
+    "QUEUED",
+    "READ_SCOPE",
+    "RELAY_FIELDS",
+    "RELAY_PREFIX",
+    "RESULT_LIMIT",
+    "RUNNING",
+    "RUN_DESCRIPTION",
+    "RUN_NOT_FOUND",
+    "RUN_SCOPE",
+    "SESSION_FIELDS",
+    "SESSION_ID_HEADER",
+    "SESSION_NOT_FOUND",
+    "STARTED_BY_THIS_AGENT",
+    "SYNC_MAX_SESSIONS",
+    "TERMINAL",
+    "TICKET_FIELDS",
+    "TOOLS",
+    "UNSUPPORTED_VERSION",
+    "VIEW_FIELDS",
+    "WELL_KNOWN",
+]
 
 # ---------------------------------------------------------------------- messages (D5 R3 R5 D13)
 RUN_NOT_FOUND: Final = "Graph run not found or access removed"
