@@ -23,6 +23,7 @@ class GraphRunner:
             "Accept": "application/json, text/event-stream",
         }
         self.polls = 0
+        self.lost = 0  # replies lost (and the call repeated)
         self._id = 0
 
     def _rpc(self, method: str, params: dict[str, Any]) -> Any:
@@ -48,17 +49,36 @@ class GraphRunner:
         self.headers["MCP-Protocol-Version"] = result["protocolVersion"]
 
     def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        """Call a tool; raise RuntimeError with the server's message on a tool error."""
-        result = self._rpc("tools/call", {"name": tool, "arguments": arguments})
+        """Call a tool; raise RuntimeError with the server's message on a tool error.
+
+        A lost reply (an httpx transport error) repeats the same call, the same
+        idempotency key included: the server queues one run however often it is asked.
+        """
+        for _ in range(20):
+            try:
+                result = self._rpc("tools/call", {"name": tool, "arguments": arguments})
+            except httpx.TransportError:
+                self.lost += 1
+                continue
+            break
+        else:
+            raise RuntimeError(f"{tool}: no reply in 20 tries")
         if result.get("isError"):
             raise RuntimeError(result["content"][0]["text"])
         structured: dict[str, Any] = result["structuredContent"]
         return structured
 
     def run_and_wait(
-        self, graph_session_id: str, key: str, first_wait: float = 20, every: float = 10
+        self,
+        graph_session_id: str,
+        key: str,
+        first_wait: float = 20,
+        every: float = 10,
+        *,
+        cancel: bool = False,
     ) -> dict[str, Any]:
-        """Queue a run, wait one pickup interval, then poll every ``every`` seconds."""
+        """Queue a run, wait one pickup interval, then poll every ``every`` seconds
+        (``cancel=True``: cancel the run once it is seen running)."""
         ticket = self.call(
             "run_graph_session", graph_session_id=graph_session_id, idempotency_key=key
         )
@@ -68,4 +88,6 @@ class GraphRunner:
             run = self.call("get_graph_run", command_id=ticket["command_id"])
             if run["status"] in ("completed", "failed", "cancelled"):
                 return run
+            if cancel and run["status"] == "running":
+                self.call("cancel_graph_run", command_id=ticket["command_id"])
             time.sleep(every)

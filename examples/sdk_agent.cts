@@ -24,20 +24,53 @@ async function wait(seconds: number): Promise<void> {
   if (!reply.ok) throw new Error(`advance: HTTP ${reply.status} ${await reply.text()}`);
 }
 
-async function main(): Promise<void> {
-  const transport = new StreamableHTTPClientTransport(new URL(env("MCP_URL")), {
-    requestInit: { headers: { authorization: `Bearer ${env("AGENT_TOKEN")}` } },
+// Set the world's faults on the server, as the osf marker would (admin token only).
+async function setFaults(faults: string): Promise<void> {
+  const reply = await fetch(env("FAULTS_URL"), {
+    method: "POST",
+    headers: { authorization: `Bearer ${env("ADMIN_TOKEN")}`, "content-type": "application/json" },
+    body: faults,
   });
-  const client = new Client({ name: "ts-example-agent", version: "1.0.0" });
-  await client.connect(transport);
+  if (!reply.ok) throw new Error(`faults: HTTP ${reply.status} ${await reply.text()}`);
+}
+
+async function connect(): Promise<any> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const transport = new StreamableHTTPClientTransport(new URL(env("MCP_URL")), {
+      requestInit: { headers: { authorization: `Bearer ${env("AGENT_TOKEN")}` } },
+    });
+    const client = new Client({ name: "ts-example-agent", version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      return client;
+    } catch {
+      await client.close().catch(() => undefined); // a reply lost while connecting
+    }
+  }
+  throw new Error("no connection in 20 tries");
+}
+
+async function main(): Promise<void> {
+  if (process.env.FAULTS) await setFaults(process.env.FAULTS);
+  const client = await connect();
+  let lost = 0;
   const call = async (name: string, args: Record<string, unknown>): Promise<any> => {
-    const result = await client.callTool({ name, arguments: args });
-    if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
-    return result.structuredContent;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      let result;
+      try {
+        result = await client.callTool({ name, arguments: args });
+      } catch {
+        lost += 1; // the reply was lost: ask again, the same way
+        continue;
+      }
+      if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+      return result.structuredContent;
+    }
+    throw new Error(`${name}: no reply in 20 tries`);
   };
   const ticket = await call("run_graph_session", {
     graph_session_id: env("GRAPH_SESSION_ID"),
-    idempotency_key: "ts-example-key-0001",
+    idempotency_key: process.env.KEY || "ts-example-key-0001",
   });
   await wait(20);
   let polls = 0;
@@ -45,7 +78,7 @@ async function main(): Promise<void> {
     polls += 1;
     const run = await call("get_graph_run", { command_id: ticket.command_id });
     if (["completed", "failed", "cancelled"].includes(run.status)) {
-      process.stdout.write(JSON.stringify({ run, polls }) + "\n");
+      process.stdout.write(JSON.stringify({ run, polls, lost }) + "\n");
       break;
     }
     await wait(10);

@@ -2,7 +2,8 @@
 
 The twenty lines an agent team writes: ``ClientSession`` over
 ``streamable_http_client``, queue with an idempotency key, wait one pickup interval
-(20 s), then poll every 10 s until the run is terminal. A lost reply ends the SDK's
+(20 s), then poll every 10 s until the run is terminal (``cancel=True``: cancel it once
+it is seen running). A lost reply ends the SDK's
 session, so the agent connects again and repeats the call whose reply it lost, with
 the same arguments (the same idempotency key: the server queues one run however
 often it is asked). It knows nothing of the kit; ``test_example_sdk_agent.py`` tests it.
@@ -39,7 +40,12 @@ async def tool(session: ClientSession, name: str, **args: Any) -> dict[str, Any]
 
 
 async def run_graph(
-    mcp_url: str, http: httpx2.AsyncClient, graph_session_id: str, key: str
+    mcp_url: str,
+    http: httpx2.AsyncClient,
+    graph_session_id: str,
+    key: str,
+    *,
+    cancel: bool = False,
 ) -> dict[str, Any]:
     """Queue a run of ``graph_session_id`` under ``key``, poll until it ends, return it.
 
@@ -64,6 +70,8 @@ async def run_graph(
                     run = await tool(session, "get_graph_run", command_id=ticket["command_id"])
                     if run["status"] in TERMINAL:
                         return run
+                    if cancel and run["status"] == "running":
+                        await tool(session, "cancel_graph_run", command_id=ticket["command_id"])
                     await anyio.sleep(10)
         except Exception as err:
             if not reply_lost(err):

@@ -11,7 +11,12 @@ running each queued command on a fake Graph of ``--graph-duration`` seconds, so 
 command gives a complete round trip for an agent written in any language. With
 ``--virtual-clock`` time moves only when told, over the admin path
 (:mod:`pytest_osfoundry.server._clock_admin`), and the ``--relay`` desktop runs on
-that clock in-process: the JSON line adds ``clock``, ``admin_url`` and ``admin_token``.
+that clock in-process: the JSON line adds ``clock`` and ``admin_url``. The fault flags
+set the world's faults at start, with the ``osf`` marker's meanings and checks
+(:class:`~pytest_osfoundry.server._clock_admin.ServeFaults`); with ``--virtual-clock``
+or ``--admin-token`` the admin door also sets them later (``POST /_osf/faults``), and
+the JSON line adds ``admin_token`` and ``faults_url`` (a plain ``serve``'s line is
+the suite's ``--osf-...`` options only).
 With ``--accounts N`` it also provisions N load accounts (a project, a desktop and
 ``--agents-per-account`` agents each) and writes their credentials to an accounts
 file for ``osfoundry-load --target`` (mode 0600; the JSON line names it as
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_osfoundry._cli_types import (
     bounded_seconds,
     mcp_path,
+    number,
     port,
     positive_int,
     positive_seconds,
@@ -48,9 +54,12 @@ from pytest_osfoundry._cli_types import (
 )
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
+from pytest_osfoundry.faults import FaultyHandler, FaultyTransport
+from pytest_osfoundry.http import Handler
 from pytest_osfoundry.load._accounts import Account, Target, write_target
 from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
+from pytest_osfoundry.server._clock_admin import ClockAdmin, ServeFaults
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
@@ -185,15 +194,9 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
-    if args.admin_token is not None:
-        problem = (
-            "needs --virtual-clock (it opens the clock's admin path)"
-            if not args.virtual_clock
-            else "at least 16 characters" if len(args.admin_token) < 16 else None
-        )
-        if problem:
-            print(f"osfoundry-fake serve: --admin-token: {problem}", file=sys.stderr)
-            return 2
+    if args.admin_token is not None and len(args.admin_token) < 16:
+        print("osfoundry-fake serve: --admin-token: at least 16 characters", file=sys.stderr)
+        return 2
     clock: Clock = VirtualClock() if args.virtual_clock else RealClock()
     try:
         server = ReferenceServer(
@@ -220,13 +223,14 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"osfoundry-fake serve: {err}", file=sys.stderr)
         return 2
     accounts = provision_accounts(server, args.accounts, args.agents_per_account)
-    handler: Any = Delayed(server, args.latency) if args.latency else server
-    virtual: dict[str, Any] = {}
-    if isinstance(clock, VirtualClock):
-        handler, virtual = _virtual_clock(handler, server, clock, info, args)
-        if not virtual:
-            print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
-            return 1
+    try:
+        handler, virtual = _admin_door(server, clock, info, args)
+    except (TypeError, ValueError) as err:
+        print(f"osfoundry-fake serve: fault flags: {err}", file=sys.stderr)
+        return 2
+    if handler is None:
+        print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
+        return 1
     try:
         loop = LoopbackServer(handler, host=args.host, port=args.port, workers=args.workers)
     except (OSError, ValueError) as err:
@@ -254,10 +258,12 @@ def _serve(args: argparse.Namespace) -> int:
         "stranger_desktop_token": info.stranger_desktop_token,
         "stranger_project_id": info.stranger_project_id,
     }
+    if isinstance(handler, ClockAdmin):
+        line["admin_token"] = handler.admin_token
+        line["faults_url"] = loop.origin + "/_osf/faults"
     if virtual:
         line["clock"] = "virtual"
         line["admin_url"] = loop.origin + "/_osf/clock"
-        line["admin_token"] = virtual["admin_token"]
         if "sessions" in virtual:
             line["sessions"] = virtual["sessions"]
     if accounts:
@@ -292,11 +298,40 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _admin_door(
+    server: ReferenceServer, clock: Clock, info: Any, args: Any
+) -> tuple[Handler | None, dict[str, Any]]:
+    """The handler ``serve`` serves: the server (behind ``--latency``) behind the world's
+    faults (set from the fault flags) behind the admin door (a :class:`ClockAdmin`, open
+    with ``--virtual-clock`` or ``--admin-token``); and what ``_virtual_clock`` adds on
+    the virtual clock. ``None`` when the ``--relay`` desktop's first sync failed; a bad
+    fault flag raises what ``POST /_osf/faults`` answers 400 with."""
+    door = FaultyHandler(Delayed(server, args.latency) if args.latency else server)
+    virtual: dict[str, Any] = {}
+    if isinstance(clock, VirtualClock):
+        virtual = _virtual_clock(server, clock, info, args)
+        if not virtual:
+            return None, {}
+    faults = ServeFaults(
+        clock, door, args.mcp_path, desktop=virtual.get("desktop"), relay=virtual.get("relay")
+    )
+    faults.set(_fault_flags(args))
+    if not virtual and args.admin_token is None:
+        return door, virtual  # no admin door: the JSON line stays the suite's options
+    token = args.admin_token or "osf_admin_" + secrets.token_urlsafe(24)
+    admin = ClockAdmin(
+        door, clock if isinstance(clock, VirtualClock) else None, token,
+        virtual.get("idle", _never_busy), mask=server.tokens.mask, faults=faults,
+    )
+    return admin, virtual
+
+
 def _virtual_clock(
-    handler: Any, server: ReferenceServer, clock: VirtualClock, info: Any, args: Any
-) -> tuple[Any, dict[str, Any]]:
-    """``handler`` behind the clock's admin path, with the ``--relay`` desktop on ``clock``;
-    what the JSON line adds (empty when the desktop's first sync failed).
+    server: ReferenceServer, clock: VirtualClock, info: Any, args: Any
+) -> dict[str, Any]:
+    """The ``--relay`` desktop on ``clock`` and what the admin door needs of it: ``idle``,
+    and with ``--relay`` the ``relay``, its ``desktop`` transport (where
+    ``lose_completions`` acts) and its ``sessions``; empty when its first sync failed.
 
     The desktop then runs inside the request that moves the clock: each relay pass,
     Graph completion and control poll due on the way happens before
@@ -307,18 +342,18 @@ def _virtual_clock(
     """
     from pytest_osfoundry.client._relay_client import RelayClient
     from pytest_osfoundry.client._transport import DirectTransport
-    from pytest_osfoundry.server._clock_admin import ClockAdmin
 
-    token = args.admin_token or "osf_admin_" + secrets.token_urlsafe(24)
-    extra: dict[str, Any] = {"admin_token": token}
+    extra: dict[str, Any] = {}
     relay: FakeRelay | None = None
     if args.relay:
-        client = RelayClient(DirectTransport(server), "http://127.0.0.1", info.desktop_token)
+        transport = FaultyTransport(DirectTransport(server))
+        client = RelayClient(transport, "http://127.0.0.1", info.desktop_token)
         relay, extra["sessions"] = _fake_desktop(clock, client, info.project_id, args, seed=0)
         relay.start()  # its first pass, the sync, runs now
         clock.advance(0)
         if not any(event.kind == "synced" for event in relay.events):
-            return handler, {}
+            return {}
+        extra["relay"], extra["desktop"] = relay, transport
 
     def idle() -> bool:
         counts = server.state.counts()
@@ -326,7 +361,35 @@ def _virtual_clock(
         outbox = relay.outbox if relay is not None else None
         return not busy and (outbox is None or not outbox.items())
 
-    return ClockAdmin(handler, clock, token, idle, mask=server.tokens.mask), extra
+    extra["idle"] = idle
+    return extra
+
+
+def _never_busy() -> bool:
+    return True
+
+
+def _fault_flags(args: Any) -> dict[str, Any]:
+    """The fault flags given, as ``POST /_osf/faults`` fields (checked there)."""
+    fields: dict[str, Any] = {}
+    for name in ("drop_replies", "lose_completions", "desktop_dies", "seed"):
+        value = getattr(args, "fault_seed" if name == "seed" else name)
+        if value is not None:
+            fields[name] = value
+    if args.server_errors is not None:
+        path, _, status = args.server_errors.rpartition(":")
+        fields["server_errors"] = [path, int(status) if status.isdigit() else status]
+    if args.offline is not None:
+        parts = args.offline.split(":")
+        fields["offline"] = [_number(p) for p in parts[:2]] + parts[2:]
+    return fields
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text  # the marker's check names it
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -383,8 +446,26 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON line); with --relay the desktop runs on that clock",
     )
     serve.add_argument(
-        "--admin-token", help="with --virtual-clock: fix the admin token (default: random)"
+        "--admin-token", help="fix the admin token, which opens /_osf/ (with --virtual-clock "
+        "default: random); on real time it opens the faults' admin door"
     )
+    faults = serve.add_argument_group(
+        "faults", "the osf marker's faults at start (POST /_osf/faults changes them later); "
+        "the desktop's need --virtual-clock --relay",
+    )
+    faults.add_argument("--drop-replies", type=number, metavar="FRACTION",
+                        help="lose this seeded fraction of the replies to agents' MCP calls")
+    faults.add_argument("--server-errors", metavar="PATH:STATUS",
+                        help="answer requests whose path contains PATH with STATUS (400-599)")
+    faults.add_argument("--lose-completions", type=int, metavar="N",
+                        help="the desktop's next N completion POSTs never reach the server")
+    faults.add_argument("--offline", metavar="OFFSET:DURATION[:MODE]",
+                        help="the desktop offline from OFFSET s for DURATION s (MODE: asleep "
+                        "or network)")
+    faults.add_argument("--desktop-dies", type=number, metavar="SECONDS",
+                        help="the desktop's process dies SECONDS after the start")
+    faults.add_argument("--fault-seed", type=int, metavar="N",
+                        help="the seed of the lost replies (default 0)")
     serve.add_argument(
         "--interval",
         type=positive_seconds,

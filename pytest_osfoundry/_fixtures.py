@@ -23,13 +23,19 @@ still applies on top, test by test). Fixtures:
 * ``osf_agent`` — a :class:`~pytest_osfoundry.agent.ScriptedAgent`.
 * ``osf_make_agent`` / ``osf_make_relay`` — factories for more of them.
 * ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
-  strict: other hosts raise), so your own httpx code reaches it.
+  strict: other URLs raise ``httpx.ConnectError`` naming the fixture), so your own
+  httpx code reaches it.
 * ``osf_httpx2`` — the server as an httpx2 transport
   (:class:`~pytest_osfoundry.server.Httpx2Mount`): what the official MCP Python SDK
   sends through (``streamable_http_client(url,
   http_client=osf_httpx2.async_client(...))``); sync clients too. httpx2 comes with
   the ``sdk`` extra (``mcp``); without it the fixture says so in one line.
-* ``osf_loopback`` — the same server on a real ``127.0.0.1`` port.
+* ``osf_requests`` — the server mounted into ``requests`` at ``osf_world.base_url``
+  (:class:`~pytest_osfoundry.server._requests_mount.RequestsMount`; in-process, strict:
+  other URLs raise ``requests.ConnectionError`` naming the fixture).
+* ``osf_loopback`` — the same server on a real ``127.0.0.1`` port: any client with a
+  socket (aiohttp, requests, the SDK over real HTTP); on the virtual loop time holds
+  while it holds a request (:mod:`pytest_osfoundry.aio`).
 
 Async tests: ``@pytest.mark.osf(virtual_loop=True)`` on an ``async def`` test runs it
 on a :class:`~pytest_osfoundry.aio.VirtualEventLoop` on the world's clock (the kit runs
@@ -46,8 +52,15 @@ uses no ``osf_`` fixture) fail the test at set-up with one message naming the te
 and the fix, no traceback of the kit's code.
 
 The agent-side faults (``drop_replies``, ``latency``, ``server_errors``) apply to
-your own requests through ``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` as they do to the kit's
-agent: a dropped reply reached the server, and your client gets a transport error.
+your own requests through every door (``osf_respx``, ``osf_httpx2``, ``osf_requests``,
+``osf_loopback``) as they do to the kit's agent: a dropped reply reached the server,
+and your client gets a transport error.
+
+The world's base URL (``https://osfoundry.test``) resolves nowhere: while the world
+exists, a lookup of its host (``socket.getaddrinfo``, which httpx, httpx2, requests
+and aiohttp all call) fails with ``socket.gaierror`` naming the doors
+(:data:`NO_DOOR`), so a client that reaches no door fails with a message saying which
+fixture to use, and no lookup ever leaves the machine.
 
 The plugin imports this module in every pytest run of a project that installs the
 kit, so the components (and respx, Faker, httpx, :mod:`http.server`, freezegun) are
@@ -73,6 +86,7 @@ if TYPE_CHECKING:
     from pytest_osfoundry.relay import FakeRelay
     from pytest_osfoundry.server import LoopbackServer, ReferenceServer
     from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+    from pytest_osfoundry.server._requests_mount import RequestsMount
     from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 __all__ = [
@@ -85,6 +99,7 @@ __all__ = [
     "osf_make_agent",
     "osf_make_relay",
     "osf_relay",
+    "osf_requests",
     "osf_respx",
     "osf_server",
     "osf_world",
@@ -171,10 +186,51 @@ def osf_world(osf_config: WorldConfig, request: pytest.FixtureRequest) -> OsfWor
         problem = str(err)
     else:
         node.stash[WORLD] = world
+        _resolve_nowhere(world, request)
         if config.patch_sleep or (config.virtual_loop and is_async_test(node)):
             _take_over_time(world, request)
         return world
     refuse(f"{node.nodeid}: osf configuration: {problem}")  # outside: no chained exception
+
+
+#: What a lookup of the world's host fails with: every door, by the clients it serves.
+NO_DOOR = (
+    "{host} is the osf world's base URL host (osf_world.base_url): it resolves nowhere, so "
+    "this client reached no door into the world. Wire it through one: osf_respx (httpx), "
+    "osf_httpx2 (httpx2: the MCP SDK, fastmcp, pydantic-ai, openai-agents), osf_requests "
+    "(requests), or osf_loopback.origin in place of the base URL (aiohttp, any client with "
+    "a socket); docs/fixtures.md has the line for each framework"
+)
+
+
+def _resolve_nowhere(world: OsfWorld, request: pytest.FixtureRequest) -> None:
+    """Until the test ends, a lookup of the world's host name fails naming the doors.
+
+    Only a name: a base URL on an IP address or ``localhost`` is looked up as usual.
+    """
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(world.base_url).hostname or "").lower()
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        if host in ("", "localhost"):
+            return
+    real = socket.getaddrinfo
+    message = NO_DOOR.format(host=host)
+
+    def getaddrinfo(name: Any, *args: Any, **kwargs: Any) -> Any:
+        text = name.decode("ascii", "replace") if isinstance(name, bytes) else str(name)
+        if text.lower().rstrip(".") == host:
+            raise socket.gaierror(socket.EAI_NONAME, message)
+        return real(name, *args, **kwargs)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(socket, "getaddrinfo", getaddrinfo)
+    request.addfinalizer(patch.undo)
 
 
 def is_async_test(node: pytest.Item) -> bool:
@@ -303,7 +359,7 @@ def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
     """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
     from pytest_osfoundry.server import mount
 
-    with mount(osf_world.faulty_server(), osf_world.base_url) as router:
+    with mount(osf_world.faulty_server(), osf_world.base_url, door="osf_respx") as router:
         yield router
 
 
@@ -316,7 +372,22 @@ def osf_httpx2(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Httpx2Mou
     except ImportError as err:
         missing = str(err)
     else:
-        return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url)
+        return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url, door="osf_httpx2")
+    refuse(f"{request.node.nodeid}: {missing}")  # outside the except: no chained exception
+
+
+@pytest.fixture
+def osf_requests(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Iterator[RequestsMount]:
+    """The server mounted into every ``requests`` call at ``osf_world.base_url`` (no
+    sockets; strict: other URLs raise ``requests.ConnectionError`` naming this fixture)."""
+    try:
+        from pytest_osfoundry.server._requests_mount import RequestsMount
+    except ImportError as err:
+        missing = str(err)
+    else:
+        with RequestsMount(osf_world.faulty_server(), osf_world.base_url, door="osf_requests") as m:
+            yield m
+        return
     refuse(f"{request.node.nodeid}: {missing}")  # outside the except: no chained exception
 
 

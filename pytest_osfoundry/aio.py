@@ -18,13 +18,22 @@
 Real I/O still works (a socket or a pipe that has bytes is served before any jump),
 and while a job of the loop's executor runs (``run_in_executor``,
 ``asyncio.to_thread``) time holds still: the loop waits for it in real time, as
-virtual time would otherwise run past it. But the loop cannot see a request *in
-flight* to a thread or process it did not start (anyio's own worker threads
-included): bytes sent to a server thread are in the kernel, not in the loop. While
-a request waits on a loopback server, the loop therefore jumps to its next timer (a
-read timeout fires at once, in virtual time). Point async agents at the in-process mount
-(:class:`pytest_osfoundry.server.Httpx2Mount`, the ``osf_httpx2`` fixture), which
-answers inside the loop, and use ``osf_loopback`` with synchronous agents.
+virtual time would otherwise run past it.
+
+**In-process servers hold time too.** A server running in this process on its own
+threads (the kit's :class:`~pytest_osfoundry.server.LoopbackServer`, the
+``osf_loopback`` fixture; anything that registers with :func:`serve_in_process`) can
+say whether it holds a request (``idle()``). Before every jump the loop waits in real
+time, up to ``stall_timeout``, until every registered server is idle and no byte one of
+the loop's own sockets wrote is still on its way (:func:`in_flight`), then reads what
+arrived meanwhile. So a request any async client on the loop sent to such a server
+(aiohttp, httpx's or httpx2's async client, the MCP SDK over real sockets) is
+answered, and its answer read, before virtual time moves on: a read timeout never
+fires because a worker thread was slow, and a synchronous and an asynchronous agent
+on the same seed end at the same virtual time. The loop cannot see a server in
+another process (``osfoundry-fake serve``): time jumps past a request in flight there,
+so drive such a server's clock over its admin door instead. A server that holds a
+request for longer than ``stall_timeout`` fails the loop (:class:`VirtualLoopStalled`).
 
 A **stall** is a loop whose tasks wait on nothing that anything due can complete:
 every task waits, the loop's own next timer (if any) is further off than
@@ -54,18 +63,31 @@ import asyncio
 import math
 import os
 import selectors
+import socket
+import struct
 import sys
+import weakref
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
 from types import CodeType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from freezegun import api as freezegun_api
 
 from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry.clock import VirtualClock
 
-__all__ = ["LoopFactory", "VirtualEventLoop", "VirtualLoopStalled", "loop_factory", "run"]
+__all__ = [
+    "InProcessServer",
+    "LoopFactory",
+    "VirtualEventLoop",
+    "VirtualLoopStalled",
+    "in_flight",
+    "loop_factory",
+    "run",
+    "serve_in_process",
+    "stop_serving_in_process",
+]
 
 T = TypeVar("T")
 
@@ -101,6 +123,56 @@ _TASKS_SHOWN = 5
 
 class VirtualLoopStalled(RuntimeError):
     """The loop's tasks wait on nothing that anything due can complete (see the module)."""
+
+
+class InProcessServer(Protocol):
+    """A server on threads of this process that can say whether it holds a request."""
+
+    def idle(self) -> bool:
+        """True when no request is arriving, being answered or answered and not yet in
+        the client's socket."""
+        ...
+
+
+_SERVERS: weakref.WeakSet[InProcessServer] = weakref.WeakSet()
+"""The in-process servers every virtual loop waits for before it moves time."""
+
+
+def serve_in_process(server: InProcessServer) -> None:
+    """Register ``server``: until :func:`stop_serving_in_process` (or until it is
+    collected), every virtual loop waits for it to be idle before moving time."""
+    if not callable(getattr(server, "idle", None)):
+        raise TypeError(f"an in-process server needs an idle() method, got {server!r}")
+    _SERVERS.add(server)
+
+
+def stop_serving_in_process(server: InProcessServer) -> None:
+    """Forget ``server`` (what its ``close()`` calls); a server not registered is ignored."""
+    _SERVERS.discard(server)
+
+
+#: Linux's SIOCOUTQNSD: the bytes a socket was given and has not yet sent (over loopback a
+#: byte sent is in the peer's socket when the call returns). TIOCOUTQ would count the
+#: bytes sent and not yet acknowledged, which a delayed ACK keeps up for 40 ms.
+_SIOCOUTQNSD = 0x894B
+
+
+def in_flight(sock: socket.socket | int) -> bool:
+    """Whether ``sock`` (a socket or its descriptor) holds written bytes the kernel has
+    not yet sent (Linux; False elsewhere, and for anything but a socket)."""
+    if not sys.platform.startswith("linux"):  # pragma: no cover - other kernels
+        return False
+    import fcntl
+
+    try:
+        unsent = fcntl.ioctl(sock, _SIOCOUTQNSD, b"\0\0\0\0")
+    except (OSError, ValueError, TypeError):
+        return False
+    return bool(struct.unpack("i", unsent)[0])
+
+
+#: Wall seconds between two looks at the in-process servers while one is busy.
+_SERVER_POLL = 0.0005
 
 
 def _where(code: CodeType, line: int | None) -> str:
@@ -161,6 +233,11 @@ class _JumpingSelector(selectors.DefaultSelector):
         if ready or (timeout is not None and timeout <= 0):
             self._idle_virtual = None  # the loop has work of its own
             return ready
+        if _SERVERS and not self.held:
+            ready = self._settle()
+            if ready:
+                self._idle_virtual = None
+                return ready
         if self.threads_busy or self.held:
             # A thread is working for a task (its answer is the next thing to happen),
             # or the run is over: wait in real time, never let virtual time run on.
@@ -203,6 +280,40 @@ class _JumpingSelector(selectors.DefaultSelector):
             self._idle_virtual = None
             return ready
         raise self._stalled(now, loop_due, "virtual" if clock_due is not None else "nothing")
+
+    def _settle(self) -> list[tuple[selectors.SelectorKey, int]]:
+        """Wait in real time until every in-process server is idle and none of the loop's
+        sockets has bytes on their way, then return what is ready (see the module).
+
+        Raises :class:`VirtualLoopStalled` when that takes more than ``stall_timeout``.
+        """
+        started: float | None = None
+        while True:
+            busy = [server for server in list(_SERVERS) if not server.idle()]
+            if not busy and not self._sending():
+                return super().select(0)  # an answer that arrived while we looked
+            if started is None:
+                started = _wall()
+            elif _wall() - started > self._stall:
+                raise VirtualLoopStalled(
+                    f"virtual event loop: an in-process server ({busy[0]!r}) held a request "
+                    f"for {self._stall:g} s of wall time (stall_timeout), so time could not "
+                    "move on"
+                    if busy
+                    else "virtual event loop: a socket of the loop could not send what it "
+                    f"wrote in {self._stall:g} s of wall time (stall_timeout)"
+                )
+            ready = super().select(_SERVER_POLL)
+            if ready:
+                return ready
+
+    def _sending(self) -> bool:
+        """Whether a socket of the loop is still sending: a connection being made or a
+        write buffered (a writer registered), or bytes the kernel has not delivered."""
+        for key in list(self.get_map().values()):
+            if key.events & selectors.EVENT_WRITE or in_flight(key.fd):
+                return True
+        return False
 
     def _wall_spent(self) -> float:
         """Wall seconds since the idle stretch first had nothing of the loop's own in reach

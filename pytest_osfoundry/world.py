@@ -17,8 +17,9 @@ awake with its network gone, its Graph running on), ``outbox=False`` (no outbox)
 ``server_errors`` (an HTTP status on a path). The
 agent-side ones (``drop_replies``, ``latency``, ``server_errors``) apply alike to the
 kit's agents and to any client of :meth:`OsfWorld.faulty_server` (what the
-``osf_respx``, ``osf_httpx2`` and ``osf_loopback`` fixtures serve), such as your own
-httpx agent or one on the official MCP SDK.
+``osf_respx``, ``osf_httpx2``, ``osf_requests`` and ``osf_loopback`` fixtures serve),
+such as your own httpx agent or one on the official MCP SDK. :data:`FAULT_FIELDS` are
+the faults ``osfoundry-fake serve`` takes too, checked by :func:`faults_config`.
 
 ``protocols`` restricts the MCP revisions the server serves (all three by default);
 ``protocol`` is what the agents' clients speak: ``"auto"`` (the default) settles the
@@ -60,7 +61,7 @@ from pytest_osfoundry.client._mcp_client import (
 )
 from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
 from pytest_osfoundry.client._transport import DirectTransport, Transport
-from pytest_osfoundry.clock import DEFAULT_START, VirtualClock
+from pytest_osfoundry.clock import DEFAULT_START, Clock, VirtualClock
 from pytest_osfoundry.engine._fake_engine import FakeEngine
 from pytest_osfoundry.engine._graph import Graph, LogNormal
 from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions
@@ -257,6 +258,65 @@ def _validate(cfg: WorldConfig) -> None:
         )
 
 
+#: The fields of a :class:`WorldConfig` that are faults: what ``serve``'s admin door sets
+#: (``POST /_osf/faults``) and its fault flags, with the marker's meanings.
+FAULT_FIELDS = (
+    "drop_replies", "latency", "server_errors", "lose_completions", "offline",
+    "desktop_dies", "seed",
+)
+
+
+def faults_config(fields: Mapping[str, Any]) -> WorldConfig:
+    """``fields`` (JSON: lists for tuples) as a checked :class:`WorldConfig` of faults.
+
+    The one validation path of the ``osf`` marker's checks: an unknown field, or one
+    that is not a fault, raises ``TypeError`` naming it; a bad value raises what the
+    marker raises (a ``ValueError`` or ``TypeError`` naming the field).
+    """
+    unknown = sorted(set(fields) - set(FAULT_FIELDS))
+    if unknown:
+        raise TypeError(
+            f"{unknown[0]}: not a fault (accepted: {', '.join(FAULT_FIELDS)})"
+        )
+    options = {
+        name: tuple(value) if name in ("offline", "server_errors") and isinstance(value, list)
+        else value
+        for name, value in fields.items()
+    }
+    if "seed" in options:
+        check_int(options["seed"], "seed")  # JSON may send anything; the marker takes an int
+    cfg = WorldConfig.from_kwargs(**options)
+    _validate(cfg)
+    return cfg
+
+
+def agent_faults(
+    cfg: WorldConfig,
+    clock: Clock,
+    *,
+    seed: int,
+    server_errors: bool = True,
+    drop_replies: float | None = None,
+    match: str | None = None,
+) -> list[Fault]:
+    """Fresh agent-side faults of ``cfg`` (server errors, latency, lost replies), in the
+    order every door applies them; the lost replies seeded by ``seed``.
+
+    ``drop_replies`` overrides the config's fraction; ``match`` (a path substring)
+    limits latency and lost replies to matching requests (``serve``: the MCP endpoint).
+    """
+    fraction = cfg.drop_replies if drop_replies is None else drop_replies
+    faults: list[Fault] = []
+    if server_errors and cfg.server_errors is not None:
+        path, status = cfg.server_errors
+        faults.append(ServerErrors(path, status=status))
+    if cfg.latency:
+        faults.append(Latency(match, seconds=cfg.latency, clock=clock))
+    if fraction:
+        faults.append(DropReplies(match, fraction=fraction, seed=seed))
+    return faults
+
+
 @dataclass
 class OsfWorld:
     """Clock, reference server, engine, relay and agents wired together (in-process).
@@ -357,15 +417,10 @@ class OsfWorld:
         """
         cfg = self.config
         fraction = cfg.drop_replies if drop_replies is None else drop_replies
-        faults: list[Fault] = []
-        if server_errors and cfg.server_errors is not None:
-            path, status = cfg.server_errors
-            faults.append(ServerErrors(path, status=status))
-        if cfg.latency:
-            faults.append(Latency(seconds=cfg.latency, clock=self.clock))
-        if fraction:
-            faults.append(DropReplies(fraction=fraction, seed=self._seed(seed)))
-        return faults
+        return agent_faults(
+            cfg, self.clock, seed=self._seed(seed) if fraction else 0,
+            server_errors=server_errors, drop_replies=fraction,
+        )
 
     def faulty_server(self) -> ReferenceServer | FaultyHandler:
         """The server as the user's own clients should meet it: behind the agent-side

@@ -5,6 +5,8 @@
 * :func:`mount` — reach it from any httpx client through respx.
 * :class:`Httpx2Mount` — reach it from httpx2 clients (the official MCP Python SDK's
   stack); imported on first use, so importing this package never imports httpx2.
+* :class:`RequestsMount` — reach it from every ``requests`` call; imported on first
+  use, like :class:`Httpx2Mount`.
 * :class:`Delayed` — any handler answering ``seconds`` later (a far-away server).
 * :class:`DomainError` — what :class:`ServerState` raises for a refused call (its
   message is the spec's text).
@@ -24,6 +26,7 @@ from pytest_osfoundry.server._state import DomainError, Retention, ServerState
 
 if TYPE_CHECKING:
     from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+    from pytest_osfoundry.server._requests_mount import RequestsMount
 
 __all__ = [
     "Delayed",
@@ -32,6 +35,7 @@ __all__ = [
     "LoopbackServer",
     "Provisioned",
     "ReferenceServer",
+    "RequestsMount",
     "Retention",
     "ServerState",
     "mount",
@@ -39,9 +43,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``Httpx2Mount`` on first use (it imports httpx2)."""
+    """``Httpx2Mount`` and ``RequestsMount`` on first use (they import httpx2, requests)."""
     if name == "Httpx2Mount":
         from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
 
         return Httpx2Mount
+    if name == "RequestsMount":
+        from pytest_osfoundry.server._requests_mount import RequestsMount
+
+        return RequestsMount
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

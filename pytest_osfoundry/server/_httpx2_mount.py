@@ -10,15 +10,16 @@ answers requests under ``base_url`` by calling the handler in the caller's own t
         async with streamable_http_client(world.mcp_url, http_client=http) as streams:
             ...
 
-Promises, as for the respx mount (:mod:`pytest_osfoundry.server._respx_mount`):
+Promises, as for every in-process door (:mod:`pytest_osfoundry.server._door`):
 
 * the handler sees the path as sent (still percent-encoded), the raw query, lower-case
   header names and ``x-forwarded-proto`` (the handler sees no scheme otherwise);
 * a reply the handler drops (:class:`~pytest_osfoundry.http.DropConnection`, which the
   agent-side fault ``drop_replies`` raises) reaches the client as
   ``httpx2.RemoteProtocolError``, what a real lost reply looks like;
-* strict: a request to any other origin raises ``httpx2.ConnectError`` naming the
-  mounted one, so a test never talks to the network by accident.
+* strict: a request to any other URL raises ``httpx2.ConnectError`` naming the door
+  (``door``: ``osf_httpx2`` for the fixture) and what it serves, so a test never talks
+  to the network by accident.
 
 This module imports httpx2; nothing else in the kit imports this module until it is
 used. httpx2 comes with the official MCP SDK (``mcp`` 2.x), which the kit does not
@@ -30,7 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_osfoundry.http import DropConnection, Handler, Request, Response, announce_origin
+from pytest_osfoundry.http import DropConnection, Handler
+from pytest_osfoundry.server._door import InProcessDoor
 
 #: What a user without httpx2 is told (the ``osf_httpx2`` fixture prints it alone).
 MISSING_HTTPX2 = (
@@ -50,21 +52,18 @@ __all__ = ["MISSING_HTTPX2", "Httpx2Mount"]
 
 
 class Httpx2Mount(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """An httpx2 transport serving ``handler`` at ``base_url`` (see the module's docstring)."""
+    """An httpx2 transport serving ``handler`` at ``base_url`` (see the module's docstring);
+    ``door`` is the name a refused request is told (the fixture's, ``osf_httpx2``)."""
 
-    def __init__(self, handler: Handler, base_url: str) -> None:
-        if not callable(handler):
-            raise TypeError(f"handler must be a Request -> Response callable, got {handler!r}")
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+    def __init__(self, handler: Handler, base_url: str, *, door: str = "Httpx2Mount") -> None:
+        self._door = InProcessDoor(handler, base_url, door)
         self.handler = handler
-        self.base_url = base_url.rstrip("/")
-        mounted = httpx2.URL(self.base_url)
-        self._origin = (mounted.scheme, mounted.host, mounted.port)
-        self._prefix = mounted.raw_path.split(b"?", 1)[0].rstrip(b"/")
-        announce_origin(handler, self.base_url)
-        self.requests = 0
+        self.base_url = self._door.base_url
+
+    @property
+    def requests(self) -> int:
         """How many requests the mount has answered or dropped."""
+        return self._door.requests
 
     # ------------------------------------------------------------------ clients
     def client(self, **options: Any) -> httpx2.Client:
@@ -85,40 +84,13 @@ class Httpx2Mount(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return self._answer(request, await request.aread())
 
     def _answer(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
-        url = request.url
-        raw_path, _, raw_query = url.raw_path.partition(b"?")
-        if (url.scheme, url.host, url.port) != self._origin or not _under(raw_path, self._prefix):
-            raise httpx2.ConnectError(
-                f"no route to {url.scheme}://{url.host}{_port(url.port)}"
-                f"{raw_path.decode('ascii', 'replace')}: this in-process mount serves "
-                f"{self.base_url} only (no request leaves the process)",
-                request=request,
-            )
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        headers.setdefault("x-forwarded-proto", url.scheme)
-        kit_request = Request(
-            request.method,
-            raw_path.decode("ascii", "replace") or "/",
-            headers,
-            body,
-            raw_query.decode("ascii", "replace"),
-        )
-        self.requests += 1
+        url = str(request.url)
+        if not self._door.serves(url):
+            raise httpx2.ConnectError(self._door.no_route(url), request=request)
         try:
-            reply = self.handler(kit_request)
+            reply = self._door.answer(request.method, url, request.headers.multi_items(), body)
         except DropConnection:  # a lost reply (fault injection): what httpx2 raises for one
             raise httpx2.RemoteProtocolError(
                 "Server disconnected without sending a response.", request=request
             ) from None
-        if not isinstance(reply, Response):
-            raise TypeError(f"the handler must return a Response, got {reply!r}")
         return httpx2.Response(reply.status, headers=reply.headers, content=reply.body)
-
-
-def _under(path: bytes, prefix: bytes) -> bool:
-    """Whether ``path`` is ``prefix`` itself or lies below it."""
-    return not prefix or path == prefix or path.startswith(prefix + b"/")
-
-
-def _port(port: int | None) -> str:
-    return "" if port is None else f":{port}"

@@ -26,6 +26,12 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
 * **Prompt stop.** :meth:`LoopbackServer.close` returns within a fraction of a
   second whatever is connected (a worker inside the handler finishes in its own
   time; its answer is not sent).
+* **It says when it holds nothing** (:meth:`LoopbackServer.idle`): no connection
+  waiting to be accepted, no input unread or request half gathered, no request
+  queued or in a worker, no answer unsent or not yet in the client's socket. While
+  it runs it is registered with :mod:`pytest_osfoundry.aio`, whose virtual event loop
+  holds time still until every such server of the process is idle: a request an
+  async client sent it is answered, and the answer read, before virtual time moves.
 """
 
 from __future__ import annotations
@@ -33,12 +39,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import select
 import selectors
 import socket
 import threading
 import time
 from types import TracebackType
 
+from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
 from pytest_osfoundry.client._exchange import mask_token, secrets_in
 from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
 from pytest_osfoundry.server._loopback_http import HttpConnection, Refused
@@ -132,6 +140,9 @@ class LoopbackServer:
         self._returned: list[_Connection] = []
         """Connections workers have handed back, for the selector thread to take on."""
         self._lock = threading.Lock()
+        self._io = threading.Lock()
+        """Held by the selector thread while it acts on what it found (and by :meth:`idle`,
+        so that it never sees a request between the socket and a worker)."""
         self._ready: queue.SimpleQueue[tuple[_Connection, Request] | None] = queue.SimpleQueue()
         self._closed = False
         self._stopped = False
@@ -145,6 +156,7 @@ class LoopbackServer:
             target=self._loop, name=f"osf-loopback-{self.port}", daemon=True
         )
         self._thread.start()
+        serve_in_process(self)
 
     @property
     def origin(self) -> str:
@@ -158,32 +170,62 @@ class LoopbackServer:
         with self._lock:
             return len(self._conns)
 
+    def idle(self) -> bool:
+        """Whether the server holds nothing of any client's at this moment.
+
+        Idle is: no connection waiting to be accepted; on every connection no byte
+        unread (in the socket or in a request half gathered), no request queued or in a
+        worker, and no byte of an answer unsent or still in the kernel on its way to the
+        client. A request a client has sent over loopback is therefore, from the moment
+        its bytes are in the server's socket until its answer is in the client's, never
+        idle. (The bytes a client has written but the kernel has not yet moved to the
+        server's socket are the client's to count: :func:`pytest_osfoundry.aio.in_flight`.)
+        """
+        with self._io:  # the selector thread is not between a socket and a worker
+            with self._lock:
+                if self._closed:
+                    return True
+                if self._busy or self._returned:
+                    return False
+                conns = list(self._conns.values())
+            if any(c.incoming or c.outgoing or c.http.reading for c in conns):
+                return False
+            if any(in_flight(c.sock) for c in conns):
+                return False
+            return not _readable(self._listener, *(c.sock for c in conns))
+
     # -- the selector thread ----------------------------------------------------------
     def _loop(self) -> None:
         next_sweep = time.monotonic() + 1.0
         while not self._closed:
-            for key, events in self._selector.select(timeout=0.25):
-                sock = key.fileobj
-                if sock is self._listener:
-                    self._accept()
-                elif sock is self._wake_recv:
-                    self._drain_wake()
-                else:
-                    assert isinstance(sock, socket.socket)
-                    conn = self._conns[sock]
-                    if events & _READ and not self._receive(conn):
-                        self._forget(conn)
-                    else:
-                        self._step(conn)
-            with self._lock:
-                returned, self._returned = self._returned, []
-            for conn in returned:
-                self._step(conn)
+            ready = self._selector.select(timeout=0.25)
+            with self._io:
+                self._act(ready)
             now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + 1.0
                 self._sweep(now)
         self._stop_everything()
+
+    def _act(self, ready: list[tuple[selectors.SelectorKey, int]]) -> None:
+        """Serve what the selector found ready, then the connections workers handed back."""
+        for key, events in ready:
+            sock = key.fileobj
+            if sock is self._listener:
+                self._accept()
+            elif sock is self._wake_recv:
+                self._drain_wake()
+            else:
+                assert isinstance(sock, socket.socket)
+                conn = self._conns[sock]
+                if events & _READ and not self._receive(conn):
+                    self._forget(conn)
+                else:
+                    self._step(conn)
+        with self._lock:
+            returned, self._returned = self._returned, []
+        for conn in returned:
+            self._step(conn)
 
     def _accept(self) -> None:
         while True:
@@ -361,6 +403,7 @@ class LoopbackServer:
         if self._closed:
             return
         self._closed = True
+        stop_serving_in_process(self)
         self._wake()
         self._thread.join(timeout=5)
         self._wake_recv.close()
@@ -376,6 +419,20 @@ class LoopbackServer:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _readable(*socks: socket.socket) -> bool:
+    """Whether any of ``socks`` has input (a byte, an end, a connection to accept) now."""
+    try:
+        if hasattr(select, "poll"):  # no FD_SETSIZE bound
+            poll = select.poll()
+            for sock in socks:
+                poll.register(sock, select.POLLIN)
+            return bool(poll.poll(0))
+        ready, _, _ = select.select(socks, (), (), 0)
+    except (OSError, ValueError):  # one closed meanwhile: the server is acting on it
+        return True
+    return bool(ready)
 
 
 def _close(sock: socket.socket) -> None:

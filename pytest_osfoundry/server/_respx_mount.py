@@ -1,8 +1,12 @@
 """Mount any :class:`~pytest_osfoundry.http.Handler` into httpx through respx.
 
 Every ``httpx`` client in the process (sync or async) then reaches the handler at
-``base_url`` without a socket. respx stays strict: a request to any other host
-raises, so a test never talks to the network by accident.
+``base_url`` without a socket. It is strict: a request to any other URL raises
+``httpx.ConnectError`` naming the door (``door``: ``osf_respx`` for the fixture), so a
+test never talks to the network by accident. A reply the handler drops (the
+``drop_replies`` fault) raises ``httpx.RemoteProtocolError``, what a real lost reply
+raises. What the handler sees is every in-process door's
+(:class:`~pytest_osfoundry.server._door.InProcessDoor`).
 
     >>> server = ReferenceServer()
     >>> with mount(server, "https://osf.test") as router:
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
+from pytest_osfoundry.http import DropConnection, Handler
+from pytest_osfoundry.server._door import InProcessDoor
 
 if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx or respx
     import httpx
@@ -23,26 +28,18 @@ if TYPE_CHECKING:  # imported where used: the in-process path never loads httpx 
 __all__ = ["mount", "to_httpx_response"]
 
 
-def _side_effect(handler: Handler) -> respx.types.SideEffectTypes:
+def _side_effect(door: InProcessDoor) -> respx.types.SideEffectTypes:
     def answer(request: httpx.Request) -> httpx.Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        # The handler sees no URL scheme: pass it on as a proxy would.
-        headers.setdefault("x-forwarded-proto", request.url.scheme)
-        # The path as sent, still percent-encoded (``url.path`` is decoded): the same
-        # string the loopback server and the direct transport hand to the handler.
-        raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
-        req = Request(
-            request.method,
-            raw_path or "/",
-            headers,
-            request.read(),
-            request.url.query.decode("ascii", "replace"),
-        )
-        try:
-            return to_httpx_response(handler(req))
-        except DropConnection:  # a lost reply (fault injection): what httpx raises for one
-            import httpx
+        import httpx
 
+        url = str(request.url)
+        if not door.serves(url):
+            raise httpx.ConnectError(door.no_route(url), request=request)
+        try:
+            return to_httpx_response(
+                door.answer(request.method, url, request.headers.multi_items(), request.read())
+            )
+        except DropConnection:  # a lost reply (fault injection): what httpx raises for one
             raise httpx.RemoteProtocolError(
                 "Server disconnected without sending a response.", request=request
             ) from None
@@ -62,22 +59,25 @@ def to_httpx_response(response: object) -> httpx.Response:
 
 
 def mount(
-    handler: Handler, base_url: str, router: respx.MockRouter | None = None
+    handler: Handler,
+    base_url: str,
+    router: respx.MockRouter | None = None,
+    *,
+    door: str = "pytest_osfoundry.server.mount",
 ) -> respx.MockRouter:
     """Route every request under ``base_url`` to ``handler``; returns the respx router.
 
     Use the router as a context manager (``with mount(...):``) or call its
-    ``start()``/``stop()``. Pass an existing ``router`` (e.g. the ``respx_mock``
-    fixture) to add the route to it instead.
+    ``start()``/``stop()``; every other request then raises ``httpx.ConnectError``
+    naming ``door``. Pass an existing ``router`` (e.g. the ``respx_mock`` fixture) to
+    add the route to it instead: that router's own rules say what other requests do.
     """
     import respx
 
-    if not base_url.startswith(("http://", "https://")):
-        raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-    announce_origin(handler, base_url)  # the app names it as its public URL unless told one
+    served = InProcessDoor(handler, base_url, door)
     if router is None:
-        router = respx.mock(base_url=base_url, assert_all_called=False)
-        router.route().mock(side_effect=_side_effect(handler))
+        router = respx.mock(assert_all_called=False)
+        router.route().mock(side_effect=_side_effect(served))
     else:
-        router.route(url__startswith=base_url.rstrip("/")).mock(side_effect=_side_effect(handler))
+        router.route(url__startswith=served.base_url).mock(side_effect=_side_effect(served))
     return router

@@ -1,0 +1,57 @@
+"""A user's own agent on aiohttp: queue a Graph run over MCP, poll it, cancel it.
+
+The thirty lines an aiohttp team writes: JSON-RPC over ``ClientSession.post``, queue
+with an idempotency key, wait one pickup interval (20 s), then poll every 10 s until
+the run ends; a lost reply (aiohttp's ``ClientError``) repeats the same call, the same
+key included (the server queues one run however often it is asked); ``cancel=True``
+cancels the run once it is seen running. It knows nothing of the kit:
+``test_example_stacks.py`` tests it over ``osf_loopback`` on the virtual loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import aiohttp
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+async def call(http: aiohttp.ClientSession, url: str, tool: str, **args: Any) -> dict[str, Any]:
+    """Call ``tool``, repeating it while its reply is lost; its structured result."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}
+    for _ in range(20):
+        try:
+            async with http.post(url, json=body) as reply:
+                reply.raise_for_status()
+                result: dict[str, Any] = (await reply.json())["result"]
+        except aiohttp.ClientError:  # the reply was lost: ask again, the same way
+            continue
+        if result.get("isError"):
+            raise RuntimeError(f"{tool}: {result['content'][0]['text']}")
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+    raise RuntimeError(f"{tool}: no reply in 20 tries")
+
+
+async def run_graph(
+    url: str, token: str, graph_session_id: str, key: str, *, cancel: bool = False
+) -> dict[str, Any]:
+    """Queue a run under ``key``, poll until it ends (cancelling it once running)."""
+    headers = {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-11-25",
+               "Accept": "application/json, text/event-stream"}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        ticket = await call(http, url, "run_graph_session",
+                            graph_session_id=graph_session_id, idempotency_key=key)
+        await asyncio.sleep(20)
+        for _ in itertools.count():
+            run = await call(http, url, "get_graph_run", command_id=ticket["command_id"])
+            if run["status"] in TERMINAL:
+                return run
+            if cancel and run["status"] == "running":
+                await call(http, url, "cancel_graph_run", command_id=ticket["command_id"])
+            await asyncio.sleep(10)
+    raise AssertionError("unreachable")

@@ -1,0 +1,58 @@
+"""A user's own agent on requests (sync): queue a Graph run over MCP, poll it, cancel it.
+
+The same thirty lines as :mod:`aiohttp_agent`, in the idiom of a sync team: JSON-RPC
+over ``requests.Session.post``, queue with an idempotency key, ``time.sleep(20)``,
+then poll every 10 s until the run ends; a lost reply (``requests.ConnectionError``)
+repeats the same call with the same key; ``cancel=True`` cancels the run once it is
+seen running. It knows nothing of the kit: ``test_example_stacks.py`` tests it through
+``osf_requests`` with ``patch_sleep``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import requests
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+def call(http: requests.Session, url: str, tool: str, **args: Any) -> dict[str, Any]:
+    """Call ``tool``, repeating it while its reply is lost; its structured result."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}}
+    for _ in range(20):
+        try:
+            reply = http.post(url, json=body, timeout=30)
+        except requests.ConnectionError:  # the reply was lost: ask again, the same way
+            continue
+        reply.raise_for_status()
+        result: dict[str, Any] = reply.json()["result"]
+        if result.get("isError"):
+            raise RuntimeError(f"{tool}: {result['content'][0]['text']}")
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+    raise RuntimeError(f"{tool}: no reply in 20 tries")
+
+
+def run_graph(
+    url: str, token: str, graph_session_id: str, key: str, *, cancel: bool = False
+) -> dict[str, Any]:
+    """Queue a run under ``key``, poll until it ends (cancelling it once running)."""
+    with requests.Session() as http:
+        http.headers.update({"Authorization": f"Bearer {token}",
+                             "MCP-Protocol-Version": "2025-11-25",
+                             "Accept": "application/json, text/event-stream"})
+        ticket = call(http, url, "run_graph_session",
+                      graph_session_id=graph_session_id, idempotency_key=key)
+        time.sleep(20)
+        for _ in itertools.count():
+            run = call(http, url, "get_graph_run", command_id=ticket["command_id"])
+            if run["status"] in TERMINAL:
+                return run
+            if cancel and run["status"] == "running":
+                call(http, url, "cancel_graph_run", command_id=ticket["command_id"])
+            time.sleep(10)
+    raise AssertionError("unreachable")
