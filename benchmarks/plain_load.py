@@ -30,7 +30,7 @@ from pytest_osfoundry.client import McpClient, RelayClient
 from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.http import Response
 from pytest_osfoundry.load import StatsTransport, read_target
-from pytest_osfoundry.load._users import wire
+from pytest_osfoundry.load._transport import wire
 
 _marks: dict[str, float] = {}
 

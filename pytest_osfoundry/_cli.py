@@ -13,7 +13,7 @@ command gives a complete round trip for an agent written in any language. With
 (:mod:`pytest_osfoundry.server._clock_admin`), and the ``--relay`` desktop runs on
 that clock in-process: the JSON line adds ``clock`` and ``admin_url``. The fault flags
 set the world's faults at start, with the ``osf`` marker's meanings and checks
-(:class:`~pytest_osfoundry.server._clock_admin.ServeFaults`); with ``--virtual-clock``
+(:class:`~pytest_osfoundry._serve_faults.ServeFaults`); with ``--virtual-clock``
 or ``--admin-token`` the admin door also sets them later (``POST /_osf/faults``), and
 the JSON line adds ``admin_token`` and ``faults_url`` (a plain ``serve``'s line is
 the suite's ``--osf-...`` options only).
@@ -52,6 +52,7 @@ from pytest_osfoundry._cli_types import (
     whole_at_least,
     worker_count,
 )
+from pytest_osfoundry._serve_faults import ServeFaults
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
 from pytest_osfoundry.faults import FaultyHandler, FaultyTransport
@@ -59,7 +60,7 @@ from pytest_osfoundry.http import Handler
 from pytest_osfoundry.load._accounts import Account, Target, write_target
 from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
-from pytest_osfoundry.server._clock_admin import ClockAdmin, ServeFaults
+from pytest_osfoundry.server._clock_admin import ClockAdmin
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of

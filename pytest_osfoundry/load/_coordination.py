@@ -43,6 +43,7 @@ from pytest_osfoundry.load._drain import drain
 from pytest_osfoundry.load._health import LatenessProbe
 from pytest_osfoundry.load._ledger import Ledger
 from pytest_osfoundry.load._rhythm import Rhythm
+from pytest_osfoundry.load._transport import agent_client
 
 __all__ = ["MasterSide", "WorkerSide", "sides", "verdict", "worker_side"]
 
@@ -295,8 +296,6 @@ class MasterSide:
         environment.process_exit_code = result.exit_status
 
     def _client_for(self, agent: str) -> Any:
-        from pytest_osfoundry.load._users import agent_client
-
         index, token = (int(x) for x in agent.split(".", 1))
         return agent_client(self.target.mcp_url, self.target.accounts[index].agent_tokens[token])
 

@@ -1,4 +1,8 @@
-"""A transport that tells a load's statistics about every tool call and relay action.
+"""The load's wire: one connection a user, and a transport that tells the load's
+statistics about every tool call and relay action.
+
+:func:`wire` makes a user's wire transport (the kit's public ``HttpTransport``, one
+connection kept); :func:`agent_client` a plain tool client over one (the drain's).
 
 :class:`StatsTransport` wraps **any** :class:`~pytest_osfoundry.client.Transport` and
 reports each exchange to ``fire`` (Locust's ``events.request.fire``) under the name a
@@ -27,11 +31,37 @@ from typing import Any
 
 from pytest_osfoundry._vocabulary import RELAY_COMMANDS, RELAY_SYNC
 from pytest_osfoundry._wirejson import loads
-from pytest_osfoundry.client import ReplyLost, Transport
+from pytest_osfoundry.client import HttpTransport, McpClient, ReplyLost, Transport
 from pytest_osfoundry.client._transport import split_target
 from pytest_osfoundry.http import Response
 
-__all__ = ["MCP", "RELAY", "ExchangeFailed", "StatsTransport", "name_of"]
+__all__ = [
+    "EXCHANGE_TIMEOUT",
+    "MCP",
+    "RELAY",
+    "ExchangeFailed",
+    "StatsTransport",
+    "agent_client",
+    "name_of",
+    "wire",
+]
+
+#: Seconds one exchange may take before it counts as a lost reply.
+EXCHANGE_TIMEOUT = 10.0
+
+
+def wire() -> Transport:
+    """A new wire transport for one user (its own connection): the kit's public one.
+
+    Everything above it (``StatsTransport``, the faults) wraps any ``Transport``.
+    """
+    return HttpTransport(timeout=EXCHANGE_TIMEOUT, max_bytes=16 * 1024 * 1024, keep=1)
+
+
+def agent_client(mcp_url: str, token: str) -> McpClient:
+    """A plain tool client of one agent (the drain's: no statistics, no faults)."""
+    return McpClient(wire(), mcp_url, token)
+
 
 #: The request types the statistics show (Locust's "Type" column).
 MCP = "MCP"

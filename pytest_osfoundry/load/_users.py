@@ -34,11 +34,9 @@ from locust.exception import StopUser
 from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
 from pytest_osfoundry.agent._strategies import parse_strategy
 from pytest_osfoundry.client import (
-    HttpTransport,
     McpClient,
     OsfClientError,
     RelayClient,
-    Transport,
 )
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._fake_engine import FakeEngine
@@ -48,33 +46,18 @@ from pytest_osfoundry.load._clock import UserClock
 from pytest_osfoundry.load._coordination import WorkerSide, worker_side
 from pytest_osfoundry.load._health import refuse_frozen_time
 from pytest_osfoundry.load._ledger import Ledger, RunRecord, tag
-from pytest_osfoundry.load._transport import StatsTransport
+from pytest_osfoundry.load._transport import StatsTransport, wire
 from pytest_osfoundry.relay._desktop import FakeRelay
 from pytest_osfoundry.relay._outbox import MemoryOutbox
 
-__all__ = ["AgentUser", "DesktopUser", "agent_client", "wire"]
+__all__ = ["AgentUser", "DesktopUser"]
 
-#: Seconds one exchange may take before it counts as a lost reply.
-EXCHANGE_TIMEOUT = 10.0
 #: Passes, events and executed ids a load desktop keeps of each (its memory is bounded).
 DESKTOP_HISTORY = 100
 #: Sessions each desktop shares.
 SESSIONS = 3
 #: The shortest wait of an agent asking whether its owner's sessions are listed yet.
 SESSIONS_POLL_MIN = 0.05
-
-
-def wire() -> Transport:
-    """A new wire transport for one user (its own connection): the kit's public one.
-
-    Everything above it (``StatsTransport``, the faults) wraps any ``Transport``.
-    """
-    return HttpTransport(timeout=EXCHANGE_TIMEOUT, max_bytes=16 * 1024 * 1024, keep=1)
-
-
-def agent_client(mcp_url: str, token: str) -> McpClient:
-    """A plain tool client of one agent (the drain's: no statistics, no faults)."""
-    return McpClient(wire(), mcp_url, token)
 
 
 class _LedgerEngine:
