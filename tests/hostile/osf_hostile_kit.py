@@ -321,6 +321,7 @@ class _OpenStreamHandler(BaseHTTPRequestHandler):
 class _OpenStreamHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # the suite's checks in flight at once, and more
     app: Handler
     held: int
     stopping: threading.Event

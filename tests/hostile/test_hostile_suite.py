@@ -54,9 +54,6 @@ def test_suite_passes_a_server_leaving_its_event_streams_open(
             f"--osf-stranger-desktop-token={made.stranger_desktop_token}",
             f"--osf-stranger-project-id={made.stranger_project_id}",
             "--osf-timeout=5",
-            # one check at a time: this door is a ThreadingHTTPServer whose listen
-            # backlog (5) overflows under 16 concurrent connections
-            "--osf-concurrency=1",
         )
     finally:
         door.close()
