@@ -13,7 +13,8 @@ bytes. Promises:
   rules). Every answer has an HTTP/1.1 status line: the door speaks HTTP/1.0 and
   HTTP/1.1 only, never HTTP/0.9's bare bytes.
 * **Strict on top, once** (RFC 9110, RFC 9112). Refused with 400 and the connection
-  closed: a line ending in a bare LF or CR, a line that is not one ``token: value``
+  closed: an HTTP/1.1 request without ``Host`` or any request with two (RFC 9112
+  §3.2), a line ending in a bare LF or CR, a line that is not one ``token: value``
   field (folded, nameless, a space before the colon), a NUL in a value, both
   ``Transfer-Encoding`` and ``Content-Length`` (RFC 9112 §6.1: the request
   smuggling shape), ``Transfer-Encoding`` in an HTTP/1.0 request, one whose final
@@ -297,6 +298,11 @@ class HttpConnection:
         pairs = http.headers.items()
         if len(pairs) != head.count(b"\n") - 2:  # the request line and the blank line
             raise _Malformed(400, "a line that is not one 'name: value' field (or is folded)")
+        hosts = sum(1 for name, _ in pairs if name.lower() == "host")
+        if hosts > 1:
+            raise _Malformed(400, "more than one Host field (RFC 9112 §3.2)")
+        if not hosts and http.request_version == "HTTP/1.1":
+            raise _Malformed(400, "an HTTP/1.1 request without a Host field (RFC 9112 §3.2)")
         fields: dict[str, str] = {}
         for name, value in pairs:
             if _TOKEN.fullmatch(name) is None or "\x00" in value:

@@ -207,13 +207,15 @@ def test_chunk_extensions_and_trailers_are_read_and_dropped(
         b"POST /mcp HTTP/1.1\nHost: x\nContent-Length: 40\n\n",  # bare LF
         b"POST /mcp HTTP/1.1\r\nHost: x\nContent-Length: 40\r\n\r\n",
         b"POST /mcp HTTP/1.1\r\nHost: x\rContent-Length: 40\r\n\r\n",  # bare CR
-        b"POST /mcp HTTP/1.1\r\nContent-Length : 40\r\n\r\n",  # a space before the colon
-        b"POST /mcp HTTP/1.1\r\n Content-Length: 40\r\n\r\n",  # whitespace before a field
-        b"POST /mcp HTTP/1.1\r\nX-A: 1\r\n folded\r\nContent-Length: 40\r\n\r\n",
-        b"POST /mcp HTTP/1.1\r\nNo colon\r\nContent-Length: 40\r\n\r\n",
-        b"POST /mcp HTTP/1.1\r\nFrom x\r\nContent-Length: 40\r\n\r\n",  # an mbox line
-        b"POST /mcp HTTP/1.1\r\nX(A): 1\r\nContent-Length: 40\r\n\r\n",  # a name not a token
-        b"POST /mcp HTTP/1.1\r\nX-A: a\x00b\r\nContent-Length: 40\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length : 40\r\n\r\n",  # a space before the colon
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\n"
+        b" Content-Length: 40\r\n\r\n",  # whitespace before a field
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\nContent-Length: 40\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nNo colon\r\nContent-Length: 40\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nFrom x\r\nContent-Length: 40\r\n\r\n",  # an mbox line
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\n"
+        b"X(A): 1\r\nContent-Length: 40\r\n\r\n",  # a name not a token
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\nContent-Length: 40\r\n\r\n",
     ],
 )
 def test_a_head_that_is_not_plain_fields_in_crlf_lines_is_refused(
@@ -235,7 +237,7 @@ def test_a_head_that_is_not_plain_fields_in_crlf_lines_is_refused(
         (b"GET / HTTP/1.x\r\n\r\n", 400),
         (b"GET /\r\n\r\n", 400),  # HTTP/0.9's request: no version
         (b"GARBAGE\r\n\r\n", 400),
-        (b"GET / x HTTP/1.1\r\n\r\n", 400),
+        (b"GET / x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         (b"   \r\n\r\n", 400),
     ],
 )
@@ -249,10 +251,41 @@ def test_a_version_it_does_not_speak_gets_an_http11_status_line(
 
 def test_a_head_over_64_kib_is_refused() -> None:
     with LoopbackServer(lambda _r: Response(200)) as door:
-        line, closed = _talk(door, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n")
+        line, closed = _talk(door, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
         assert line.startswith(b"HTTP/1.1 414 ") and closed
-        fields, closed = _talk(door, b"GET / HTTP/1.1\r\n" + b"X-A: aaaaaaa\r\n" * 5000 + b"\r\n")
+        fields, closed = _talk(
+            door, b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-A: aaaaaaa\r\n" * 5000 + b"\r\n"
+        )
         assert fields.startswith(b"HTTP/1.1 431 ") and closed
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /x HTTP/1.1\r\n\r\n",  # HTTP/1.1 without Host
+        b"GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",  # two Host lines
+        b"GET /x HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",  # the same twice, any case
+        b"GET /x HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n",
+    ],
+)
+def test_a_missing_or_repeated_host_is_refused(head: bytes) -> None:
+    """RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without ``Host``
+    and to any request with more than one ``Host`` line; the app never sees it."""
+    seen: list[Request] = []
+
+    def app(request: Request) -> Response:
+        seen.append(request)
+        return Response(200)
+
+    with LoopbackServer(app) as door:
+        out, closed = _talk(door, head)
+    assert _statuses(out) == [400] and closed and not seen, out[:200]
+
+
+def test_an_http10_request_may_come_without_host() -> None:
+    with LoopbackServer(lambda _r: Response(200)) as door:
+        out, _ = _talk(door, b"GET /x HTTP/1.0\r\n\r\n")
+    assert _statuses(out) == [200], out[:200]
 
 
 def test_empty_lines_before_a_request_are_ignored(srv: tuple[Srv, LoopbackServer]) -> None:
@@ -297,7 +330,10 @@ def test_a_repeated_field_reaches_the_app_as_its_values_joined() -> None:
         return Response(200)
 
     with LoopbackServer(app) as door:
-        data = b"GET /x HTTP/1.1\r\nX-A: 1 \r\nx-a:\t2\r\nX-B:  b\r\nConnection: close\r\n\r\n"
+        data = (
+            b"GET /x HTTP/1.1\r\nHost: x\r\n"
+            b"X-A: 1 \r\nx-a:\t2\r\nX-B:  b\r\nConnection: close\r\n\r\n"
+        )
         assert _statuses(_talk(door, data)[0]) == [200]
     assert seen[0].header("x-a") == "1, 2" and seen[0].header("x-b") == "b"
 
@@ -318,7 +354,7 @@ def echo() -> Iterator[LoopbackServer]:
         yield server
 
 
-BYE = b"GET /close HTTP/1.1\r\n\r\n"
+BYE = b"GET /close HTTP/1.1\r\nHost: x\r\n\r\n"
 """A last request: answered only if the connection was kept; the server then closes."""
 
 
@@ -333,7 +369,11 @@ def test_an_answer_has_the_usual_head(echo: LoopbackServer) -> None:
 
 
 def test_204_and_head_answers_have_no_body(echo: LoopbackServer) -> None:
-    out, _ = _talk(echo, b"GET /empty HTTP/1.1\r\n\r\nHEAD /x HTTP/1.1\r\nX-A: v\r\n\r\n" + BYE)
+    out, _ = _talk(
+        echo,
+        b"GET /empty HTTP/1.1\r\nHost: x\r\n"
+        b"\r\nHEAD /x HTTP/1.1\r\nHost: x\r\nX-A: v\r\n\r\n" + BYE,
+    )
     empty, _, rest = out.partition(b"\r\n\r\n")
     assert empty.startswith(b"HTTP/1.1 204 ") and b"Content-Length" not in empty
     head, _, rest = rest.partition(b"\r\n\r\n")
@@ -346,7 +386,7 @@ def test_204_and_head_answers_have_no_body(echo: LoopbackServer) -> None:
     [
         (b"GET /x HTTP/1.0\r\n\r\n", False),
         (b"GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", True),
-        (b"GET /x HTTP/1.1\r\nConnection: close\r\n\r\n", False),
+        (b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", False),
         (BYE, False),  # the app's own Connection: close
     ],
 )
@@ -356,15 +396,17 @@ def test_who_ends_the_connection(echo: LoopbackServer, request_bytes: bytes, kep
 
 
 def test_pipelined_requests_are_answered_in_order(echo: LoopbackServer) -> None:
-    data = b"".join(b"GET /x HTTP/1.1\r\nX-A: %d\r\n\r\n" % i for i in range(5))
-    out, closed = _talk(echo, data + b"GET /close HTTP/1.1\r\n\r\n")
+    data = b"".join(b"GET /x HTTP/1.1\r\nHost: x\r\nX-A: %d\r\n\r\n" % i for i in range(5))
+    out, closed = _talk(echo, data + b"GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
     assert _statuses(out) == [200] * 6 and closed
     assert re.findall(rb"\r\n\r\n(\d)", out) == [b"0", b"1", b"2", b"3", b"4"]
 
 
 def test_expect_continue_is_answered_before_the_body(echo: LoopbackServer) -> None:
     with socket.create_connection((echo.host, echo.port), timeout=5) as sock:
-        sock.sendall(b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        sock.sendall(
+            b"POST /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"
+        )
         assert sock.recv(65536) == b"HTTP/1.1 100 Continue\r\n\r\n"
         sock.sendall(b"{}")
         assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
@@ -373,6 +415,6 @@ def test_expect_continue_is_answered_before_the_body(echo: LoopbackServer) -> No
 def test_expect_continue_with_the_body_already_sent_gets_the_answer_alone(
     echo: LoopbackServer,
 ) -> None:
-    data = b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"
-    out, _ = _talk(echo, data + b"GET /close HTTP/1.1\r\n\r\n")
+    data = b"POST /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}"
+    out, _ = _talk(echo, data + b"GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
     assert _statuses(out) == [200, 200]

@@ -73,7 +73,7 @@ def test_a_request_arriving_too_slowly_is_dropped(loop: LoopbackServer) -> None:
         assert sock.recv(65536) == b""  # dropped without an answer
     assert time.monotonic() - start < 1.0 + 4.0  # the deadline is 1 s
     with socket.create_connection((loop.host, loop.port), timeout=10) as sock:
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nHo")  # headers never finish
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nHo")  # headers never finish
         assert sock.recv(65536) == b""
 
 

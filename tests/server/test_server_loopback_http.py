@@ -18,10 +18,10 @@ from pytest_osfoundry.server._loopback_http import MAX_BODY, HttpConnection, Ref
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 REQUESTS = [
     b"POST /mcp?x=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n" + PING,
-    b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
     b"3;e=1\r\n" + PING[:3] + b"\r\n25\r\n" + PING[3:] + b"\r\n0\r\nX-T: 1\r\n\r\n",
     b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nX-A: 1\r\nx-a: 2\r\n\r\n",
-    b"\r\nDELETE /mcp HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
+    b"\r\nDELETE /mcp HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
 ]
 
 
@@ -61,7 +61,9 @@ def test_the_same_requests_however_the_bytes_are_cut(cuts: list[int]) -> None:
 
 def test_continue_is_offered_only_while_a_body_is_due() -> None:
     conn = HttpConnection()
-    buf = bytearray(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+    buf = bytearray(
+        b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"
+    )
     assert conn.read(buf) is None and conn.reading
     assert conn.interim() == b"HTTP/1.1 100 Continue\r\n\r\n" and conn.interim() == b""
     buf += b"{}"
@@ -70,7 +72,9 @@ def test_continue_is_offered_only_while_a_body_is_due() -> None:
 
 def test_a_chunked_body_over_the_bound_is_refused_before_it_arrives() -> None:
     conn = HttpConnection()
-    buf = bytearray(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n" % (MAX_BODY + 1))
+    buf = bytearray(
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n" % (MAX_BODY + 1)
+    )
     with pytest.raises(Refused) as refused:
         conn.read(buf)
     assert refused.value.answer.startswith(b"HTTP/1.1 413 ")
@@ -80,8 +84,8 @@ def test_a_chunked_body_over_the_bound_is_refused_before_it_arrives() -> None:
 def test_a_refusal_explains_itself_and_answers_head_without_a_body() -> None:
     conn = HttpConnection()
     with pytest.raises(Refused) as refused:
-        conn.read(bytearray(b"POST / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n"))
+        conn.read(bytearray(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1, 2\r\n\r\n"))
     assert b"differing Content-Length values" in refused.value.answer
     with pytest.raises(Refused) as head:
-        HttpConnection().read(bytearray(b"HEAD / HTTP/1.1\r\nContent-Length: x\r\n\r\n"))
+        HttpConnection().read(bytearray(b"HEAD / HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n"))
     assert head.value.answer.endswith(b"\r\n\r\n")  # no body after the head

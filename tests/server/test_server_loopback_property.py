@@ -147,7 +147,8 @@ def test_memory_and_connections_stay_bounded(door: LoopbackServer) -> None:
     tracemalloc.start()
     for index in range(300):
         _exchange(
-            b"POST /mcp HTTP/1.1\r\nContent-Length: 9999\r\n\r\n" + bytes([index % 256]) * 500
+            b"POST /mcp HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 9999\r\n\r\n" + bytes([index % 256]) * 500
         )
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
