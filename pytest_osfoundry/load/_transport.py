@@ -12,8 +12,10 @@ server team reads: ``MCP run_graph_session`` (a tool call, by the tool's name),
 
 An exchange counts as a failure when no reply came back
 (:class:`~pytest_osfoundry.client.ReplyLost`, re-raised to the caller), when the
-status is 4xx or 5xx, or when a JSON-RPC reply carries an ``error`` object or an
-``isError`` tool result. Put it **outermost**, above any fault-injecting transport:
+status is 4xx or 5xx, or when the JSON-RPC answer to the request -- read from a JSON
+body or an event stream by the kit's one reply reader,
+:func:`~pytest_osfoundry.client.read_answer` -- is an ``error`` or an ``isError`` tool
+result, or is missing. Put it **outermost**, above any fault-injecting transport:
 a reply dropped after the server answered (:class:`~pytest_osfoundry.faults.DropReplies`)
 then reaches it as the ``ReplyLost`` the client sees, and counts as the failure it
 is to the client, never as a success.
@@ -31,7 +33,14 @@ from typing import Any
 
 from pytest_osfoundry._vocabulary import RELAY_COMMANDS, RELAY_SYNC
 from pytest_osfoundry._wirejson import loads
-from pytest_osfoundry.client import HttpTransport, McpClient, ReplyLost, Transport
+from pytest_osfoundry.client import (
+    HttpTransport,
+    McpClient,
+    ProtocolViolation,
+    ReplyLost,
+    Transport,
+    read_answer,
+)
 from pytest_osfoundry.client._transport import split_target
 from pytest_osfoundry.http import Response
 
@@ -69,8 +78,6 @@ RELAY = "relay"
 
 Fire = Callable[..., None]
 
-_ERROR_MARKS = (b'"isError":true', b'"isError": true', b'"error":{', b'"error": {')
-
 
 class ExchangeFailed(Exception):
     """A reply that is a failure to the statistics (an HTTP error, a JSON-RPC error)."""
@@ -78,26 +85,49 @@ class ExchangeFailed(Exception):
 
 def name_of(method: str, url: str, body: bytes) -> tuple[str, str]:
     """``(request type, name)`` of one request, as the statistics list it."""
+    kind, name, _ = _classify(method, url, body)
+    return kind, name
+
+
+def _classify(method: str, url: str, body: bytes) -> tuple[str, str, int | str | None]:
+    """:func:`name_of`, and the JSON-RPC id of an MCP request (``None``: none to judge)."""
     path, _ = split_target(url)
     if path.endswith(RELAY_SYNC):
-        return RELAY, "sync"
+        return RELAY, "sync", None
     at = path.find(RELAY_COMMANDS)
     if at >= 0:
-        return RELAY, path.rsplit("/", 1)[-1]
+        return RELAY, path.rsplit("/", 1)[-1], None
     if method.upper() != "POST":
-        return MCP, method.upper()
+        return MCP, method.upper(), None
     try:
         message = loads(body, json.loads)
     except ValueError:
-        return MCP, "unparsable"
+        return MCP, "unparsable", None
     if not isinstance(message, dict):
-        return MCP, "batch"
+        return MCP, "batch", None
     rpc = message.get("method")
+    rid = message.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        rid = None  # a notification: no answer to judge
     if rpc == "tools/call":
         params = message.get("params")
         tool = params.get("name") if isinstance(params, dict) else None
-        return MCP, str(tool)
-    return MCP, str(rpc)
+        return MCP, str(tool), rid
+    return MCP, str(rpc), rid
+
+
+def _answer_failure(response: Response, request_id: int | str) -> str | None:
+    """Why the JSON-RPC answer to ``request_id`` is a failure, or ``None``."""
+    try:
+        message = read_answer(response, request_id).message
+    except ProtocolViolation as err:
+        return f"no JSON-RPC answer: {err}"
+    if "error" in message:
+        return "JSON-RPC error"
+    result = message.get("result")
+    if isinstance(result, dict) and result.get("isError") is True:
+        return "isError tool result"
+    return None
 
 
 class StatsTransport:
@@ -115,7 +145,7 @@ class StatsTransport:
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send through ``inner``; report the exchange, a lost reply as a failure."""
-        kind, name = name_of(method, url, body)
+        kind, name, request_id = _classify(method, url, body)
         started = time.perf_counter()
         try:
             response = self.inner.request(method, url, headers, body)
@@ -125,8 +155,9 @@ class StatsTransport:
         failure: Exception | None = None
         if response.status >= 400:
             failure = ExchangeFailed(f"HTTP {response.status}")
-        elif kind == MCP and any(mark in response.body for mark in _ERROR_MARKS):
-            failure = ExchangeFailed("JSON-RPC error or isError result")
+        elif request_id is not None:
+            why = _answer_failure(response, request_id)
+            failure = ExchangeFailed(why) if why else None
         self._fire(kind, name, started, len(response.body), failure)
         return response
 

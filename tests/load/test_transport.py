@@ -9,6 +9,7 @@ import pytest
 from pytest_osfoundry.client import DirectTransport, McpClient, RelayClient, ReplyLost
 from pytest_osfoundry.client._errors import ToolError
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
+from pytest_osfoundry.http import Response
 from pytest_osfoundry.load import StatsTransport
 from pytest_osfoundry.load._transport import name_of
 from pytest_osfoundry.server import ReferenceServer
@@ -95,3 +96,60 @@ def test_bad_arguments_are_refused() -> None:
         StatsTransport(object(), Fired())
     with pytest.raises(TypeError, match="fire must be callable"):
         StatsTransport(DirectTransport(ReferenceServer()), None)
+
+
+class _Replying:
+    """A transport answering every request with one fixed reply."""
+
+    def __init__(self, ctype: str, body: bytes) -> None:
+        self.reply = Response(200, {"content-type": ctype}, body)
+
+    def request(self, method: str, url: str, headers: Any, body: bytes) -> Response:
+        return self.reply
+
+
+CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_graph_run"}}'
+_ERROR = b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}'
+_FAILED_TOOL = b'{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}'
+# A success whose structured content holds an object named "error" (a run's own data).
+_SUCCESS = (
+    b'{"jsonrpc":"2.0","id":7,"result":{"content":[],'
+    b'"structuredContent":{"status":"failed","error":{"note":"the Graph\'s"}},"isError":false}}'
+)
+
+
+def _stream(*messages: bytes) -> bytes:
+    """An event stream as MCP servers write it: a priming event, then each message's
+    data over two lines (split at its first comma)."""
+    out = b"id: 0\ndata:\n\n"
+    for message in messages:
+        head, _, tail = message.partition(b",")
+        out += b"event: message\ndata: " + head + b",\ndata: " + tail + b"\n\n"
+    return out
+
+
+@pytest.mark.parametrize(
+    ("ctype", "body", "failure"),
+    [
+        ("application/json", _ERROR, "JSON-RPC error"),
+        ("application/json", _FAILED_TOOL, "isError tool result"),
+        ("application/json", _SUCCESS, None),
+        ("text/event-stream", _stream(_ERROR), "JSON-RPC error"),
+        ("text/event-stream", _stream(_FAILED_TOOL), "isError tool result"),
+        ("text/event-stream", _stream(_SUCCESS), None),
+        # an answer to another request only: this one got none
+        ("text/event-stream", _stream(_SUCCESS.replace(b'"id":7', b'"id":8')), "no JSON-RPC"),
+    ],
+)
+def test_an_answer_is_judged_by_the_kit_s_reply_reader(
+    ctype: str, body: bytes, failure: str | None
+) -> None:
+    """The JSON-RPC answer to the request, from a JSON body or an event stream in any
+    form the SSE format allows, is what is judged: not a byte pattern in the body."""
+    fired = Fired()
+    StatsTransport(_Replying(ctype, body), fired).request("POST", URL, {}, CALL)
+    said = fired[-1]["exception"]
+    if failure is None:
+        assert said is None, said
+    else:
+        assert said is not None and str(said).startswith(failure), said
