@@ -298,17 +298,19 @@ class HttpConnection:
         pairs = http.headers.items()
         if len(pairs) != head.count(b"\n") - 2:  # the request line and the blank line
             raise _Malformed(400, "a line that is not one 'name: value' field (or is folded)")
-        hosts = sum(1 for name, _ in pairs if name.lower() == "host")
-        if hosts > 1:
-            raise _Malformed(400, "more than one Host field (RFC 9112 §3.2)")
-        if not hosts and http.request_version == "HTTP/1.1":
-            raise _Malformed(400, "an HTTP/1.1 request without a Host field (RFC 9112 §3.2)")
         fields: dict[str, str] = {}
         for name, value in pairs:
             if _TOKEN.fullmatch(name) is None or "\x00" in value:
                 raise _Malformed(400, "a field name that is not a token, or a NUL in a value")
             key, value = name.lower(), value.strip(" \t")
-            fields[key] = f"{fields[key]}, {value}" if key in fields else value
+            if key in fields:
+                if key == "host":
+                    raise _Malformed(400, "more than one Host field (RFC 9112 §3.2)")
+                fields[key] = f"{fields[key]}, {value}"
+            else:
+                fields[key] = value
+        if "host" not in fields and http.request_version == "HTTP/1.1":
+            raise _Malformed(400, "an HTTP/1.1 request without a Host field (RFC 9112 §3.2)")
         body = _Body(self._framing(fields))
         if http.expects_continue and body.length != 0:
             self._interim = _CONTINUE
