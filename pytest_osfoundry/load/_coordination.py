@@ -37,10 +37,10 @@ from locust.env import Environment
 from locust.rpc import Message
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
+from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.load._accounting import Accounting, account
 from pytest_osfoundry.load._accounts import Handout, Target
 from pytest_osfoundry.load._drain import drain
-from pytest_osfoundry.load._health import LatenessProbe
 from pytest_osfoundry.load._ledger import Ledger
 from pytest_osfoundry.load._rhythm import Rhythm
 from pytest_osfoundry.load._transport import agent_client

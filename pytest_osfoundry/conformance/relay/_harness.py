@@ -13,7 +13,6 @@ end). A check judges only ``requests()`` (the server's record) and ``runs`` /
 
 from __future__ import annotations
 
-import collections
 import itertools
 import os
 import shutil
@@ -24,6 +23,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._stages import Interrupted
@@ -48,12 +48,24 @@ from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 __all__ = [
     "FLOOD_REQUESTS",
     "READY_SECONDS",
+    "STALL_LATE",
+    "STALL_TICK",
     "RelayConformance",
     "RelaySuite",
-    "StallWatch",
     "Timing",
     "flood_rate",
 ]
+
+STALL_TICK = 0.01
+STALL_LATE = 0.05
+"""The suite's own process asks to wake every :data:`STALL_TICK` seconds; a wake-up more
+than :data:`STALL_LATE` late is a stall (a GIL hand-off or a busy core is less).
+
+A cadence check's upper bound ("no gap over N intervals") is judged on each gap less
+the stalls within it (:meth:`RelayConformance.longest_gap`): on a machine too busy to
+run the suite on time, the relay it drives is kept waiting too, and the suite stamps
+each request only when it gets to run. A relay late while the suite runs on time is
+not excused. The lower bounds and the medians are judged on the gaps as measured."""
 
 READY_SECONDS = 15.0
 """A relay that has not synced this long after its start fails (the contract's 15 s)."""
@@ -92,61 +104,6 @@ class Timing:
         return 3.0 if self.control_poll is None else self.control_poll
 
 
-class StallWatch:
-    """When the suite's own process was kept from running: a thread that asks to wake
-    every :attr:`TICK` seconds and records each wake-up later than :attr:`LATE` as a
-    stall (from when it was due to when it came).
-
-    A cadence check's upper bound ("no gap over N intervals") is judged on each gap
-    less the stalls within it (:meth:`RelayConformance.longest_gap`): on a machine
-    too busy to run the suite on time, the relay it drives is kept waiting too, and
-    the suite stamps each request only when it gets to run. A relay that is late
-    while the suite runs on time is not excused. The lower bounds and the medians are
-    judged on the gaps as measured.
-    """
-
-    TICK = 0.01
-    LATE = 0.05
-    KEPT = 10_000
-    """Stalls remembered, the latest (a run's worth on the busiest machine)."""
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._stalls: collections.deque[tuple[float, float]] = collections.deque(
-            maxlen=self.KEPT
-        )
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        """Start watching (a daemon thread)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="osf-stall-watch", daemon=True)
-            self._thread.start()
-
-    def _watch(self) -> None:
-        while True:
-            due = self._clock() + self.TICK
-            if self._stop.wait(self.TICK):
-                return
-            self.woke(due, self._clock())
-
-    def woke(self, due: float, now: float) -> None:
-        """A wake-up due at ``due`` came at ``now``: a stall if later than :attr:`LATE`."""
-        if now - due > self.LATE:
-            self._stalls.append((due, now))
-
-    def within(self, start: float, end: float) -> float:
-        """Seconds the process was stalled between ``start`` and ``end``."""
-        return sum(max(0.0, min(b, end) - max(a, start)) for a, b in list(self._stalls))
-
-    def stop(self) -> None:
-        """Stop watching."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1)
-
-
 class RelaySuite:
     """The run's instrumented server and driver API (see the module)."""
 
@@ -159,8 +116,11 @@ class RelaySuite:
         self.driver_door = LoopbackServer(self.driver, workers=64, request_deadline=60.0)
         self.interrupted = threading.Event()
         """Set by :meth:`interrupt`: every check's wait ends at once."""
-        self.stalls = StallWatch()
-        self.stalls.start()
+        self.stalls = LatenessProbe(STALL_TICK, late=STALL_LATE, now=time.time)
+        """When the suite's own process was kept from running
+        (:meth:`RelayConformance.longest_gap`); in ``time.time``, the epoch the server
+        stamps requests in."""
+        threading.Thread(target=self.stalls.run, name="osf-stall-watch", daemon=True).start()
         self._live: set[RelayConformance] = set()
         self._lock = threading.Lock()
 
@@ -543,7 +503,7 @@ class RelayConformance:
 
     def longest_gap(self, times: Sequence[float]) -> tuple[float, str]:
         """The longest gap between consecutive times, less the time the suite's own
-        process was stalled within it (:class:`StallWatch`), for a check's upper
+        process was stalled within it (:data:`STALL_LATE`), for a check's upper
         bound; and the words for a message ("longest 0.733 s", and the stall if any)."""
         longest, gap, stalled = max(
             (b - a - self.suite.stalls.within(a, b), b - a, self.suite.stalls.within(a, b))
