@@ -12,7 +12,10 @@ its library's request and response types; everything else is this one
   door (the fixture a test uses), the URL and what the door serves. Nothing leaves the
   process.
 * **The request the app sees.** The path as sent (still percent-encoded), the raw
-  query, lower-case header names, and ``x-forwarded-proto`` set to the URL's scheme
+  query, lower-case header names, a field sent several times as its values joined by
+  ``", "`` in order (RFC 9110 §5.3, as the loopback server hands it: two ``Origin``
+  fields are then no valid origin, not the last one), and ``x-forwarded-proto`` set
+  to the URL's scheme
   (the app sees no scheme otherwise), as the loopback server and a proxy would.
 * **The answer.** The handler must return a :class:`~pytest_osfoundry.http.Response`
   (anything else is a ``TypeError`` naming it); a
@@ -81,7 +84,10 @@ class InProcessDoor:
         reply, and ``TypeError`` when it returns something other than a ``Response``.
         """
         split = urlsplit(url)
-        lowered = {name.lower(): value for name, value in headers}
+        lowered: dict[str, str] = {}
+        for name, value in headers:  # a repeated field: its values joined, in order
+            key = name.lower()
+            lowered[key] = f"{lowered[key]}, {value}" if key in lowered else value
         lowered.setdefault("x-forwarded-proto", split.scheme)
         request = Request(method.upper(), split.path or "/", lowered, body, split.query)
         self.requests += 1

@@ -370,3 +370,21 @@ def test_concurrent_run_graph_session_loses_and_duplicates_nothing(
         assert json.dumps(c["arguments"], sort_keys=True) == json.dumps(
             run.arguments, sort_keys=True
         )
+
+
+@pytest.mark.parametrize(
+    "origins", [("http://evil.example", "http://localhost"), ("http://localhost", "null")]
+)
+def test_two_origin_fields_are_refused_through_every_door(
+    door: Door, origins: tuple[str, str]
+) -> None:
+    """A repeated field reaches the app as its values joined (RFC 9110 §5.3) through the
+    in-process doors too, as through the loopback server: two ``Origin`` fields are no
+    valid origin, whichever comes last (issue 39 item 3)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = [*ACCEPT.items(), ("authorization", f"Bearer {door.info.agent_token}")]
+    headers += [("origin", origin) for origin in origins]
+    reply = door.client.post(f"{door.base}/mcp", json=body, headers=headers)
+    assert reply.status_code == 403, reply.text
+    one = [*headers[:-2], ("origin", "http://localhost")]
+    assert door.client.post(f"{door.base}/mcp", json=body, headers=one).status_code == 200
