@@ -44,6 +44,7 @@ __all__ = [
     "content_type",
     "header_value",
     "id_matches",
+    "id_of_request",
     "read_answer",
     "request_id_of",
 ]
@@ -99,6 +100,12 @@ def request_id_of(body: bytes) -> RequestId | None:
         message = json.loads(body)
     except ValueError:
         return None
+    return id_of_request(message)
+
+
+def id_of_request(message: object) -> RequestId | None:
+    """The JSON-RPC id of a decoded request message, or ``None`` (a notification, or
+    not a request object)."""
     if not isinstance(message, dict) or "method" not in message:
         return None
     rid = message.get("id")

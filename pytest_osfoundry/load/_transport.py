@@ -41,6 +41,7 @@ from pytest_osfoundry.client import (
     Transport,
     read_answer,
 )
+from pytest_osfoundry.client._jsonrpc import id_of_request
 from pytest_osfoundry.client._transport import split_target
 from pytest_osfoundry.http import Response
 
@@ -106,9 +107,7 @@ def _classify(method: str, url: str, body: bytes) -> tuple[str, str, int | str |
     if not isinstance(message, dict):
         return MCP, "batch", None
     rpc = message.get("method")
-    rid = message.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
-        rid = None  # a notification: no answer to judge
+    rid = id_of_request(message)  # None: a notification, no answer to judge
     if rpc == "tools/call":
         params = message.get("params")
         tool = params.get("name") if isinstance(params, dict) else None

@@ -38,6 +38,8 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry.relay": "bounded_completion and its arithmetic (D18)",
     "pytest_osfoundry._mcp_schema": "MCP's own schema.json per revision, compiled (MCP's rules)",
     "pytest_osfoundry.clock": "the real clock the relay suite's reference server runs on",
+    "pytest_osfoundry._lateness": "LatenessProbe: when the relay suite itself was kept from "
+    "running (the cadence checks' upper bounds)",
     "pytest_osfoundry.engine": "make_sessions: Faker-made sessions the relay suite shares (inputs)",
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
     "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
