@@ -1,4 +1,8 @@
-"""The JSON-RPC envelope of MCP's Streamable HTTP: the one reader of a reply.
+"""The JSON-RPC envelope of MCP's Streamable HTTP: the one writer of a request and the
+one reader of a reply.
+
+Every JSON-RPC message the kit sends is written by :func:`request_body` (through
+:mod:`pytest_osfoundry._wirejson`) and asks for its answer with :data:`ACCEPT`.
 
 A request is answered with ``application/json`` or with a ``text/event-stream``
 (decoded by :mod:`pytest_osfoundry._sse`, as the SSE format says). Every part of the
@@ -32,11 +36,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from pytest_osfoundry._sse import Event, EventStreamDecoder
+from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, JsonRpcError, ProtocolViolation
 from pytest_osfoundry.http import Response
 
 __all__ = [
+    "ACCEPT",
     "Answer",
     "AnswerReader",
     "AnswerWatch",
@@ -46,11 +52,16 @@ __all__ = [
     "id_matches",
     "id_of_request",
     "read_answer",
+    "request_body",
     "request_id_of",
 ]
 
 RequestId = int | str
 """A JSON-RPC request id as the kit sends them (never null, never a bool)."""
+
+ACCEPT = "application/json, text/event-stream"
+"""The ``Accept`` value of every MCP request the kit sends: an answer may come as JSON or
+as an event stream, and Streamable HTTP asks the client to accept both."""
 
 _loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
 
@@ -92,6 +103,22 @@ def content_type(headers: Mapping[str, str]) -> str:
         return value
     value = header_value(headers, "content-type") or ""
     return value.partition(";")[0].strip().lower()
+
+
+def request_body(
+    method: str, params: Mapping[str, Any] | None = None, request_id: RequestId | None = None
+) -> bytes:
+    """One JSON-RPC 2.0 message as the kit sends it, as compact UTF-8 JSON: a request
+    when ``request_id`` is given, else a notification; no ``params`` member when
+    ``params`` is ``None``. Members in the order ``jsonrpc``, ``id``, ``method``,
+    ``params``."""
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["method"] = method
+    if params is not None:  # serialized right away: no copy needed for a dict
+        message["params"] = params if type(params) is dict else dict(params)
+    return _dumps(message)
 
 
 def request_id_of(body: bytes) -> RequestId | None:

@@ -16,11 +16,11 @@ modern error; ``-32022`` listing a legacy revision). What was found is kept in a
 nothing is remembered for the whole process and no test has to clear anything. An
 era taken from a shared cache is probed again once if a later answer contradicts it.
 
-Reading answers is :mod:`~pytest_osfoundry.client._jsonrpc` (``application/json``
-or ``text/event-stream``, strictly: anything the protocol does not allow raises
-:class:`ProtocolViolation` rather than being guessed around, because the
-conformance suite uses it to judge servers -- except a missing ``resultType``, which
-the MCP changelog says to read as ``"complete"``). Tool results: a result with
+Writing requests and reading answers is :mod:`~pytest_osfoundry.client._jsonrpc`
+(answers as ``application/json`` or ``text/event-stream``, strictly: anything the
+protocol does not allow raises :class:`ProtocolViolation` rather than being guessed
+around, because the conformance suite uses it to judge servers -- except a missing
+``resultType``, which the MCP changelog says to read as ``"complete"``). Tool results: a result with
 ``isError: true`` raises :class:`~pytest_osfoundry.client._errors.ToolError` (its
 message is ``content[0].text``, SPEC R3).
 """
@@ -55,7 +55,6 @@ from pytest_osfoundry._vocabulary import (
     RUN_GRAPH_SESSION,
     VERSION,
 )
-from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry.client._errors import (
     HttpStatusError,
     JsonRpcError,
@@ -63,7 +62,13 @@ from pytest_osfoundry.client._errors import (
     ToolError,
 )
 from pytest_osfoundry.client._exchange import mask_token, mask_url
-from pytest_osfoundry.client._jsonrpc import AnswerReader, header_value, read_answer
+from pytest_osfoundry.client._jsonrpc import (
+    ACCEPT,
+    AnswerReader,
+    header_value,
+    read_answer,
+    request_body,
+)
 from pytest_osfoundry.client._tool_result import read_tool_result
 from pytest_osfoundry.client._transport import FixedHeaders, Transport
 from pytest_osfoundry.http import Response
@@ -185,7 +190,6 @@ CLIENT_NAME = "pytest-osfoundry"
 MAX_TOOL_PAGES = 100
 """The most ``tools/list`` pages :meth:`McpClient.list_tools` follows."""
 
-_ACCEPT = "application/json, text/event-stream"
 _SESSION_KEY = SESSION_ID_HEADER.lower()
 
 
@@ -287,7 +291,7 @@ class McpClient:
         return self._token is not None
 
     def _rebuild_headers(self) -> None:
-        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
         self._modern_headers = {}
@@ -340,22 +344,20 @@ class McpClient:
         params carry ``_meta`` and the headers name the method (and, for
         ``tools/call``, the tool).
         """
-        payload: dict[str, Any] = {"jsonrpc": "2.0"}
+        request_id = None
         if not notification:
             self._next_id += 1
-            payload["id"] = self._next_id
-        payload["method"] = method
+            request_id = self._next_id
         if self.era == "modern":
             sent = self.envelope(method, params)
             assert sent is not None  # the modern envelope always has _meta
-            payload["params"] = sent
+            params = sent
             name = sent.get("name") if method == "tools/call" else None
             headers = self._modern_headers_for(method, name)
         else:
-            if params is not None:  # serialized right away: no copy needed for a dict
-                payload["params"] = params if type(params) is dict else dict(params)
             headers = self._headers
-        return self.transport.request("POST", self.url, headers, _dumps(payload))
+        body = request_body(method, params, request_id)
+        return self.transport.request("POST", self.url, headers, body)
 
     def _ensure_initialized(self) -> None:
         if self.auto_initialize and not self.ready:

@@ -9,17 +9,14 @@ large, ...); a body that is not the JSON object the API promises raises
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_osfoundry._checks import check_implements
 from pytest_osfoundry._vocabulary import RELAY_PREFIX, RELAY_SYNC, relay_command_path
-from pytest_osfoundry._wirejson import dumps as _dumps
-from pytest_osfoundry._wirejson import loads as _fast_loads
-from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
-from pytest_osfoundry.client._exchange import mask_token, mask_url
-from pytest_osfoundry.client._transport import FixedHeaders, Transport
+from pytest_osfoundry.client._errors import ProtocolViolation
+from pytest_osfoundry.client._exchange import mask_url
+from pytest_osfoundry.client._transport import FixedHeaders, Transport, json_call
 
 __all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]
 
@@ -70,26 +67,8 @@ class RelayClient:
         return self.base_url + relay_command_path(command_id, action)
 
     def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
-        if payload is None:
-            reply = self.transport.request(method, url, self._get_headers, b"")
-        else:
-            reply = self.transport.request(method, url, self._post_headers, _dumps(payload))
-        if reply.status < 200 or reply.status > 299:
-            where = mask_url(url, (self._token,))
-            raise HttpStatusError(
-                reply.status,
-                reply.headers,
-                reply.body,
-                url=where,
-                body_text=mask_token(reply.body.decode("utf-8", "replace"), (self._token,)),
-            )
-        try:
-            data = _fast_loads(reply.body, json.loads)
-        except ValueError:
-            where = mask_url(url, (self._token,))
-            raise ProtocolViolation(
-                f"{method} {where} answered {reply.status} with a body that is not JSON"
-            ) from None
+        headers = self._get_headers if payload is None else self._post_headers
+        data = json_call(self.transport, method, url, headers, payload, (self._token,))
         if not isinstance(data, dict):
             where = mask_url(url, (self._token,))
             raise ProtocolViolation(

@@ -18,7 +18,6 @@ the revision it is about.
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from collections.abc import Iterable
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
+from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
 from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire_schema import answer_of
@@ -63,7 +63,6 @@ NOT_SERVED = "not applicable: "
 """How the skip reason of a check about a revision the target does not serve begins:
 such a check does not apply, so even ``--osf-strict`` does not count it as a failure."""
 _V = TypeVar("_V")
-_ACCEPT = "application/json, text/event-stream"
 _lock = threading.Lock()
 # id(target) -> (a weak reference to that target, what was found): an id can be
 # reused once a target is gone, so a hit counts only while the reference is alive.
@@ -104,7 +103,7 @@ def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[s
     """The headers of a well-formed modern request (``extra`` added or replacing)."""
     headers = {
         "Content-Type": "application/json",
-        "Accept": _ACCEPT,
+        "Accept": ACCEPT,
         PROTOCOL_VERSION_HEADER: MODERN,
         MCP_METHOD_HEADER: method,
     }
@@ -128,8 +127,7 @@ def modern_body(
         }
     if meta is not None:
         body["_meta"] = meta
-    message = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": body}
-    return json.dumps(message).encode()
+    return request_body(method, body, rpc_id)
 
 
 def _post(target: Target, headers: dict[str, str], body: bytes, rpc_id: int) -> tuple[int, Any]:
@@ -161,18 +159,13 @@ def _find(target: Target) -> Revisions:
     for offered in LEGACY_REVISIONS:
         rid = target.next_rpc_id()
         init = {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": offered,
-                "capabilities": {},
-                "clientInfo": {"name": CLIENT_NAME, "version": "1"},
-            },
+            "protocolVersion": offered,
+            "capabilities": {},
+            "clientInfo": {"name": CLIENT_NAME, "version": "1"},
         }
-        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
         try:
-            status, message = _post(target, headers, json.dumps(init).encode(), rid)
+            status, message = _post(target, headers, request_body("initialize", init, rid), rid)
         except OsfClientError as err:
             no_answer_unless_gone(target, err)
             status, message = 0, None

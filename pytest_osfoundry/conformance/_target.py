@@ -36,6 +36,7 @@ from pytest_osfoundry.client import (
     mask_token,
     mask_url,
 )
+from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
@@ -267,8 +268,8 @@ def probe(target: Target) -> None:
         target.transport.request(
             "POST",
             target.mcp_url,
-            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
-            b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+            {"Content-Type": "application/json", "Accept": ACCEPT},
+            request_body("ping", None, 0),
         )
     except ReplyLost as err:
         raise TargetError(
