@@ -22,7 +22,8 @@ kit that reads an answer reads it here:
   reaches a message.
 * :class:`AnswerWatch` is the same search fed a stream as it arrives: it says when the
   answer is complete, so a transport can stop reading there (SPEC R1: a server may
-  leave the stream open).
+  leave the stream open). :func:`answer_end` is what the transport is given: from a
+  request's body, the watch of its answer (the transport itself reads bytes only).
 
 In a stream, events of a type other than ``message``, and events with empty data
 (such as MCP's priming event), carry no message; a JSON-RPC request or notification
@@ -47,6 +48,7 @@ __all__ = [
     "AnswerReader",
     "AnswerWatch",
     "RequestId",
+    "answer_end",
     "content_type",
     "header_value",
     "id_matches",
@@ -272,6 +274,16 @@ class AnswerWatch:
             if message is not None and _answers(message, self.request_id):
                 return True
         return False
+
+
+def answer_end(request: bytes) -> Callable[[bytes], bool] | None:
+    """Where the event stream answering the request whose body is ``request`` ends: a
+    function fed the stream's bytes as they arrive, True once the answer to the
+    request's id is complete (:class:`AnswerWatch`); ``None`` when the body is no
+    JSON-RPC request (empty, a notification, a batch), so nothing on the stream answers
+    it."""
+    request_id = request_id_of(request) if request else None
+    return None if request_id is None else AnswerWatch(request_id).feed
 
 
 class AnswerReader:
