@@ -89,7 +89,7 @@ def _expect_challenge(
     parts = urlsplit(metadata)
     conf.expect(
         bool(metadata)
-        and origin_of(metadata) == conf.target.origin
+        and origin_of(metadata, None) == conf.target.origin
         and parts.path.startswith(WELL_KNOWN),
         f"{what}: resource_metadata should be a URL under {conf.target.origin}{WELL_KNOWN}, got "
         f"{metadata or None!r}",

@@ -31,7 +31,6 @@ import base64
 import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from pytest_osfoundry._mcp_vocabulary import (
     INVALID_PARAMS,
@@ -48,6 +47,7 @@ from pytest_osfoundry._mcp_vocabulary import (
     SESSION_ID_HEADER,
     UNSUPPORTED_VERSION,
 )
+from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry._vocabulary import (
     CANCEL_GRAPH_RUN,
     GET_GRAPH_RUN,
@@ -84,7 +84,6 @@ __all__ = [
     "McpClient",
     "is_modern_error",
     "mcp_header_value",
-    "origin_of",
 ]
 
 SUPPORTED_PROTOCOL_VERSIONS = frozenset(LEGACY_VERSIONS)
@@ -97,17 +96,13 @@ PROTOCOL_CHOICES = ("auto", MODERN_PROTOCOL_VERSION, *LEGACY_PROTOCOL_VERSIONS)
 _ERAS = ("modern", "legacy")
 
 
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, lower-cased, user information dropped."""
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{(parts.netloc.rpartition('@')[2]).lower()}"
-
-
 class EraCache:
     """The era (``"modern"`` or ``"legacy"``) found per origin, for the clients given it.
 
-    ``mapping`` is where the eras are kept (a new dict by default; pass a dict to
-    see or seed them). Thread-safe: clients on several threads may share one.
+    ``mapping`` is where the eras are kept, keyed by origin (``http://host:port``, as
+    :func:`~pytest_osfoundry._origin.origin_of` writes it; a URL that is no http(s)
+    URL is its own key); a new dict by default; pass a dict to see or seed them.
+    Thread-safe: clients on several threads may share one.
     """
 
     def __init__(self, mapping: MutableMapping[str, str] | None = None) -> None:
@@ -117,7 +112,7 @@ class EraCache:
     def get(self, url: str) -> str | None:
         """The era found at ``url``'s origin, or None."""
         with self._lock:
-            return self.mapping.get(origin_of(url))
+            return self.mapping.get(origin_of(url, url))
 
     def remember(self, url: str, era: str) -> None:
         """Note ``era`` for ``url``'s origin.
@@ -128,12 +123,12 @@ class EraCache:
         if era not in _ERAS:
             raise ValueError(f"an era is 'modern' or 'legacy', got {era!r}")
         with self._lock:
-            self.mapping[origin_of(url)] = era
+            self.mapping[origin_of(url, url)] = era
 
     def forget(self, url: str) -> None:
         """Drop what is known of ``url``'s origin."""
         with self._lock:
-            self.mapping.pop(origin_of(url), None)
+            self.mapping.pop(origin_of(url, url), None)
 
     def __repr__(self) -> str:
         with self._lock:
