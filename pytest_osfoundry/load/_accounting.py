@@ -30,14 +30,14 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pytest_osfoundry._ids import parse_rfc3339
 from pytest_osfoundry.load._drain import Final
-from pytest_osfoundry.load._ledger import Ledger
+from pytest_osfoundry.load._ledger import Ledger, percentile
 
 __all__ = ["EXIT", "LATE_PICKUP", "Accounting", "Pickup", "account"]
 
@@ -191,11 +191,6 @@ def _epoch(stamp: object) -> float | None:
     return None if parsed is None else parsed.timestamp()
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-
 def pickup_waits(finals: Iterable[Final], owner_of: Mapping[str, str]) -> list[float]:
     """Pickup waits of the runs queued while their owner's desktop was idle.
 
@@ -297,7 +292,7 @@ def account(
         runs=len(waits),
         mean=statistics.fmean(waits) if waits else 0.0,
         median=statistics.median(waits) if waits else 0.0,
-        p95=_percentile(waits, 0.95) if waits else 0.0,
+        p95=percentile(Counter(waits), 0.95),
         max=max(waits) if waits else 0.0,
         late=sum(1 for w in waits if w > LATE_PICKUP * interval),
         interval=interval,
