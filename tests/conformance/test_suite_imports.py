@@ -47,6 +47,7 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry.client._jsonrpc": "the one writer of a JSON-RPC request (request_body) "
     "and its Accept value, as McpClient sends them (sent, never asserted)",
     "pytest_osfoundry._origin": "origin_of: the origin of a URL (RFC 6454), one definition",
+    "pytest_osfoundry._tables": "the one writer of tables: the Markdown report, the rules index",
 }
 
 #: Kit modules that are the kit's own values: never imported by the suite.
