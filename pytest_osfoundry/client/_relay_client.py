@@ -1,8 +1,9 @@
 """A client for the desktop relay API (SPEC D10, R9-R13), used by the fake relay.
 
-Every call is one JSON exchange under ``{base_url}/external-assistants/graph-relays``
-with ``Authorization: Bearer <desktop token>``. A non-2xx reply raises
-:class:`HttpStatusError` (404 unknown command, 409 conflicting completion, 413 too
+Every call is one JSON exchange (:func:`~pytest_osfoundry.client._transport.json_call`)
+under ``{base_url}/external-assistants/graph-relays`` with ``Authorization: Bearer
+<desktop token>``. A non-2xx reply raises
+:class:`~pytest_osfoundry.client._errors.HttpStatusError` (404 unknown command, 409 conflicting completion, 413 too
 large, ...); a body that is not the JSON object the API promises raises
 :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
 """
