@@ -4,8 +4,8 @@ Every call is one JSON exchange (:func:`~pytest_osfoundry.client._transport.json
 under ``{base_url}/external-assistants/graph-relays`` with ``Authorization: Bearer
 <desktop token>``. A non-2xx reply raises
 :class:`~pytest_osfoundry.client._errors.HttpStatusError` (404 unknown command, 409
-conflicting completion, 413 too large, ...); a body that is not the JSON object the API promises raises
-:class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
+conflicting completion, 413 too large, ...); a body that is not the JSON object the
+API promises raises :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
 """
 
 from __future__ import annotations
