@@ -5,7 +5,8 @@ under ``{base_url}/external-assistants/graph-relays`` with ``Authorization: Bear
 <desktop token>``. A non-2xx reply raises
 :class:`~pytest_osfoundry.client._errors.HttpStatusError` (404 unknown command, 409
 conflicting completion, 413 too large, ...); a body that is not the JSON object the
-API promises raises :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
+API promises raises :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from
+the transport.
 """
 
 from __future__ import annotations
