@@ -48,14 +48,14 @@ __all__ = [
 ]
 
 
+#: The doors' older names read on first use (they import httpx2, requests): the new name.
+_LAZY_DOORS = {"Httpx2Mount": "Httpx2Door", "RequestsMount": "RequestsDoor"}
+
+
 def __getattr__(name: str) -> Any:
-    """``Httpx2Mount`` and ``RequestsMount`` on first use (they import httpx2, requests)."""
-    if name == "Httpx2Mount":
-        from pytest_osfoundry.doors._httpx2 import Httpx2Mount
+    """``Httpx2Mount`` and ``RequestsMount``: the doors of :mod:`pytest_osfoundry.doors`."""
+    if name in _LAZY_DOORS:
+        from pytest_osfoundry import doors
 
-        return Httpx2Mount
-    if name == "RequestsMount":
-        from pytest_osfoundry.doors._requests import RequestsMount
-
-        return RequestsMount
+        return getattr(doors, _LAZY_DOORS[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
