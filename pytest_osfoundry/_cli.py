@@ -55,6 +55,7 @@ from pytest_osfoundry._cli_types import (
 from pytest_osfoundry._serve_faults import ServeFaults
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
+from pytest_osfoundry.doors._delayed import MAX_LATENCY
 from pytest_osfoundry.faults import FaultyHandler, FaultyTransport
 from pytest_osfoundry.http import Handler
 from pytest_osfoundry.load._accounts import Account, Target, write_target
@@ -62,7 +63,6 @@ from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._clock_admin import ClockAdmin
 from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy, origin_of
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 

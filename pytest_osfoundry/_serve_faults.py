@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry.clock import Clock, VirtualClock
+from pytest_osfoundry.doors._delayed import MAX_LATENCY
 from pytest_osfoundry.faults import (
     Fault,
     FaultyHandler,
@@ -23,7 +24,6 @@ from pytest_osfoundry.faults import (
     schedule_offline,
 )
 from pytest_osfoundry.http import Response
-from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.world import agent_faults, faults_config
 
 if TYPE_CHECKING:

@@ -55,6 +55,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
+from pytest_osfoundry._masking import mask_url, secrets_in
 from pytest_osfoundry._vocabulary import VERSION
 from pytest_osfoundry.client._errors import (
     ConnectionLost,
@@ -63,7 +64,6 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ResponseTooLarge,
 )
-from pytest_osfoundry.client._exchange import mask_url, secrets_in
 from pytest_osfoundry.client._jsonrpc import AnswerWatch, content_type, request_id_of
 from pytest_osfoundry.http import Response
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._mcp_vocabulary import (
     INVALID_PARAMS,
     LEGACY_VERSIONS,
@@ -62,7 +63,6 @@ from pytest_osfoundry.client._errors import (
     ProtocolViolation,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import mask_token, mask_url
 from pytest_osfoundry.client._jsonrpc import AnswerReader, header_value, read_answer
 from pytest_osfoundry.client._tool_result import read_tool_result
 from pytest_osfoundry.client._transport import FixedHeaders, Transport

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_osfoundry._checks import check_implements
+from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._vocabulary import RELAY_PREFIX, RELAY_SYNC, relay_command_path
 from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
-from pytest_osfoundry.client._exchange import mask_token, mask_url
 from pytest_osfoundry.client._transport import FixedHeaders, Transport
 
 __all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]

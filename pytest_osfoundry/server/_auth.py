@@ -76,14 +76,14 @@ class TokenStore:
     def mask(self, text: str, headers: Mapping[str, str] | None = None) -> str:
         """``text`` with every token this store ever issued (revoked ones too) and every
         credential ``headers`` carry (a request's ``Authorization``, known or not)
-        replaced by ``***``, in each form :func:`~pytest_osfoundry.client._exchange.mask_token`
+        replaced by ``***``, in each form :func:`~pytest_osfoundry._masking.mask_token`
         knows (raw, ``repr``-quoted, JSON-escaped, percent- and base64-encoded).
 
         Everything the server echoes of a request goes through it first. (The masking
         module is imported here: it comes with the client package, which a server that
         echoes nothing never needs.)
         """
-        from pytest_osfoundry.client._exchange import mask_token, secrets_in
+        from pytest_osfoundry._masking import mask_token, secrets_in
 
         with self._lock:
             known = list(self._issued)

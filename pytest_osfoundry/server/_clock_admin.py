@@ -163,7 +163,7 @@ class ClockAdmin(HandlerWrapper[Handler]):
     def _echo(self, text: str) -> str:
         """``text`` (which quotes the request) with the admin token and, through
         ``mask``, the server's tokens masked."""
-        from pytest_osfoundry.client._exchange import mask_token
+        from pytest_osfoundry._masking import mask_token
 
         if self._mask is not None:
             text = self._mask(text)

@@ -17,7 +17,7 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
   client within as long, or the connection is dropped. Connections idle for
   ``idle_timeout`` seconds are closed. A connection's requests are answered in
   order, one at a time: it sends no more until its answer is on its way.
-* **Strict HTTP/1.1** (:mod:`~pytest_osfoundry.server._loopback_http`): what is
+* **Strict HTTP/1.1** (:mod:`~pytest_osfoundry.doors._loopback_http`): what is
   malformed or ambiguous is answered by the door with a 4xx or 5xx status line and
   the connection closed; it never reaches the handler.
 * **Quiet.** No request is logged (no headers, so no tokens, ever reach a log). A
@@ -46,10 +46,10 @@ import threading
 import time
 from types import TracebackType
 
+from pytest_osfoundry._masking import mask_token, secrets_in
 from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
-from pytest_osfoundry.client._exchange import mask_token, secrets_in
+from pytest_osfoundry.doors._loopback_http import HttpConnection, Refused
 from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
-from pytest_osfoundry.server._loopback_http import HttpConnection, Refused
 
 __all__ = ["LoopbackServer"]
 
