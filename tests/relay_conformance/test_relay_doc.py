@@ -296,6 +296,21 @@ def test_each_vector_is_what_node_writes() -> None:
             assert written == output, text
 
 
+@pytest.mark.skipif(not NODES, reason=NO_NODE)
+def test_what_json_cannot_carry_is_written_as_the_doc_says() -> None:
+    """NaN and the infinities (no JSON text holds them) become ``null``; ``-0`` is ``0``."""
+    assert "NaN and ±Infinity as `null`" in " ".join(DOC.split())
+    written = subprocess.run(
+        [NODES[0][1], "-e", "process.stdout.write(JSON.stringify([NaN, Infinity, -Infinity, -0]))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    kit = js_stringify([float("nan"), float("inf"), float("-inf"), -0.0])
+    assert written == kit == "[null,null,null,0]"
+
+
 def test_the_python_figure_the_doc_quotes_for_its_last_vector() -> None:
     """The page says how long Python's ``json.dumps`` writes the completion vector."""
     completion = json.loads(str(VECTORS[-1][0]))
