@@ -29,7 +29,7 @@ class Served:
         self.clock: Any = VirtualClock() if args.virtual_clock else RealClock()
         self.server = ReferenceServer(self.clock)
         self.info = self.server.provision()
-        handler, self.virtual = _admin_door(self.server, self.clock, self.info, args)
+        handler, self.faults, self.virtual = _admin_door(self.server, self.clock, self.info, args)
         assert isinstance(handler, ClockAdmin)
         self.handler = handler
 
@@ -197,7 +197,7 @@ def test_a_plain_serve_takes_fault_flags_without_opening_an_admin_door() -> None
     args = build_parser().parse_args(["serve", "--drop-replies", "0.5", "--fault-seed", "9"])
     clock = RealClock()
     server = ReferenceServer(clock)
-    handler, _ = _admin_door(server, clock, server.provision(), args)
+    handler, _, _ = _admin_door(server, clock, server.provision(), args)
     assert isinstance(handler, FaultyHandler)  # no ClockAdmin: nothing answers /_osf/
     (drops,) = handler.faults
     assert isinstance(drops, DropReplies) and (drops.fraction, drops.seed) == (0.5, 9)
