@@ -13,7 +13,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry._checks import is_number
-
 from pytest_osfoundry.clock import Clock, VirtualClock
 from pytest_osfoundry.faults import (
     Fault,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,7 +26,7 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 RELAY_CONTROL = "/external-assistants/graph-relays/commands/cmd_x/control"
 
 
-def _serve(*flags: str) -> Iterator[dict[str, Any]]:
+def _serve(*flags: str) -> Generator[dict[str, Any], None, None]:
     proc = spawn("--admin-token", ADMIN, *flags)
     try:
         line = json.loads(first_line(proc))
@@ -140,7 +140,7 @@ def _abandon(served: dict[str, Any], count: int) -> list[socket.socket]:
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     held = []
     for _ in range(count):
-        sock = socket.create_connection((url.hostname, url.port), timeout=10)
+        sock = socket.create_connection((str(url.hostname), int(url.port or 80)), timeout=10)
         sock.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n%s" % (url.path.encode(), len(body), body))
         held.append(sock)
