@@ -97,7 +97,12 @@ def _bounded(
     if kind and not isinstance(value, bool) and low <= value <= high:  # type: ignore[operator]
         return
     what = ("a whole number" if whole else "a number") + unit
-    raise ValueError(f"{name}: {what} from {low:g} to {high:g}, got {_shown(value)}")
+    raise ValueError(f"{name}: {what} from {_plain(low)} to {_plain(high)}, got {_shown(value)}")
+
+
+def _plain(bound: float) -> str:
+    """A bound as typed: ``60``, ``31622400``, ``0.5``."""
+    return str(int(bound)) if bound == int(bound) else repr(bound)
 
 
 def _shown(value: object) -> str:
