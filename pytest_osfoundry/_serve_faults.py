@@ -25,7 +25,7 @@ from pytest_osfoundry.faults import (
     schedule_offline,
 )
 from pytest_osfoundry.http import Request, Response
-from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE
+from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, shown
 from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.world import agent_faults, faults_config
 
@@ -80,7 +80,7 @@ def check_ranges(fields: dict[str, Any]) -> None:
         if isinstance(path, str) and not 1 <= len(path) <= MAX_ERROR_PATH:
             raise ValueError(
                 f"server_errors path: a path substring of 1 to {MAX_ERROR_PATH} characters "
-                f"(\"/\" for every path), got {_shown(path)}"
+                f"(\"/\" for every path), got {shown(path)}"
             )
         _bounded(status, "server_errors status", 400, 599, whole=True,
                  unit=" (an HTTP error status)")
@@ -97,25 +97,12 @@ def _bounded(
     if kind and not isinstance(value, bool) and low <= value <= high:  # type: ignore[operator]
         return
     what = ("a whole number" if whole else "a number") + unit
-    raise ValueError(f"{name}: {what} from {_plain(low)} to {_plain(high)}, got {_shown(value)}")
+    raise ValueError(f"{name}: {what} from {_plain(low)} to {_plain(high)}, got {shown(value)}")
 
 
 def _plain(bound: float) -> str:
     """A bound as typed: ``60``, ``31622400``, ``0.5``."""
     return str(int(bound)) if bound == int(bound) else repr(bound)
-
-
-def _shown(value: object) -> str:
-    """``repr(value)``, shortened when long (a 400-digit integer, a long string)."""
-    try:
-        text = repr(value)
-    except ValueError:  # an integer past Python's repr limit
-        return "an integer too long to show"
-    if len(text) <= 60:
-        return text
-    if isinstance(value, int):
-        return f"an integer of {len(text.lstrip('-'))} digits"
-    return f"{text[:40]}... ({len(text)} characters)"
 
 
 class ServeFaults:

@@ -99,6 +99,25 @@ def test_a_number_past_its_range_is_a_400_naming_it_and_changes_nothing(
     assert _faults(virtual).json() == before  # a refused POST changed nothing
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "names"),
+    [
+        ("/advance", f'{{"seconds": {BIG}}}', "seconds: a number of seconds from 0 to 31622400"),
+        ("/advance", '{"seconds": 1e400}', "seconds: a number of seconds from 0 to"),
+        ("/run-until-idle", f'{{"limit": {BIG}}}', "limit: a number of seconds from 0 to"),
+    ],
+)
+def test_the_clock_paths_refuse_an_integer_past_a_float_by_name(
+    virtual: dict[str, Any], path: str, body: str, names: str
+) -> None:
+    """Item 9 on the clock's own paths: ``OverflowError`` closed the connection."""
+    start = _now(virtual)
+    reply = httpx.post(virtual["admin_url"] + path, content=body.encode(), headers=AUTH,
+                       timeout=10)
+    assert reply.status_code == 400 and names in reply.json()["error"], reply.text
+    assert len(reply.json()["error"]) < 200 and _now(virtual) == start
+
+
 def test_no_fault_moves_the_virtual_clock_past_its_bound_in_one_request(
     virtual: dict[str, Any],
 ) -> None:

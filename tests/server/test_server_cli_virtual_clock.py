@@ -101,10 +101,10 @@ def test_agent_and_desktop_tokens_never_open_the_admin_path(served: dict[str, An
     ("path", "body", "field"),
     [
         ("/advance", {}, "seconds: required"),
-        ("/advance", {"seconds": -1}, "seconds: must be finite and not negative"),
+        ("/advance", {"seconds": -1}, "seconds: a number of seconds from 0 to 31622400"),
         ("/advance", {"seconds": "20"}, "seconds: must be a number"),
         ("/advance", {"seconds": True}, "seconds: must be a number"),
-        ("/advance", {"seconds": 1e12}, "seconds: at most"),
+        ("/advance", {"seconds": 1e12}, "seconds: a number of seconds from 0 to 31622400"),
         ("/advance", {"seconds": 1, "extra": 2}, "extra: unknown field"),
         ("/advance", b"{not json", "body:"),
         ("/advance", [20], "body: must be a JSON object"),
