@@ -154,14 +154,16 @@ def test_an_empty_body_sets_no_fault_and_leaves_the_schedule_as_the_readme_says(
 
 
 def _abandon(served: dict[str, Any], count: int) -> list[socket.socket]:
-    """``count`` MCP requests sent whole on their own connections, never read."""
+    """``count`` MCP requests sent whole on their own connections, never read, and as
+    many stalled halfway (the head sent, the body never)."""
     url = urlsplit(served["mcp_url"])
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     held = []
-    for _ in range(count):
+    for whole in [True] * count + [False] * count:
         sock = socket.create_connection((str(url.hostname), int(url.port or 80)), timeout=10)
         sock.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\n\r\n%s" % (url.path.encode(), len(body), body))
+                     b"Content-Length: %d\r\n\r\n%s"
+                     % (url.path.encode(), len(body), body if whole else b""))
         held.append(sock)
     return held
 
@@ -171,9 +173,10 @@ def test_the_admin_door_and_the_relay_api_answer_while_every_worker_would_wait(
     how: str,
 ) -> None:
     """Item 8: on real time, latency at its most (the fault, or ``--latency``) and more
-    abandoned MCP requests than workers: the admin door (so the reset) answers at once,
-    and the relay API too under the fault (``--latency`` delays it by design), since a
-    delayed request holds no worker. (Before, each held a worker for its minute.)"""
+    abandoned MCP requests than workers (and as many stalled clients): the admin door
+    (so the reset) answers at once, and the relay API too under the fault
+    (``--latency`` delays it by design), since a delayed request holds no worker.
+    (Before, each held a worker for its minute.)"""
     flags = ["--workers", "2"] + (["--latency", "60"] if how == "flag" else [])
     gen = _serve(*flags)
     served = next(gen)
