@@ -32,7 +32,7 @@ from pytest_osfoundry.world import agent_faults, faults_config
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
 
-__all__ = ["MAX_LOST_COMPLETIONS", "MAX_SEED", "ServeFaults"]
+__all__ = ["MAX_ERROR_PATH", "MAX_LOST_COMPLETIONS", "MAX_SEED", "ServeFaults", "check_ranges"]
 
 #: The faults that act on the fake desktop (serve --relay, on the virtual clock).
 _DESKTOP_FAULTS = ("lose_completions", "offline", "desktop_dies")
