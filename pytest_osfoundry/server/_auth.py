@@ -45,7 +45,7 @@ class TokenStore:
 
     def __init__(self) -> None:
         self._tokens: dict[str, Credential] = {}
-        self._issued: list[str] = []  # every token ever issued, revoked ones too: mask()
+        self._issued: list[str] = []  # every token ever issued (revoked too) or hidden: mask()
         self._lock = threading.Lock()
 
     def issue(
@@ -67,6 +67,15 @@ class TokenStore:
             self._tokens[token] = Credential(token, kind, principal_id, expires_at)
             self._issued.append(token)
         return token
+
+    def hide(self, secret: str) -> None:
+        """Mask ``secret`` too, wherever :meth:`mask` masks an issued token: a credential
+        the server was given but never issued (``serve``'s admin token). It opens
+        nothing here."""
+        if not isinstance(secret, str) or not secret:
+            raise ValueError("a secret to hide must be a non-empty string")
+        with self._lock:
+            self._issued.append(secret)
 
     def revoke(self, token: str) -> None:
         """Forget a token (later requests with it are refused as unknown)."""
