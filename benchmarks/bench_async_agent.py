@@ -39,8 +39,8 @@ from sdk_agent import run_graph
 
 from pytest_osfoundry import aio
 from pytest_osfoundry.agent import wait_then_every
+from pytest_osfoundry.doors import Httpx2Door
 from pytest_osfoundry.engine import Fixed, Graph
-from pytest_osfoundry.server import Httpx2Mount
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 CONFIG = {"seed": 7, "graph": Graph(duration=Fixed(60))}
@@ -63,7 +63,7 @@ def async_once() -> tuple[float, float]:
     start = time.perf_counter()
     world = OsfWorld(WorldConfig(**CONFIG))
     begin = world.clock.now()
-    mount = Httpx2Mount(world.faulty_server(), world.base_url)
+    mount = Httpx2Door(world.faulty_server(), world.base_url)
     auth = {"Authorization": f"Bearer {world.creds.agent_token}"}
 
     async def main() -> dict[str, Any]:

@@ -56,14 +56,14 @@ from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry._serve_faults import ServeFaults
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
+from pytest_osfoundry.doors._delayed import MAX_LATENCY
 from pytest_osfoundry.faults import FaultyHandler, FaultyTransport
 from pytest_osfoundry.http import Handler
 from pytest_osfoundry.load._accounts import Account, Target, write_target
 from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
-from pytest_osfoundry.server import Delayed, LoopbackServer, ReferenceServer, Retention
+from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._clock_admin import ClockAdmin
 from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._latency import MAX_LATENCY
 from pytest_osfoundry.server._origins import OriginPolicy
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 
@@ -226,7 +226,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     accounts = provision_accounts(server, args.accounts, args.agents_per_account)
     try:
-        handler, virtual = _admin_door(server, clock, info, args)
+        handler, faults, virtual = _admin_door(server, clock, info, args)
     except (TypeError, ValueError) as err:
         print(f"osfoundry-fake serve: fault flags: {err}", file=sys.stderr)
         return 2
@@ -234,7 +234,9 @@ def _serve(args: argparse.Namespace) -> int:
         print("osfoundry-fake serve: the fake desktop's first sync failed", file=sys.stderr)
         return 1
     try:
-        loop = LoopbackServer(handler, host=args.host, port=args.port, workers=args.workers)
+        loop = LoopbackServer(
+            handler, host=args.host, port=args.port, workers=args.workers, delay=faults.delay
+        )
     except (OSError, ValueError) as err:
         print(
             f"osfoundry-fake serve: cannot listen on {args.host}:{args.port}: {err}",
@@ -302,30 +304,34 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _admin_door(
     server: ReferenceServer, clock: Clock, info: Any, args: Any
-) -> tuple[Handler | None, dict[str, Any]]:
-    """The handler ``serve`` serves: the server (behind ``--latency``) behind the world's
-    faults (set from the fault flags) behind the admin door (a :class:`ClockAdmin`, open
-    with ``--virtual-clock`` or ``--admin-token``); and what ``_virtual_clock`` adds on
-    the virtual clock. ``None`` when the ``--relay`` desktop's first sync failed; a bad
-    fault flag raises what ``POST /_osf/faults`` answers 400 with."""
-    door = FaultyHandler(Delayed(server, args.latency) if args.latency else server)
+) -> tuple[Handler | None, ServeFaults, dict[str, Any]]:
+    """The handler ``serve`` serves: the server behind the world's faults (set from the
+    fault flags) behind the admin door (a :class:`ClockAdmin`, open with
+    ``--virtual-clock`` or ``--admin-token``); the faults (whose ``delay`` the loopback
+    door waits out: ``--latency`` and real time's ``latency``); and what
+    ``_virtual_clock`` adds on the virtual clock. ``None`` when the ``--relay``
+    desktop's first sync failed; a bad fault flag raises what ``POST /_osf/faults``
+    answers 400 with."""
+    door = FaultyHandler(server)
     virtual: dict[str, Any] = {}
     if isinstance(clock, VirtualClock):
         virtual = _virtual_clock(server, clock, info, args)
-        if not virtual:
-            return None, {}
     faults = ServeFaults(
-        clock, door, args.mcp_path, desktop=virtual.get("desktop"), relay=virtual.get("relay")
+        clock, door, args.mcp_path, desktop=virtual.get("desktop"), relay=virtual.get("relay"),
+        latency=args.latency,
     )
+    if isinstance(clock, VirtualClock) and not virtual:
+        return None, faults, {}
     faults.set(_fault_flags(args))
     if not virtual and args.admin_token is None:
-        return door, virtual  # no admin door: the JSON line stays the suite's options
+        return door, faults, virtual  # no admin door: the JSON line stays the suite's options
     token = args.admin_token or "osf_admin_" + secrets.token_urlsafe(24)
+    server.tokens.hide(token)  # masked wherever the server masks the tokens it issued
     admin = ClockAdmin(
         door, clock if isinstance(clock, VirtualClock) else None, token,
         virtual.get("idle", _never_busy), mask=server.tokens.mask, faults=faults,
     )
-    return admin, virtual
+    return admin, faults, virtual
 
 
 def _virtual_clock(
@@ -421,16 +427,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=bounded_seconds(MAX_LATENCY),
         default=0.0,
         metavar="SECONDS",
-        help="delay every answer by SECONDS (default 0), like a server a round trip away",
+        help="delay every answer by SECONDS (default 0), like a server a round trip away "
+        "(each request waits at the door, holding no worker thread; the admin door's do not "
+        "wait)",
     )
     serve.add_argument(
         "--workers",
         type=worker_count,
         default=16,
         metavar="N",
-        help="threads answering requests (default 16); with --latency each answer waits in "
-        "one, so N bounds how many delayed answers are in flight at once: give at least the "
-        "concurrency of the client to measure latency alone",
+        help="threads answering requests (default 16); a request delayed by --latency or the "
+        "latency fault waits without one, so N bounds only the requests being answered",
     )
     for role in ("agent", "other-agent", "read", "desktop"):
         serve.add_argument(f"--{role}-token", help=f"fix the {role} token (default: random)")

@@ -22,16 +22,16 @@ still applies on top, test by test). Fixtures:
 * ``osf_engine`` — the :class:`~pytest_osfoundry.engine.FakeEngine`.
 * ``osf_agent`` — a :class:`~pytest_osfoundry.agent.ScriptedAgent`.
 * ``osf_make_agent`` / ``osf_make_relay`` — factories for more of them.
-* ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (respx,
-  strict: other URLs raise ``httpx.ConnectError`` naming the fixture), so your own
-  httpx code reaches it.
+* ``osf_respx`` — the server mounted into httpx at ``osf_world.base_url`` (the router
+  of a :class:`~pytest_osfoundry.doors.RespxDoor`; strict: other URLs raise
+  ``httpx.ConnectError`` naming the fixture), so your own httpx code reaches it.
 * ``osf_httpx2`` — the server as an httpx2 transport
-  (:class:`~pytest_osfoundry.server.Httpx2Mount`): what the official MCP Python SDK
+  (:class:`~pytest_osfoundry.doors.Httpx2Door`): what the official MCP Python SDK
   sends through (``streamable_http_client(url,
   http_client=osf_httpx2.async_client(...))``); sync clients too. httpx2 comes with
   the ``sdk`` extra (``mcp``); without it the fixture says so in one line.
 * ``osf_requests`` — the server mounted into ``requests`` at ``osf_world.base_url``
-  (:class:`~pytest_osfoundry.server._requests_mount.RequestsMount`; in-process, strict:
+  (:class:`~pytest_osfoundry.doors.RequestsDoor`; in-process, strict:
   other URLs raise ``requests.ConnectionError`` naming the fixture).
 * ``osf_loopback`` — the same server on a real ``127.0.0.1`` port: any client with a
   socket (aiohttp, requests, the SDK over real HTTP); on the virtual loop time holds
@@ -70,9 +70,7 @@ imported inside the fixtures, when a test first uses one.
 from __future__ import annotations
 
 import inspect
-import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
@@ -82,11 +80,10 @@ if TYPE_CHECKING:
 
     from pytest_osfoundry.agent import ScriptedAgent
     from pytest_osfoundry.clock import VirtualClock
+    from pytest_osfoundry.doors import Httpx2Door, LoopbackServer, RequestsDoor
     from pytest_osfoundry.engine import FakeEngine
     from pytest_osfoundry.relay import FakeRelay
-    from pytest_osfoundry.server import LoopbackServer, ReferenceServer
-    from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
-    from pytest_osfoundry.server._requests_mount import RequestsMount
+    from pytest_osfoundry.server import ReferenceServer
     from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 __all__ = [
@@ -243,68 +240,27 @@ def is_async_test(node: pytest.Item) -> bool:
 
 _CLOCK_ACTIVE = pytest.StashKey["VirtualClock"]()
 
-#: The message of an ordinary event loop that set a timer on frozen time.
-REAL_LOOP_ON_FROZEN_TIME = (
-    "an asyncio event loop set a timer while {what} holds time still (freezegun freezes the "
-    "monotonic clock the loop reads, so the timer would never fire and the test would hang). "
-    "Run async code on the virtual clock instead: @pytest.mark.osf(virtual_loop=True) on an "
-    "async def test, or pytest_osfoundry.aio.run(coro, osf_clock) from a sync one"
-)
-
-
-def _guard_real_loops(patch: pytest.MonkeyPatch, what: str) -> None:
-    """Until ``patch`` is undone, an ordinary asyncio loop refuses to set a timer, naming the fix.
-
-    The refusal is a ``RuntimeError`` raised where the timer is asked for (inside the
-    ``await asyncio.sleep(...)`` or ``anyio.fail_after(...)`` of the code under test),
-    so the test fails there with the message and the loop shuts down normally. A loop
-    that sets no timer keeps working; the kit's
-    :class:`~pytest_osfoundry.aio.VirtualEventLoop` is not affected.
-    """
-    import asyncio.base_events
-
-    from pytest_osfoundry.aio import VirtualEventLoop
-
-    message = REAL_LOOP_ON_FROZEN_TIME.format(what=what)
-    loop_class = asyncio.base_events.BaseEventLoop
-    original = loop_class.call_at
-
-    def guarded_call_at(
-        self: asyncio.base_events.BaseEventLoop, when: float, callback: Any, *args: Any,
-        **kwargs: Any,
-    ) -> asyncio.TimerHandle:
-        if isinstance(self, VirtualEventLoop):
-            return original(self, when, callback, *args, **kwargs)
-        raise RuntimeError(message)
-
-    patch.setattr(loop_class, "call_at", guarded_call_at)
-
-
 def _take_over_time(world: OsfWorld, request: pytest.FixtureRequest) -> VirtualClock:
     """Make ``datetime.now()``/``time.time()`` follow the world's clock (and
-    ``time.sleep`` advance it under ``patch_sleep``) until the test ends; once per test."""
+    ``time.sleep`` advance it under ``patch_sleep``) until the test ends; once per test
+    (:func:`~pytest_osfoundry._process_time.follow_clock`)."""
     active: VirtualClock | None = request.node.stash.get(_CLOCK_ACTIVE, None)
     if active is not None:
         return active
-    from freezegun import freeze_time
+    from pytest_osfoundry._process_time import follow_clock
+    from pytest_osfoundry.aio import VirtualEventLoop
 
     config = world.config
-    what = "@pytest.mark.osf(patch_sleep=True)" if config.patch_sleep else "osf_clock"
     clock = world.clock
-    # pytest's own timing (--durations, junit times) keeps wall time.
-    freezer = freeze_time(
-        datetime.fromtimestamp(clock.now(), timezone.utc), tick=False, ignore=["_pytest.timing"]
+    undo = follow_clock(
+        clock,
+        patch_sleep=config.patch_sleep,
+        what="@pytest.mark.osf(patch_sleep=True)" if config.patch_sleep else "osf_clock",
+        own_loop=VirtualEventLoop,
     )
-    frozen = freezer.start()
-    clock.on_move(lambda t: frozen.move_to(datetime.fromtimestamp(t, timezone.utc)))
-    patch = pytest.MonkeyPatch()
-    if config.patch_sleep:
-        patch.setattr(time, "sleep", clock.sleep)
-    _guard_real_loops(patch, what)
 
     def restore() -> None:
-        patch.undo()
-        freezer.stop()
+        undo()
         del request.node.stash[_CLOCK_ACTIVE]
 
     request.node.stash[_CLOCK_ACTIVE] = clock
@@ -357,35 +313,35 @@ def osf_make_relay(osf_world: OsfWorld) -> Callable[..., FakeRelay]:
 @pytest.fixture
 def osf_respx(osf_world: OsfWorld) -> Iterator[respx.MockRouter]:
     """The server mounted into every httpx client at ``osf_world.base_url`` (no sockets)."""
-    from pytest_osfoundry.server import mount
+    from pytest_osfoundry.doors import RespxDoor
 
-    with mount(osf_world.faulty_server(), osf_world.base_url, door="osf_respx") as router:
-        yield router
+    with RespxDoor(osf_world.faulty_server(), osf_world.base_url, door="osf_respx") as door:
+        yield door.router
 
 
 @pytest.fixture
-def osf_httpx2(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Httpx2Mount:
+def osf_httpx2(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Httpx2Door:
     """The server as an httpx2 transport at ``osf_world.base_url`` (no sockets): the door
     for agents on the official MCP Python SDK (``.async_client()``, ``.client()``)."""
     try:
-        from pytest_osfoundry.server._httpx2_mount import Httpx2Mount
+        from pytest_osfoundry.doors import Httpx2Door
     except ImportError as err:
         missing = str(err)
     else:
-        return Httpx2Mount(osf_world.faulty_server(), osf_world.base_url, door="osf_httpx2")
+        return Httpx2Door(osf_world.faulty_server(), osf_world.base_url, door="osf_httpx2")
     refuse(f"{request.node.nodeid}: {missing}")  # outside the except: no chained exception
 
 
 @pytest.fixture
-def osf_requests(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Iterator[RequestsMount]:
+def osf_requests(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Iterator[RequestsDoor]:
     """The server mounted into every ``requests`` call at ``osf_world.base_url`` (no
     sockets; strict: other URLs raise ``requests.ConnectionError`` naming this fixture)."""
     try:
-        from pytest_osfoundry.server._requests_mount import RequestsMount
+        from pytest_osfoundry.doors import RequestsDoor
     except ImportError as err:
         missing = str(err)
     else:
-        with RequestsMount(osf_world.faulty_server(), osf_world.base_url, door="osf_requests") as m:
+        with RequestsDoor(osf_world.faulty_server(), osf_world.base_url, door="osf_requests") as m:
             yield m
         return
     refuse(f"{request.node.nodeid}: {missing}")  # outside the except: no chained exception
@@ -394,7 +350,7 @@ def osf_requests(osf_world: OsfWorld, request: pytest.FixtureRequest) -> Iterato
 @pytest.fixture
 def osf_loopback(osf_world: OsfWorld) -> Iterator[LoopbackServer]:
     """The server on a real 127.0.0.1 port (``.origin``); closed after the test."""
-    from pytest_osfoundry.server import LoopbackServer
+    from pytest_osfoundry.doors import LoopbackServer
 
     with LoopbackServer(osf_world.faulty_server()) as server:
         yield server

@@ -12,27 +12,97 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from pytest_osfoundry._checks import is_number
 from pytest_osfoundry.clock import Clock, VirtualClock
+from pytest_osfoundry.doors._delayed import MAX_LATENCY
 from pytest_osfoundry.faults import (
     Fault,
     FaultyHandler,
     FaultyTransport,
     Latency,
     LoseRequests,
+    ServerErrors,
     schedule_death,
     schedule_offline,
 )
-from pytest_osfoundry.http import Response
-from pytest_osfoundry.server._latency import MAX_LATENCY
+from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, shown
 from pytest_osfoundry.world import agent_faults, faults_config
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._desktop import FakeRelay
 
-__all__ = ["ServeFaults"]
+__all__ = ["MAX_ERROR_PATH", "MAX_LOST_COMPLETIONS", "MAX_SEED", "ServeFaults", "check_ranges"]
 
 #: The faults that act on the fake desktop (serve --relay, on the virtual clock).
 _DESKTOP_FAULTS = ("lose_completions", "offline", "desktop_dies")
+#: The most completions ``lose_completions`` may lose.
+MAX_LOST_COMPLETIONS = 1_000_000
+#: The largest ``seed``: the largest whole number every JSON client sends exactly
+#: (JavaScript's ``Number.MAX_SAFE_INTEGER``).
+MAX_SEED = 2**53 - 1
+#: The longest path substring ``server_errors`` takes.
+MAX_ERROR_PATH = 2048
+
+
+def check_ranges(fields: dict[str, Any]) -> None:
+    """Refuse a number ``serve`` cannot use, naming the field and its range.
+
+    The ranges ``serve`` adds to the marker's checks (run first, on the JSON as sent,
+    so that no value reaches a conversion it would break, an integer past a float
+    included): ``drop_replies`` 0 to 1; ``latency`` 0 to :data:`MAX_LATENCY` seconds
+    on either clock (on the virtual clock it is the clock's move for one request, far
+    inside :data:`~pytest_osfoundry.server._clock_admin.MAX_ADVANCE`); ``offline``'s
+    offset and duration and ``desktop_dies`` 0 to ``MAX_ADVANCE`` seconds (a schedule
+    the admin door can reach); ``lose_completions`` 0 to :data:`MAX_LOST_COMPLETIONS`;
+    ``seed`` 0 to :data:`MAX_SEED`; ``server_errors`` a path substring of 1 to
+    :data:`MAX_ERROR_PATH` characters (``""`` would match every path, the relay API's
+    too) and a status from 400 to 599. A value of another shape is left to the
+    marker's checks, which name it.
+
+    Raises:
+        ValueError: ``"<field>: <range>, got <value>"``.
+    """
+    seconds = " of seconds"
+    _bounded(fields.get("drop_replies"), "drop_replies", 0, 1)
+    _bounded(fields.get("latency"), "latency", 0, MAX_LATENCY, unit=seconds)
+    _bounded(fields.get("desktop_dies"), "desktop_dies", 0, MAX_ADVANCE, unit=seconds)
+    _bounded(fields.get("lose_completions"), "lose_completions", 0, MAX_LOST_COMPLETIONS,
+             whole=True)
+    _bounded(fields.get("seed"), "seed", 0, MAX_SEED, whole=True)
+    offline = fields.get("offline")
+    if isinstance(offline, list) and len(offline) in (2, 3):
+        _bounded(offline[0], "offline offset", 0, MAX_ADVANCE, unit=seconds)
+        _bounded(offline[1], "offline duration", 0, MAX_ADVANCE, unit=seconds)
+    errors = fields.get("server_errors")
+    if isinstance(errors, list) and len(errors) == 2:
+        path, status = errors
+        if isinstance(path, str) and not 1 <= len(path) <= MAX_ERROR_PATH:
+            raise ValueError(
+                f"server_errors path: a path substring of 1 to {MAX_ERROR_PATH} characters "
+                f"(\"/\" for every path), got {shown(path)}"
+            )
+        _bounded(status, "server_errors status", 400, 599, whole=True,
+                 unit=" (an HTTP error status)")
+
+
+def _bounded(
+    value: object, name: str, low: float, high: float, *, whole: bool = False, unit: str = ""
+) -> None:
+    """Refuse ``value`` (unless ``None``: not given) unless a number (a whole one with
+    ``whole``) from ``low`` to ``high``, compared exactly (no conversion to overflow)."""
+    if value is None:
+        return
+    kind = isinstance(value, int) if whole else is_number(value)
+    if kind and not isinstance(value, bool) and low <= value <= high:  # type: ignore[operator]
+        return
+    what = ("a whole number" if whole else "a number") + unit
+    raise ValueError(f"{name}: {what} from {_plain(low)} to {_plain(high)}, got {shown(value)}")
+
+
+def _plain(bound: float) -> str:
+    """A bound as typed: ``60``, ``31622400``, ``0.5``."""
+    return str(int(bound)) if bound == int(bound) else repr(bound)
 
 
 class ServeFaults:
@@ -47,10 +117,13 @@ class ServeFaults:
     completions, ``offline`` and ``desktop_dies`` are scheduled at their offsets from
     the moment they are set (a later setting adds to that schedule; nothing unschedules
     a window already set). On real time (not a :class:`VirtualClock`) only the
-    agent-side faults are taken, ``latency`` at most ``MAX_LATENCY`` seconds (a worker
-    thread waits it out), and the desktop faults are refused saying why. On the virtual
-    clock ``latency`` moves the clock under :attr:`moving`, the lock the admin door
-    moves it under, so the clock is moved by one thread at a time.
+    agent-side faults are taken, and the desktop faults are refused saying why;
+    ``latency`` is then waited out at the loopback door, holding no worker
+    (:meth:`delay`). On the virtual clock ``latency`` moves the clock under
+    :attr:`moving`, the lock the admin door moves it under, so the clock is moved by
+    one thread at a time. ``latency`` (``serve --latency``) delays every request but
+    the admin door's, on either clock, in real seconds, at the door too. Every number
+    is checked by :func:`check_ranges` first.
     """
 
     def __init__(
@@ -61,8 +134,10 @@ class ServeFaults:
         *,
         desktop: FaultyTransport | None = None,
         relay: FakeRelay | None = None,
+        latency: float = 0.0,
     ) -> None:
         self.clock = clock
+        self.latency = latency
         self.door = door
         self.mcp_path = mcp_path
         self.desktop = desktop
@@ -72,12 +147,31 @@ class ServeFaults:
         self.moving = threading.Lock()
         """Held while the virtual clock moves (the admin door's moves, ``latency``'s)."""
         self._lock = threading.Lock()
+        self._waits: list[ServerErrors | Latency] = []
+        """On real time, the faults :meth:`delay` reads, in the door's order."""
+
+    def delay(self, request: Request) -> float:
+        """The real seconds the loopback door holds ``request`` before a worker serves
+        it, holding no thread: :attr:`latency` for every request but the admin door's,
+        plus the ``latency`` fault's on real time where it applies (the MCP endpoint),
+        none when ``server_errors`` answers it (in the door's order, errors come first)."""
+        if request.path.startswith(ADMIN_PREFIX):
+            return 0.0
+        url = request.path + (f"?{request.query}" if request.query else "")
+        for fault in self._waits:
+            if fault.applies(request.method, url):
+                if isinstance(fault, ServerErrors):
+                    return 0.0
+                return self.latency + fault.seconds
+        return self.latency
 
     def set(self, fields: dict[str, Any]) -> dict[str, Any]:
         """Replace the faults with ``fields`` (``{}``: none); what :meth:`view` then shows.
 
-        Raises ``ValueError``/``TypeError`` naming the field, changing nothing.
+        Raises ``ValueError``/``TypeError`` naming the field, changing nothing: first
+        :func:`check_ranges`, then the marker's checks.
         """
+        check_ranges(fields)
         cfg = faults_config(fields)
         virtual = isinstance(self.clock, VirtualClock)
         for name in _DESKTOP_FAULTS:
@@ -92,14 +186,14 @@ class ServeFaults:
                     raise ValueError(
                         f"{name}: a desktop fault, and no desktop runs in this serve (add --relay)"
                     )
-        if not virtual and cfg.latency > MAX_LATENCY:
-            raise ValueError(f"latency: at most {MAX_LATENCY:g} seconds on real time, "
-                             f"got {cfg.latency!r}")
         with self._lock:
             faults = agent_faults(cfg, self.clock, seed=cfg.seed, match=self.mcp_path)
             if virtual:  # a request's latency moves the clock: one mover at a time
                 faults = [_Moving(f, self.moving) if isinstance(f, Latency) else f
                           for f in faults]
+            else:  # waited out at the door (delay), not in a worker
+                self._waits = [f for f in faults if isinstance(f, (ServerErrors, Latency))]
+                faults = [f for f in faults if not isinstance(f, Latency)]
             self.door.faults[:] = faults
             if self.desktop is not None:
                 lose = cfg.lose_completions

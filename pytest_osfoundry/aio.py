@@ -72,9 +72,8 @@ from concurrent.futures import Executor
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from freezegun import api as freezegun_api
-
 from pytest_osfoundry._checks import check_seconds
+from pytest_osfoundry._process_time import real_monotonic
 from pytest_osfoundry.clock import VirtualClock
 
 __all__ = [
@@ -91,14 +90,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-def _wall() -> float:
-    """Wall time for the stall's bound: the real monotonic clock even while freezegun holds
-    ``time.monotonic`` still (``osf_clock``, ``patch_sleep``).
 
-    Read from freezegun's module at each call: freezegun swaps every module attribute
-    that *is* the real ``time.monotonic`` for its fake when it starts, but never its own.
-    """
-    return freezegun_api.real_monotonic()
 if TYPE_CHECKING:  # annotations only: Python 3.10's typing has no TypeVarTuple
     from typing_extensions import TypeVarTuple, Unpack
 
@@ -293,8 +285,8 @@ class _JumpingSelector(selectors.DefaultSelector):
             if not busy and not self._sending():
                 return super().select(0)  # an answer that arrived while we looked
             if started is None:
-                started = _wall()
-            elif _wall() - started > self._stall:
+                started = real_monotonic()
+            elif real_monotonic() - started > self._stall:
                 raise VirtualLoopStalled(
                     f"virtual event loop: an in-process server ({busy[0]!r}) held a request "
                     f"for {self._stall:g} s of wall time (stall_timeout), so time could not "
@@ -319,9 +311,9 @@ class _JumpingSelector(selectors.DefaultSelector):
         """Wall seconds since the idle stretch first had nothing of the loop's own in reach
         (read only then: a loop that keeps finding its own timers never reads wall time)."""
         if self._idle_wall is None:
-            self._idle_wall = _wall()
+            self._idle_wall = real_monotonic()
             return 0.0
-        return _wall() - self._idle_wall
+        return real_monotonic() - self._idle_wall
 
     def _stalled(self, now: float, loop_due: float, bound: str) -> VirtualLoopStalled:
         """The error for a stall found at ``now``: which bound, what the tasks await, the fix."""

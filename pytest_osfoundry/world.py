@@ -50,7 +50,6 @@ from pytest_osfoundry._checks import (
     check_positive_int,
     check_seconds,
 )
-from pytest_osfoundry._direct import DirectRelayClient, DirectToolClient
 from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
 from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent, ToolClient
 from pytest_osfoundry.agent._strategies import Strategy
@@ -86,6 +85,7 @@ from pytest_osfoundry.relay._desktop import (
 from pytest_osfoundry.relay._outbox import Outbox
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._records import Retention
+from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
 
 __all__ = ["SEED_DURATION", "SEED_SIGMA", "OsfWorld", "WorldConfig"]
 
@@ -128,8 +128,9 @@ class WorldConfig:
     protocols: tuple[str, ...] | None = None
     protocol: str = "auto"
     direct: bool = False
-    """Scripted agents and the relay call the server's state directly (``_direct``): no
-    JSON-RPC, HTTP or wire checks; the same state, faster. Not with faults on those calls."""
+    """Scripted agents and the relay call the server's state directly
+    (``server._state_clients``): no JSON-RPC, HTTP or wire checks; the same state, faster.
+    Not with faults on those calls."""
     patch_sleep: bool = False
     """Fixtures only: ``time.sleep(s)`` advances the clock (the clock is put in charge)."""
     virtual_loop: bool = False

@@ -33,7 +33,7 @@ SOURCES = {
 JSON_NOT_ON_THE_WIRE: dict[str, str] = {
     "server/_state.py": "canonical JSON (keys sorted) of a tool call's arguments, compared, "
     "never sent",
-    "client/_exchange.py": "a secret as JSON escapes it, so masking finds it in a body",
+    "_masking.py": "a secret as JSON escapes it, so masking finds it in a body",
     "relay/_outbox.py": "the file outbox on disk (D17)",
     "relay/_cli.py": "a line printed for the person at the terminal",
     "_cli.py": "a line printed for the person at the terminal",

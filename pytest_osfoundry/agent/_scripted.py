@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -56,6 +56,9 @@ class ToolClient(Protocol):
 
 
 Retry = Literal["same-key", "new-key"]
+
+Tool = Literal["run_graph_session", "get_graph_run", "cancel_graph_run"]
+"""The tools a scripted agent calls (a :class:`ToolClient`'s methods)."""
 
 
 class CallRecord(NamedTuple):
@@ -209,9 +212,13 @@ class ScriptedAgent:
         return record
 
     # ------------------------------------------------------------------ the process
-    def _call(self, run: AgentRun, tool: str, fn: Any, *args: Any) -> Any:
+    @contextlib.contextmanager
+    def _recording(self, run: AgentRun, tool: Tool) -> Iterator[None]:
+        """Record the tool call made inside the block in ``run.calls``: ``ok``, ``lost``
+        (the reply never came: :class:`ReplyLost`) or ``error`` (any other
+        ``OsfClientError``, which goes on up like the lost reply)."""
         try:
-            value = fn(*args)
+            yield
         except ReplyLost as err:
             run.calls.append(CallRecord(self.clock.now(), tool, "lost", str(err)))
             raise
@@ -219,7 +226,6 @@ class ScriptedAgent:
             run.calls.append(CallRecord(self.clock.now(), tool, "error", str(err)))
             raise
         run.calls.append(CallRecord(self.clock.now(), tool, "ok"))
-        return value
 
     def _script(
         self,
@@ -231,14 +237,10 @@ class ScriptedAgent:
         try:
             for attempt in range(self.max_start_attempts):
                 try:
-                    run.ticket = self._call(
-                        run,
-                        "run_graph_session",
-                        self.client.run_graph_session,
-                        run.graph_session_id,
-                        run.keys[-1],
-                        arguments,
-                    )
+                    with self._recording(run, "run_graph_session"):
+                        run.ticket = self.client.run_graph_session(
+                            run.graph_session_id, run.keys[-1], arguments
+                        )
                     break
                 except ReplyLost:
                     if attempt + 1 == self.max_start_attempts:
@@ -260,9 +262,8 @@ class ScriptedAgent:
             for polls in range(self.max_polls):
                 yield self.strategy(polls, self.clock.now() - queued)
                 try:
-                    view = self._call(
-                        run, "get_graph_run", self.client.get_graph_run, run.command_id
-                    )
+                    with self._recording(run, "get_graph_run"):
+                        view = self.client.get_graph_run(run.command_id)
                 except ReplyLost:
                     continue
                 except ToolError as err:
@@ -283,7 +284,5 @@ class ScriptedAgent:
         if run.command_id is None or (run.done.is_set and run.seen_at is not None):
             return
         run.cancel_at = self.clock.now()
-        with contextlib.suppress(OsfClientError):  # recorded in run.calls by _call
-            run.cancel_result = self._call(
-                run, "cancel_graph_run", self.client.cancel_graph_run, run.command_id
-            )
+        with contextlib.suppress(OsfClientError), self._recording(run, "cancel_graph_run"):
+            run.cancel_result = self.client.cancel_graph_run(run.command_id)

@@ -22,6 +22,7 @@
 Tokens never appear in any ``repr``, error message or rendered exchange.
 """
 
+from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._sse import Event, EventStreamDecoder, decode_events
 from pytest_osfoundry.client._errors import (
     ConnectionLost,
@@ -34,7 +35,7 @@ from pytest_osfoundry.client._errors import (
     ResponseTooLarge,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
+from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._jsonrpc import Answer, read_answer
 from pytest_osfoundry.client._mcp_client import EraCache, McpClient

@@ -57,6 +57,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
+from pytest_osfoundry._masking import mask_url, secrets_in
 from pytest_osfoundry._vocabulary import VERSION
 from pytest_osfoundry.client._errors import (
     ConnectionLost,
@@ -65,7 +66,6 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ResponseTooLarge,
 )
-from pytest_osfoundry.client._exchange import mask_url, secrets_in
 from pytest_osfoundry.client._jsonrpc import answer_end, content_type
 from pytest_osfoundry.http import Response
 

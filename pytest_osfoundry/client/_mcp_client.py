@@ -32,6 +32,7 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._mcp_vocabulary import (
     INVALID_PARAMS,
     LEGACY_VERSIONS,
@@ -61,7 +62,6 @@ from pytest_osfoundry.client._errors import (
     ProtocolViolation,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import mask_token, mask_url
 from pytest_osfoundry.client._jsonrpc import (
     ACCEPT,
     AnswerReader,

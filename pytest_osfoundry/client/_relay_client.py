@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_osfoundry._checks import check_implements
+from pytest_osfoundry._masking import mask_url
 from pytest_osfoundry._vocabulary import RELAY_PREFIX, RELAY_SYNC, relay_command_path
 from pytest_osfoundry.client._errors import ProtocolViolation
-from pytest_osfoundry.client._exchange import mask_url
 from pytest_osfoundry.client._transport import FixedHeaders, Transport, json_call
 
 __all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]

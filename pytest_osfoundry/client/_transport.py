@@ -23,9 +23,10 @@ from types import MappingProxyType
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._wirejson import dumps, loads
 from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation, ReplyLost
-from pytest_osfoundry.client._exchange import Exchange, mask_token, mask_url
+from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.http import Handler, Request, Response
 
 __all__ = [

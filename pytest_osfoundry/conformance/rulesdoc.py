@@ -10,14 +10,17 @@ the reports print.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_osfoundry import SPEC_REVISION
 from pytest_osfoundry._tables import markdown_table
-from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, all_checks
+from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, Rule, all_checks
 
-__all__ = ["main", "render_rules_doc"]
+__all__ = ["RECONSTRUCTION", "level_source_problems", "main", "render_rules_doc"]
+
+RECONSTRUCTION = "the kit's reconstruction"
+"""How the source of every reconstructed rule begins, and no documented rule's does."""
 
 _INTRO = f"""\
 # Conformance checks: the rule reference
@@ -40,6 +43,13 @@ here alone. Rules follow the spec revision {SPEC_REVISION}.
   how it behaves the kit fixes one reasonable behaviour (an HTTP status, a field's
   shape). A real implementation may differ here and still be right; a baseline
   (`--osf-baseline`) is the way to record such differences.
+
+A rule's level says whose the *behaviour* is; its source line says where it comes
+from, and the two always agree (a documented rule never has the kit's reconstruction
+as its source). The *checks* are the kit's own in both levels: how a check provokes
+and measures a documented behaviour (the relay suite's driver, its timing bands, the
+faults it injects) is the kit's construction, stated in each rule's "How it is
+checked".
 
 The security side of authentication (a caller without a usable token or without the
 tool's scope is refused, and nothing is queued or cancelled) is checked at the
@@ -81,8 +91,40 @@ def _check_lines(check: CheckInfo) -> list[str]:
     return [f"- **`{check.check_id}`**{note} — {check.asserts}"]
 
 
+def level_source_problems(rules: Iterable[Rule]) -> list[str]:
+    """Each rule whose level and source line disagree, one sentence each (none: ``[]``).
+
+    A ``documented`` rule's source names what osFoundry states (its tool listing, a
+    live response, the desktop relay's source); a ``reconstructed`` rule's source
+    begins with :data:`RECONSTRUCTION`. A rule without a ``source`` in
+    ``conformance/rules.toml`` gets the reconstructed one, so a documented rule must
+    have its own.
+    """
+    problems = []
+    for rule in rules:
+        reconstructed = rule.source.startswith(RECONSTRUCTION)
+        if rule.level == "documented" and reconstructed:
+            problems.append(
+                f"{rule.rule_id} is documented but its source is {RECONSTRUCTION!r}: give it "
+                "a source in conformance/rules.toml naming what osFoundry states"
+            )
+        elif rule.level == "reconstructed" and not reconstructed:
+            problems.append(
+                f"{rule.rule_id} is reconstructed but its source does not begin with "
+                f"{RECONSTRUCTION!r}: {rule.source[:80]!r}"
+            )
+    return problems
+
+
 def render_rules_doc(checks: Sequence[CheckInfo] | None = None) -> str:
-    """The whole ``docs/rules.md`` text for ``checks`` (the installed suite by default)."""
+    """The whole ``docs/rules.md`` text for ``checks`` (the installed suite by default).
+
+    Raises:
+        ValueError: a rule's level and source disagree (:func:`level_source_problems`).
+    """
+    problems = level_source_problems(RULES.values())
+    if problems:
+        raise ValueError("conformance/rules.toml: " + "; ".join(problems))
     checks = list(all_checks(include_relay=True) if checks is None else checks)
     out = [_INTRO]
     for area in AREAS:

@@ -20,8 +20,10 @@ token: errors name the file and the entry, never its secrets.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,12 +130,26 @@ def read_target(path: str | os.PathLike[str]) -> Target:
 
 
 def write_target(path: str | os.PathLike[str], target: Target) -> None:
-    """Write ``target`` to ``path``, readable by its owner only (0600) from the first byte."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(target.to_dict(), out, indent=1)
-        out.write("\n")
+    """Write ``target`` to ``path``, readable by its owner only (0600) from the first byte.
+
+    It is written to a new file beside ``path`` (created exclusively, mode 0600), then
+    renamed into place: a reader sees the old file or the whole new one, and a link
+    at ``path`` (a symbolic link, dangling or not, or a hard link) is replaced, never
+    followed, so whatever it pointed at is left as it was. Raises ``OSError`` (nothing
+    left behind) when the folder cannot take the file.
+    """
+    where = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(where))
+    fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(target.to_dict(), out, indent=1)
+            out.write("\n")
+        os.replace(temporary, where)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 class Handout:

@@ -22,8 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # clients, clocks and locks exist, never in a process that did not ask for it.
     import locust.main
 
+    from pytest_osfoundry._process_time import FrozenTime, refuse_frozen_time
     from pytest_osfoundry.load import _coordination
-    from pytest_osfoundry.load._health import FrozenTime, refuse_frozen_time
 
     try:
         refuse_frozen_time()

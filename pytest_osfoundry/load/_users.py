@@ -31,6 +31,7 @@ import gevent
 from locust import User, task
 from locust.exception import StopUser
 
+from pytest_osfoundry._process_time import refuse_frozen_time
 from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
 from pytest_osfoundry.agent._strategies import parse_strategy
 from pytest_osfoundry.client import (
@@ -44,7 +45,6 @@ from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
 from pytest_osfoundry.load._clock import UserClock
 from pytest_osfoundry.load._coordination import WorkerSide, worker_side
-from pytest_osfoundry.load._health import refuse_frozen_time
 from pytest_osfoundry.load._ledger import Ledger, RunRecord, tag
 from pytest_osfoundry.load._transport import StatsTransport, wire
 from pytest_osfoundry.relay._desktop import FakeRelay

@@ -20,9 +20,9 @@ from locust import events
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner
 
+from pytest_osfoundry._process_time import refuse_frozen_time
 from pytest_osfoundry.load._accounts import AccountsError, Handout, read_target
 from pytest_osfoundry.load._coordination import MasterSide, sides
-from pytest_osfoundry.load._health import refuse_frozen_time
 from pytest_osfoundry.load._options import add_options
 from pytest_osfoundry.load._rhythm import Rhythm
 from pytest_osfoundry.load._users import AgentUser, DesktopUser

@@ -19,13 +19,13 @@ from types import FrameType
 from typing import Any
 
 from pytest_osfoundry._cli_types import positive_int, positive_seconds, session_count
-from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
-from pytest_osfoundry.client._exchange import (
+from pytest_osfoundry._masking import (
     mask_token,
     mask_url,
     mask_url_credentials,
     secrets_in,
 )
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
 from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import RealClock

@@ -27,9 +27,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pytest_osfoundry._masking import mask_token
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
 from pytest_osfoundry.client._errors import ReplyLost
-from pytest_osfoundry.client._exchange import mask_token
 from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen, RealClock

@@ -45,7 +45,7 @@ class TokenStore:
 
     def __init__(self) -> None:
         self._tokens: dict[str, Credential] = {}
-        self._issued: list[str] = []  # every token ever issued, revoked ones too: mask()
+        self._issued: list[str] = []  # every token ever issued (revoked too) or hidden: mask()
         self._lock = threading.Lock()
 
     def issue(
@@ -68,6 +68,15 @@ class TokenStore:
             self._issued.append(token)
         return token
 
+    def hide(self, secret: str) -> None:
+        """Mask ``secret`` too, wherever :meth:`mask` masks an issued token: a credential
+        the server was given but never issued (``serve``'s admin token). It opens
+        nothing here."""
+        if not isinstance(secret, str) or not secret:
+            raise ValueError("a secret to hide must be a non-empty string")
+        with self._lock:
+            self._issued.append(secret)
+
     def revoke(self, token: str) -> None:
         """Forget a token (later requests with it are refused as unknown)."""
         with self._lock:
@@ -76,14 +85,14 @@ class TokenStore:
     def mask(self, text: str, headers: Mapping[str, str] | None = None) -> str:
         """``text`` with every token this store ever issued (revoked ones too) and every
         credential ``headers`` carry (a request's ``Authorization``, known or not)
-        replaced by ``***``, in each form :func:`~pytest_osfoundry.client._exchange.mask_token`
+        replaced by ``***``, in each form :func:`~pytest_osfoundry._masking.mask_token`
         knows (raw, ``repr``-quoted, JSON-escaped, percent- and base64-encoded).
 
         Everything the server echoes of a request goes through it first. (The masking
         module is imported here: it comes with the client package, which a server that
         echoes nothing never needs.)
         """
-        from pytest_osfoundry.client._exchange import mask_token, secrets_in
+        from pytest_osfoundry._masking import mask_token, secrets_in
 
         with self._lock:
             known = list(self._issued)

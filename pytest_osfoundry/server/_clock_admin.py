@@ -33,7 +33,6 @@ the admin token.
 from __future__ import annotations
 
 import hmac
-import math
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -44,7 +43,9 @@ from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response, json_response
 from pytest_osfoundry.server._request_body import BadJson, parse_body
 
-__all__ = ["ADMIN_PREFIX", "DEFAULT_IDLE_LIMIT", "MAX_ADVANCE", "AdminFaults", "ClockAdmin"]
+__all__ = [
+    "ADMIN_PREFIX", "DEFAULT_IDLE_LIMIT", "MAX_ADVANCE", "AdminFaults", "ClockAdmin", "shown",
+]
 
 #: The admin path's prefix; the reference server serves nothing under it.
 ADMIN_PREFIX = "/_osf/"
@@ -163,7 +164,7 @@ class ClockAdmin(HandlerWrapper[Handler]):
     def _echo(self, text: str) -> str:
         """``text`` (which quotes the request) with the admin token and, through
         ``mask``, the server's tokens masked."""
-        from pytest_osfoundry.client._exchange import mask_token
+        from pytest_osfoundry._masking import mask_token
 
         if self._mask is not None:
             text = self._mask(text)
@@ -233,14 +234,30 @@ def _fields(body: bytes, *, allowed: tuple[str, ...] | None) -> dict[str, Any]:
 
 
 def _seconds(value: Any, name: str, *, high: float) -> float:
+    """``value`` as seconds from 0 to ``high``, compared before any conversion (an
+    integer past a float is refused, not an ``OverflowError``)."""
     if not is_number(value):
-        raise _BadBody(f"{name}: must be a number of seconds, got {value!r}")
-    seconds = float(value)
-    if not math.isfinite(seconds) or seconds < 0:
-        raise _BadBody(f"{name}: must be finite and not negative, got {value!r}")
-    if seconds > high:
-        raise _BadBody(f"{name}: at most {high:g} seconds at once, got {value!r}")
-    return seconds
+        raise _BadBody(f"{name}: must be a number of seconds, got {shown(value)}")
+    if not 0 <= value <= high:  # NaN and infinities fail it too
+        raise _BadBody(
+            f"{name}: a number of seconds from 0 to {high:.0f} (a year) at once, "
+            f"got {shown(value)}"
+        )
+    return float(value)
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error that quotes a request's value, shortened when long
+    (a 400-digit integer, a long string) so that the error stays one short line."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's repr limit
+        return "an integer too long to show"
+    if len(text) <= 60:
+        return text
+    if isinstance(value, int):
+        return f"an integer of {len(text.lstrip('-'))} digits"
+    return f"{text[:40]}... ({len(text)} characters)"
 
 
 def _error(

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_osfoundry import aio
 from pytest_osfoundry.agent import wait_then_every
-from pytest_osfoundry.server import Httpx2Mount
+from pytest_osfoundry.doors import Httpx2Door
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -29,7 +29,7 @@ def sync_run(seed: int) -> tuple[dict[str, Any], float]:
 
 def async_run(seed: int) -> tuple[dict[str, Any], float]:
     world = OsfWorld(WorldConfig(seed=seed))
-    mount = Httpx2Mount(world.faulty_server(), world.base_url)
+    mount = Httpx2Door(world.faulty_server(), world.base_url)
     auth = {"Authorization": f"Bearer {world.creds.agent_token}"}
 
     async def main() -> dict[str, Any]:

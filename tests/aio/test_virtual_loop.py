@@ -112,7 +112,7 @@ def frozen_wall(monkeypatch: pytest.MonkeyPatch) -> None:
     """Wall time stands still for the loop's stall bound: only the virtual bound can end a
     stretch of clock events, whatever the machine's load (the final wait for I/O still
     takes ``stall_timeout`` of real time)."""
-    monkeypatch.setattr(aio, "_wall", lambda: 0.0)
+    monkeypatch.setattr(aio, "real_monotonic", lambda: 0.0)
 
 
 def every(clock: VirtualClock, seconds: float) -> None:

@@ -8,8 +8,8 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_osfoundry._masking import mask_headers, mask_token, mask_url, secrets_in
 from pytest_osfoundry.client import Exchange
-from pytest_osfoundry.client._exchange import mask_headers, mask_token, mask_url, secrets_in
 
 TOKEN = "tok-EXCHANGE-s3cr3t-0042"
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from pytest_osfoundry.client._exchange import MASK, mask_token, mask_url
+from pytest_osfoundry._masking import MASK, mask_token, mask_url
 from tests.hostile.osf_hostile_kit import HostileServer
 
 TOKEN = "agent-Secret/Token+0123456789"

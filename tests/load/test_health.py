@@ -5,7 +5,7 @@ from __future__ import annotations
 import freezegun
 import pytest
 
-from pytest_osfoundry.load._health import FrozenTime, refuse_frozen_time
+from pytest_osfoundry._process_time import FrozenTime, refuse_frozen_time
 
 
 def test_real_time_passes() -> None:

@@ -20,7 +20,7 @@ assert not loaded, loaded
 assert 'pytest_osfoundry.load._users' not in sys.modules
 assert 'pytest_osfoundry.load._coordination' not in sys.modules
 from pytest_osfoundry.load import Accounting, Ledger, StatsTransport, Target, account
-import pytest_osfoundry.load._drain, pytest_osfoundry.load._health, pytest_osfoundry.load._rhythm
+import pytest_osfoundry.load._drain, pytest_osfoundry._process_time, pytest_osfoundry.load._rhythm
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})
 assert not loaded, loaded
 """

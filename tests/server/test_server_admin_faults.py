@@ -29,7 +29,7 @@ class Served:
         self.clock: Any = VirtualClock() if args.virtual_clock else RealClock()
         self.server = ReferenceServer(self.clock)
         self.info = self.server.provision()
-        handler, self.virtual = _admin_door(self.server, self.clock, self.info, args)
+        handler, self.faults, self.virtual = _admin_door(self.server, self.clock, self.info, args)
         assert isinstance(handler, ClockAdmin)
         self.handler = handler
 
@@ -197,7 +197,34 @@ def test_a_plain_serve_takes_fault_flags_without_opening_an_admin_door() -> None
     args = build_parser().parse_args(["serve", "--drop-replies", "0.5", "--fault-seed", "9"])
     clock = RealClock()
     server = ReferenceServer(clock)
-    handler, _ = _admin_door(server, clock, server.provision(), args)
+    handler, _, _ = _admin_door(server, clock, server.provision(), args)
     assert isinstance(handler, FaultyHandler)  # no ClockAdmin: nothing answers /_osf/
     (drops,) = handler.faults
     assert isinstance(drops, DropReplies) and (drops.fraction, drops.seed) == (0.5, 9)
+
+
+def _held(served: Served, path: str, method: str = "POST") -> float:
+    return float(served.faults.delay(Request(method, path, {}, b"", "")))
+
+
+def test_on_real_time_latency_is_the_doors_wait_not_a_workers() -> None:
+    """Issue 42 item 8: the latency fault (and ``--latency``) is what the loopback door
+    waits out before a worker takes the request; no fault in the handler sleeps."""
+    from pytest_osfoundry.faults import Latency
+
+    served = Served("--latency", "5")
+    relay = "/external-assistants/graph-relays/sync"
+    assert (_held(served, "/mcp"), _held(served, relay), _held(served, "/_osf/faults")) == (
+        5, 5, 0)
+    assert served.admin("POST", {"latency": 60})[0] == 200
+    assert not any(isinstance(f, Latency) for f in served.faults.door.faults)
+    assert (_held(served, "/mcp"), _held(served, relay), _held(served, "/_osf/faults")) == (
+        65, 5, 0)
+    served.admin("POST", {"latency": 60, "server_errors": ["/mcp", 503]})
+    assert _held(served, "/mcp") == 0  # answered at once, as errors come first at the door
+
+
+def test_on_the_virtual_clock_only_the_flag_is_waited_out_at_the_door() -> None:
+    served = Served("--virtual-clock", "--latency", "2")
+    served.admin("POST", {"latency": 7})
+    assert _held(served, "/mcp") == 2  # the fault moves the virtual clock instead

@@ -1,4 +1,4 @@
-"""The httpx2 door (Httpx2Mount, osf_httpx2): sync and async clients, faults, strictness."""
+"""The httpx2 door (Httpx2Door, osf_httpx2): sync and async clients, faults, strictness."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from pytest_osfoundry import aio
 from pytest_osfoundry.clock import DEFAULT_START
+from pytest_osfoundry.doors import Httpx2Door
 from pytest_osfoundry.faults import DropReplies, FaultyHandler
 from pytest_osfoundry.http import Request, Response, json_response
-from pytest_osfoundry.server import Httpx2Mount
 from pytest_osfoundry.world import OsfWorld
 
 METADATA = "/.well-known/oauth-protected-resource"
@@ -29,7 +29,7 @@ class Recorder:
 
 def test_a_sync_client_reaches_the_handler_as_sent() -> None:
     handler = Recorder()
-    mount = Httpx2Mount(handler, "https://osf.test")
+    mount = Httpx2Door(handler, "https://osf.test")
     with mount.client() as http:
         reply = http.post(
             "https://osf.test/a%20b/c?x=1&y=%2F", content=b"body", headers={"X-Thing": "v"}
@@ -44,7 +44,7 @@ def test_a_sync_client_reaches_the_handler_as_sent() -> None:
 
 def test_an_async_client_reaches_the_reference_server_inside_the_loop() -> None:
     world = OsfWorld()
-    mount = Httpx2Mount(world.server, world.base_url)
+    mount = Httpx2Door(world.server, world.base_url)
 
     async def main() -> dict[str, object]:
         async with mount.async_client() as http:
@@ -57,7 +57,7 @@ def test_an_async_client_reaches_the_reference_server_inside_the_loop() -> None:
 
 
 def test_other_origins_and_paths_are_refused_by_name() -> None:
-    mount = Httpx2Mount(Recorder(), "https://osf.test/base/")
+    mount = Httpx2Door(Recorder(), "https://osf.test/base/")
     with mount.client() as http:
         assert http.get("https://osf.test/base").status_code == 200
         assert http.get("https://osf.test/base/deeper").status_code == 200
@@ -69,14 +69,14 @@ def test_other_origins_and_paths_are_refused_by_name() -> None:
 
 def test_a_dropped_reply_is_a_transport_error_after_the_server_handled_it() -> None:
     handler = Recorder()
-    mount = Httpx2Mount(FaultyHandler(handler, DropReplies(fraction=1.0)), "https://osf.test")
+    mount = Httpx2Door(FaultyHandler(handler, DropReplies(fraction=1.0)), "https://osf.test")
     with mount.client() as http, pytest.raises(httpx2.RemoteProtocolError, match="disconnected"):
         http.get("https://osf.test/x")
     assert len(handler.seen) == 1  # it reached the server; only the reply was lost
 
 
 @pytest.mark.osf(server_errors=("/mcp", 503), latency=2.5)
-def test_world_faults_reach_osf_httpx2(osf_world: OsfWorld, osf_httpx2: Httpx2Mount) -> None:
+def test_world_faults_reach_osf_httpx2(osf_world: OsfWorld, osf_httpx2: Httpx2Door) -> None:
     start = osf_world.clock.now()
     with osf_httpx2.client() as http:
         assert http.post(osf_world.mcp_url, content=b"{}").status_code == 503
@@ -87,7 +87,7 @@ def test_world_faults_reach_osf_httpx2(osf_world: OsfWorld, osf_httpx2: Httpx2Mo
 
 
 @pytest.mark.osf(drop_replies=1.0)
-def test_drop_replies_reaches_osf_httpx2(osf_world: OsfWorld, osf_httpx2: Httpx2Mount) -> None:
+def test_drop_replies_reaches_osf_httpx2(osf_world: OsfWorld, osf_httpx2: Httpx2Door) -> None:
     async def main() -> None:
         async with osf_httpx2.async_client() as http:
             with pytest.raises(httpx2.RemoteProtocolError):
@@ -115,9 +115,9 @@ async def httpx_sleep() -> None:
 
 def test_bad_arguments_and_bad_handlers_are_named() -> None:
     with pytest.raises(TypeError, match="handler"):
-        Httpx2Mount("not callable", "https://osf.test")  # type: ignore[arg-type]
+        Httpx2Door("not callable", "https://osf.test")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="base_url"):
-        Httpx2Mount(Recorder(), "osf.test")
-    mount = Httpx2Mount(lambda request: "nope", "https://osf.test")  # type: ignore[arg-type]
+        Httpx2Door(Recorder(), "osf.test")
+    mount = Httpx2Door(lambda request: "nope", "https://osf.test")  # type: ignore[arg-type]
     with mount.client() as http, pytest.raises(TypeError, match="must return a Response"):
         http.get("https://osf.test/")

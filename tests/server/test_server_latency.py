@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -117,3 +120,58 @@ def test_serve_workers_bound_the_delayed_answers_in_flight() -> None:
     answers, waited, broken = _waiting_at_once(24, workers=args.workers)
     assert answers == [200] * 24 and len(waited) == 24
     assert not broken
+
+
+# -- the door's delay: a request waits out its delay holding no worker (issue 42 item 8)
+def _send_whole(origin: str, path: str) -> socket.socket:
+    """A GET sent whole on its own connection; the caller reads or abandons it."""
+    url = urlsplit(origin)
+    sock = socket.create_connection((str(url.hostname), int(url.port or 80)), timeout=10)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return sock
+
+
+def test_a_delayed_request_holds_no_worker() -> None:
+    with LoopbackServer(_echo, workers=1,
+                        delay=lambda r: 600.0 if r.path == "/slow" else 0.0) as loop:
+        held = [_send_whole(loop.origin, "/slow") for _ in range(3)]
+        reply = httpx.get(loop.origin + "/fast", timeout=10)  # the one worker is free
+        assert (reply.status_code, reply.text) == (200, "/fast")
+        assert not loop.idle()  # the held requests are the server's
+        for sock in held:
+            sock.close()
+
+
+def test_a_delayed_request_is_answered_once_its_delay_is_over() -> None:
+    with LoopbackServer(_echo, delay=lambda r: 0.2) as loop:
+        assert httpx.get(loop.origin + "/later", timeout=10).text == "/later"
+
+
+def test_close_ends_the_held_requests_at_once() -> None:
+    loop = LoopbackServer(_echo, delay=lambda r: 600.0)
+    sock = _send_whole(loop.origin, "/held")
+    try:
+        loop.close()
+        sock.settimeout(10)
+        assert sock.recv(100) == b""  # closed, unanswered, long before its delay
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize(
+    ("delay", "lines"),
+    [(lambda r: 1 / 0, 1), (lambda r: "soon", 1), (lambda r: float("nan"), 0),
+     (lambda r: -5.0, 0)],
+)
+def test_a_delay_that_fails_is_no_delay_and_at_most_one_line(
+    delay: Callable[[Request], float], lines: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    with LoopbackServer(_echo, delay=delay) as loop:
+        assert httpx.get(loop.origin + "/x", timeout=10).status_code == 200
+    said = [r.getMessage() for r in caplog.records if "delay" in r.getMessage()]
+    assert len(said) == lines and all("/x" not in line for line in said)
+
+
+def test_delay_must_be_callable() -> None:
+    with pytest.raises(TypeError, match="delay must be a Request -> seconds callable"):
+        LoopbackServer(_echo, delay=5)  # type: ignore[arg-type]

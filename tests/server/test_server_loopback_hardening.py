@@ -168,7 +168,7 @@ def test_serve_exits_on_sigterm_within_1s_with_1000_idle_connections() -> None:
 def test_a_bug_reading_a_request_costs_that_connection_alone(
     loop: LoopbackServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from pytest_osfoundry.server import _loopback_http
+    from pytest_osfoundry.doors import _loopback_http
 
     def broken(self: object, buf: bytearray) -> None:
         raise RuntimeError("a bug")

@@ -1,4 +1,4 @@
-"""The loopback door's HTTP/1.1 reader on bytes in memory (``server/_loopback_http.py``).
+"""The loopback door's HTTP/1.1 reader on bytes in memory (``doors/_loopback_http.py``).
 
 Bytes arrive in pieces of any size: the reader must read the same requests however
 they are cut, take exactly their bytes, and leave the rest for the next request.
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_osfoundry.doors._loopback_http import MAX_BODY, HttpConnection, Refused
 from pytest_osfoundry.http import Request, Response
-from pytest_osfoundry.server._loopback_http import MAX_BODY, HttpConnection, Refused
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 REQUESTS = [

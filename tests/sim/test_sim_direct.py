@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from pytest_osfoundry._direct import DirectRelayClient, DirectToolClient
 from pytest_osfoundry.client import HttpStatusError, ToolError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.relay import FakeRelay
+from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
 from pytest_osfoundry.sim import NAMES, SimParams, simulate
 from pytest_osfoundry.world import OsfWorld, WorldConfig
 

@@ -3,7 +3,7 @@
 No socket and no thread here: :class:`HttpConnection` is one connection's HTTP/1.1,
 fed the bytes that arrived so far (:meth:`HttpConnection.read`), and it turns the
 app's :class:`~pytest_osfoundry.http.Response` into the bytes to send
-(:meth:`HttpConnection.answer`). :mod:`~pytest_osfoundry.server._loopback` moves the
+(:meth:`HttpConnection.answer`). :mod:`~pytest_osfoundry.doors._loopback` moves the
 bytes. Promises:
 
 * **http.server's parsing.** The request line and the header fields are read by

@@ -1,6 +1,6 @@
-"""Faults, each one argument away: wrap a transport, or schedule a desktop outage.
+"""Transport faults, each one argument away: wrap a transport or a handler.
 
-:class:`FaultyTransport` wraps any :class:`~pytest_osfoundry.client._transport.Transport`
+:class:`FaultyTransport` wraps any :class:`~pytest_osfoundry.client.Transport`
 and applies its faults in order to every request:
 
 * :class:`DropReplies` — the request reaches the server, a seeded fraction of the
@@ -11,12 +11,8 @@ and applies its faults in order to every request:
   (503 by default) without reaching the server, ``count`` times or always.
 * :class:`Latency` — matching requests wait ``seconds`` on the clock first.
 
-:func:`schedule_offline` takes a relay offline for a window of (virtual) time (asleep,
-or its network gone);
-:func:`schedule_death` kills its process at a chosen time, with whatever it holds.
-
 :class:`FaultyHandler` applies the same faults on the server side of any door (the
-respx mount, the loopback server): what your own HTTP client sends goes through them
+respx door, the loopback server): what your own HTTP client sends goes through them
 too, and a lost reply reaches it as a transport error.
 
 ``match`` is a substring of the URL path (``"/complete"``, ``"/mcp"``), or ``None``
@@ -28,19 +24,17 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Protocol
 
 from pytest_osfoundry._checks import (
     check_count,
-    check_flag,
     check_fraction,
     check_http_error,
-    check_number,
     check_seconds,
 )
 from pytest_osfoundry.client._errors import ReplyLost
 from pytest_osfoundry.client._transport import Transport
-from pytest_osfoundry.clock import Clock, ProcessGen
+from pytest_osfoundry.clock import Clock
 from pytest_osfoundry.http import (
     DropConnection,
     Handler,
@@ -50,11 +44,7 @@ from pytest_osfoundry.http import (
     json_response,
 )
 
-if TYPE_CHECKING:
-    from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode
-
 __all__ = [
-    "Death",
     "DropReplies",
     "Fault",
     "FaultyHandler",
@@ -62,8 +52,6 @@ __all__ = [
     "Latency",
     "LoseRequests",
     "ServerErrors",
-    "schedule_death",
-    "schedule_offline",
 ]
 
 
@@ -264,128 +252,3 @@ class _HandlerTransport:
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         path, _, query = url.partition("?")
         return self.handler(Request(method, path, headers, body, query))
-
-
-def schedule_offline(
-    clock: Clock,
-    relay: FakeRelay,
-    at: float,
-    duration: float,
-    *,
-    mode: OfflineMode = "asleep",
-    keep_phase: bool = False,
-) -> None:
-    """Take ``relay`` offline at absolute time ``at`` for ``duration`` seconds.
-
-    Meanwhile it reaches the server for nothing (no sync, start, control poll or
-    completion). ``mode="asleep"`` (the default): the machine sleeps, and a Graph it is
-    running stands still until it wakes; ``mode="network"``: awake with its network
-    gone, the Graph runs on and its completion waits in the outbox
-    (:meth:`~pytest_osfoundry.relay.FakeRelay.go_offline`). It passes the moment it is
-    back, unless ``keep_phase``: then its timer keeps its phase through the outage and
-    the first pass is its next tick.
-    """
-    from pytest_osfoundry.relay._desktop import check_offline_mode
-
-    start = check_number(at, "at")
-    length = check_seconds(duration, "duration")
-    how = check_offline_mode(mode)
-    check_flag(keep_phase, "keep_phase")
-    clock.call_at(start, lambda: relay.go_offline(mode=how, keep_phase=keep_phase))
-    clock.call_at(start + length, relay.go_online)
-
-
-# ---------------------------------------------------------------------- the desktop dies
-@dataclass(frozen=True)
-class Death:
-    """What a relay held when it died (see :func:`schedule_death`).
-
-    ``running``: the command it was running (left ``running`` on the server for
-    good); ``outbox_kept``: completions not yet delivered that survive in its file
-    outbox (a relay started later on the same file re-sends them);
-    ``outbox_lost``: those that died with an in-memory outbox.
-    """
-
-    at: float
-    running: str | None
-    outbox_kept: tuple[str, ...]
-    outbox_lost: tuple[str, ...]
-
-
-class _MortalClock:
-    """The relay's view of the clock: its processes end silently once it is dead."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self.dead = False
-
-    def start(self, gen: ProcessGen, name: str = "") -> Any:
-        return self._clock.start(self._mortal(gen), name)
-
-    def spawn(self, gen: ProcessGen, name: str = "", delay: float = 0.0) -> Any:
-        return self._clock.spawn(self._mortal(gen), name, delay)
-
-    def _mortal(self, gen: ProcessGen) -> ProcessGen:
-        """``gen``, closed (its ``finally`` blocks run, nothing else) when it would resume
-        after the death."""
-        sent: Any = None
-        while True:
-            try:
-                item = gen.send(sent)
-            except StopIteration as stop:
-                return stop.value
-            sent = yield item
-            if self.dead:
-                gen.close()
-                return None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._clock, name)
-
-
-def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
-    """Kill ``relay``'s process at absolute time ``at``, with whatever it holds.
-
-    From then on it makes no request at all: no pass, no control poll, no
-    completion, no outbox re-send. The command it was running stays ``running`` on
-    the server for good (the documented relay has no lease; SPEC D11), and the
-    Graph it ran stops with it. Completions still in its outbox survive only if the
-    outbox is a :class:`~pytest_osfoundry.relay._outbox.FileOutbox` (a relay started
-    later on the same file delivers them); an in-memory outbox is emptied.
-
-    Call it before the passes it should end begin (the world does so when built).
-    Returns a list that holds the :class:`Death` record once it happened.
-    """
-    when = check_number(at, "at")
-    from pytest_osfoundry.relay._desktop import RelayEvent
-    from pytest_osfoundry.relay._outbox import FileOutbox
-
-    mortal = _MortalClock(relay.clock)
-    relay.clock = mortal
-    record: list[Death] = []
-
-    def die() -> None:
-        mortal.dead = True
-        running, handle = relay.current, relay.current_run
-        relay.stop()
-        relay.online = False
-        if handle is not None:
-            handle.cancel()  # the Graph dies with the desktop process
-        pending = tuple(command_id for command_id, _ in (relay.outbox or _NoOutbox()).items())
-        kept = pending if isinstance(relay.outbox, FileOutbox) else ()
-        if relay.outbox is not None and not kept:
-            for command_id in pending:
-                relay.outbox.remove(command_id)
-        death = Death(clock.now(), running, kept, () if kept else pending)
-        record.append(death)
-        relay.events.append(
-            RelayEvent(clock.now(), "died", running, f"{len(pending)} completion(s) pending")
-        )
-
-    clock.call_at(when, die)
-    return record
-
-
-class _NoOutbox:
-    def items(self) -> list[tuple[str, Any]]:
-        return []

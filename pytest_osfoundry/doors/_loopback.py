@@ -12,12 +12,17 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
   sending slowly, half-sending a request, awaiting ``100 Continue`` without sending
   the body, or reading its answers slowly -- holds a worker (no "slowloris"), and
   thousands of connections cost a socket and a buffer each.
+* **A delay holds no thread.** ``delay`` (a ``Request -> seconds`` callable, none by
+  default) is asked once per whole request; the selector thread keeps the request
+  that long before a worker takes it, so any number of delayed requests wait at once
+  while the workers serve the others (``osfoundry-fake serve``'s latency: its admin
+  door and relay API answer while every MCP request waits out a minute).
 * **Deadlines.** A request's line, headers and body must arrive within
   ``request_deadline`` seconds of its first byte, and an answer must be taken by the
   client within as long, or the connection is dropped. Connections idle for
   ``idle_timeout`` seconds are closed. A connection's requests are answered in
   order, one at a time: it sends no more until its answer is on its way.
-* **Strict HTTP/1.1** (:mod:`~pytest_osfoundry.server._loopback_http`): what is
+* **Strict HTTP/1.1** (:mod:`~pytest_osfoundry.doors._loopback_http`): what is
   malformed or ambiguous is answered by the door with a 4xx or 5xx status line and
   the connection closed; it never reaches the handler.
 * **Quiet.** No request is logged (no headers, so no tokens, ever reach a log). A
@@ -37,19 +42,23 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import logging
+import math
 import queue
 import select
 import selectors
 import socket
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 
+from pytest_osfoundry._masking import mask_token, secrets_in
 from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
-from pytest_osfoundry.client._exchange import mask_token, secrets_in
+from pytest_osfoundry.doors._loopback_http import HttpConnection, Refused
 from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
-from pytest_osfoundry.server._loopback_http import HttpConnection, Refused
 
 __all__ = ["LoopbackServer"]
 
@@ -98,7 +107,10 @@ class LoopbackServer:
 
     ``workers`` bounds the threads running the handler; ``request_deadline`` is the
     seconds a request (line, headers, body) may take to arrive and its answer to be
-    taken; ``idle_timeout`` closes connections that send nothing for that long.
+    taken; ``idle_timeout`` closes connections that send nothing for that long;
+    ``delay`` says how many seconds each whole request waits, holding no thread,
+    before a worker serves it (a delay that fails or is not a finite number of
+    seconds is no delay, and one ``ERROR`` line).
     """
 
     def __init__(
@@ -110,6 +122,7 @@ class LoopbackServer:
         workers: int = 16,
         request_deadline: float = 10.0,
         idle_timeout: float = 60.0,
+        delay: Callable[[Request], float] | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError(f"handler must be callable (Request -> Response), got {handler!r}")
@@ -119,6 +132,9 @@ class LoopbackServer:
             raise ValueError(f"workers must be at least 1, got {workers!r}")
         if not request_deadline > 0 or not idle_timeout > 0:
             raise ValueError("request_deadline and idle_timeout must be positive seconds")
+        if delay is not None and not callable(delay):
+            raise TypeError(f"delay must be a Request -> seconds callable, got {delay!r}")
+        self._delay = delay
         self.handler = handler
         self.request_deadline = request_deadline
         self.idle_timeout = idle_timeout
@@ -139,6 +155,10 @@ class LoopbackServer:
         """Connections a worker holds."""
         self._returned: list[_Connection] = []
         """Connections workers have handed back, for the selector thread to take on."""
+        self._held: list[tuple[float, int, _Connection, Request]] = []
+        """Requests waiting out their delay, soonest first (the selector thread's; their
+        connections are in ``_busy``)."""
+        self._order = itertools.count()
         self._lock = threading.Lock()
         self._io = threading.Lock()
         """Held by the selector thread while it acts on what it found (and by :meth:`idle`,
@@ -198,9 +218,13 @@ class LoopbackServer:
     def _loop(self) -> None:
         next_sweep = time.monotonic() + 1.0
         while not self._closed:
-            ready = self._selector.select(timeout=0.25)
+            timeout = 0.25
+            if self._held:
+                timeout = min(timeout, max(0.0, self._held[0][0] - time.monotonic()))
+            ready = self._selector.select(timeout=timeout)
             with self._io:
                 self._act(ready)
+                self._release(time.monotonic())
             now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + 1.0
@@ -296,7 +320,11 @@ class LoopbackServer:
             self._watch(conn, 0)
             with self._lock:
                 self._busy.add(conn)
-            self._ready.put((conn, request))
+            wait = self._wait(request)
+            if wait > 0:
+                heapq.heappush(self._held, (now + wait, next(self._order), conn, request))
+            else:
+                self._ready.put((conn, request))
             return
         if not conn.send():
             self._forget(conn)
@@ -304,6 +332,26 @@ class LoopbackServer:
         if not conn.incoming and not conn.http.reading:
             conn.deadline = now + self.idle_timeout
         self._watch(conn, _READ | _WRITE if conn.outgoing else _READ)
+
+    def _wait(self, request: Request) -> float:
+        """The seconds ``request`` waits before a worker takes it (``delay``'s say)."""
+        if self._delay is None:
+            return 0.0
+        try:
+            seconds = self._delay(request)
+        except Exception as err:  # a bug in the delay: no delay, one line, no request data
+            _log.error("loopback: the request's delay failed: %s", type(err).__name__)
+            return 0.0
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            _log.error("loopback: the request's delay is not a number of seconds")
+            return 0.0
+        return float(seconds) if math.isfinite(seconds) and seconds > 0 else 0.0
+
+    def _release(self, now: float) -> None:
+        """Hand the requests whose delay is over to the workers (selector thread only)."""
+        while self._held and self._held[0][0] <= now:
+            _, _, conn, request = heapq.heappop(self._held)
+            self._ready.put((conn, request))
 
     def _watch(self, conn: _Connection, events: int) -> None:
         """Have the selector watch ``conn`` for ``events`` (0: not at all)."""
@@ -344,8 +392,10 @@ class LoopbackServer:
             conns = list(self._conns.values())
             busy = set(self._busy)
             self._conns.clear()
+        held = {conn for _, _, conn, _ in self._held}
+        self._held.clear()
         for conn in conns:
-            if conn in busy:  # its worker closes it when the handler returns
+            if conn in busy and conn not in held:  # its worker closes it when it returns
                 with contextlib.suppress(OSError):
                     conn.sock.shutdown(socket.SHUT_RDWR)
             else:

@@ -1,14 +1,14 @@
 """Any :class:`~pytest_osfoundry.http.Handler` mounted into ``requests``, in-process.
 
-While a :class:`RequestsMount` is started, every ``requests`` call in the process
+While a :class:`RequestsDoor` is started, every ``requests`` call in the process
 (``requests.get``, any ``Session``, made before or after) that reaches the network
 through requests' ``HTTPAdapter`` is answered by the handler at ``base_url`` instead,
 without a socket::
 
-    with RequestsMount(world.faulty_server(), world.base_url, door="osf_requests"):
+    with RequestsDoor(world.faulty_server(), world.base_url, door="osf_requests"):
         reply = requests.post(world.mcp_url, json=body, headers=headers)
 
-Promises, as for every in-process door (:mod:`pytest_osfoundry.server._door`): the
+Promises, as for every in-process door (:mod:`pytest_osfoundry.doors._in_process`): the
 handler sees the request as sent; a reply the handler drops (the ``drop_replies``
 fault) raises ``requests.ConnectionError`` wrapping urllib3's ``ProtocolError``
 (``RemoteDisconnected``), what requests raises when a server closes the connection
@@ -30,12 +30,12 @@ import io
 from types import TracebackType
 from typing import Any
 
+from pytest_osfoundry.doors._in_process import InProcessDoor
 from pytest_osfoundry.http import DropConnection, Handler
-from pytest_osfoundry.server._door import InProcessDoor
 
 #: What a user without requests is told (the ``osf_requests`` fixture prints it alone).
 MISSING_REQUESTS = (
-    "osf_requests (RequestsMount) needs the requests library, and it is not installed: "
+    "osf_requests (RequestsDoor) needs the requests library, and it is not installed: "
     "pip install requests"
 )
 
@@ -49,14 +49,14 @@ except ModuleNotFoundError as err:  # pragma: no cover - requests is in the test
         raise
     raise ModuleNotFoundError(MISSING_REQUESTS, name="requests") from None
 
-__all__ = ["MISSING_REQUESTS", "RequestsMount"]
+__all__ = ["MISSING_REQUESTS", "RequestsDoor", "RequestsMount"]
 
 
-class RequestsMount:
+class RequestsDoor:
     """``handler`` served to every ``requests`` call at ``base_url`` while started
     (``with`` block, or :meth:`start`/:meth:`stop`); ``door`` names it in refusals."""
 
-    def __init__(self, handler: Handler, base_url: str, *, door: str = "RequestsMount") -> None:
+    def __init__(self, handler: Handler, base_url: str, *, door: str = "RequestsDoor") -> None:
         self._door = InProcessDoor(handler, base_url, door)
         self.handler = handler
         self.base_url = self._door.base_url
@@ -64,13 +64,13 @@ class RequestsMount:
 
     @property
     def requests(self) -> int:
-        """How many requests the mount has answered or dropped."""
+        """How many requests the door has answered or dropped."""
         return self._door.requests
 
     def start(self) -> None:
         """Answer every ``requests`` call from now on (refused if already started)."""
         if self._original is not None:
-            raise RuntimeError("this RequestsMount is already started")
+            raise RuntimeError("this RequestsDoor is already started")
         adapter = requests.adapters.HTTPAdapter
         self._original = adapter.send
         door = self._door
@@ -86,12 +86,12 @@ class RequestsMount:
         adapter.send = send  # type: ignore[method-assign]
 
     def stop(self) -> None:
-        """Give ``requests`` its network back (a mount not started is left alone)."""
+        """Give ``requests`` its network back (a door not started is left alone)."""
         if self._original is not None:
             requests.adapters.HTTPAdapter.send = self._original  # type: ignore[method-assign]
             self._original = None
 
-    def __enter__(self) -> RequestsMount:
+    def __enter__(self) -> RequestsDoor:
         self.start()
         return self
 
@@ -134,3 +134,7 @@ def _answer(
         decode_content=False,
     )
     return adapter.build_response(request, raw)
+
+
+RequestsMount = RequestsDoor
+"""The older name of :class:`RequestsDoor` (deprecated: the same class)."""

@@ -1,8 +1,8 @@
 """What every in-process door shares: where it serves, the request the app sees, the answer.
 
 An in-process door hands a client library's requests to a
-:class:`~pytest_osfoundry.http.Handler` without a socket: the respx mount (httpx), the
-httpx2 mount (the official MCP SDK's stack) and the requests mount. Each translates
+:class:`~pytest_osfoundry.http.Handler` without a socket: the respx door (httpx), the
+httpx2 door (the official MCP SDK's stack) and the requests door. Each translates
 its library's request and response types; everything else is this one
 :class:`InProcessDoor`, so the doors cannot drift apart:
 
