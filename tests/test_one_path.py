@@ -6,7 +6,8 @@ three ``origin_of`` meant three things). These tests read every module of
 ``pytest_osfoundry/`` and name any file that does the job again:
 
 * a JSON-RPC request is written by ``client/_jsonrpc.request_body`` only, and the
-  ``Accept`` value of an MCP request is its ``ACCEPT``;
+  ``Accept`` value of an MCP request is its ``ACCEPT`` -- in the rule book too, whose
+  checks frame theirs with the suite's public ``rpc_body`` and ``legacy_headers``;
 * a JSON text is written by ``_wirejson.dumps`` only: ``json.dumps`` (or a
   ``JSONEncoder``) elsewhere only where :data:`JSON_NOT_ON_THE_WIRE` says why it is
   no body the kit sends;
@@ -23,10 +24,15 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "pytest_osfoundry"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_osfoundry"
 SOURCES = {
     path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
     for path in sorted(PACKAGE.rglob("*.py"))
+}
+RULE_BOOK = {
+    path.relative_to(ROOT).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+    for path in sorted((ROOT / "conformance").rglob("*.py"))
 }
 
 #: Where JSON is written that is no body the kit sends, and why.
@@ -215,3 +221,22 @@ def test_one_table_writer() -> None:
         or (isinstance(node, ast.Call) and _dotted(node.func).endswith(("ljust", "rjust")))
     ]
     assert wrong == [], "write tables with pytest_osfoundry._tables:\n" + "\n".join(wrong)
+
+
+def test_the_rule_book_frames_requests_with_the_public_writer() -> None:
+    """A check bends a request's headers, URL or session, not its framing: it writes
+    the body with ``rpc_body`` (a deliberately broken body is bytes, not a dict)."""
+    assert len(RULE_BOOK) > 20
+    wrong = [
+        f"{path}:{node.lineno}"
+        for path, tree in RULE_BOOK.items()
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Dict) and {"jsonrpc", "method"} <= _dict_keys(node))
+        or (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "text/event-stream" in node.value
+            and "application/json," in node.value
+        )
+    ]
+    assert wrong == [], "use rpc_body / legacy_headers:\n" + "\n".join(wrong)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -48,10 +48,12 @@ __all__ = [
     "Revisions",
     "describe_protocol",
     "domain_protocol",
+    "legacy_headers",
     "modern_body",
     "modern_headers",
     "need_legacy",
     "need_revision",
+    "rpc_body",
     "served_revisions",
     "settled_revision",
 ]
@@ -99,6 +101,20 @@ class Revisions:
         return tuple(v for v in self.served if v in LEGACY_REVISIONS)
 
 
+def legacy_headers(**extra: str) -> dict[str, str]:
+    """The headers of a well-formed request outside a session, as a legacy client sends
+    ``initialize`` (``extra`` added or replacing)."""
+    return {"Content-Type": "application/json", "Accept": ACCEPT, **extra}
+
+
+def rpc_body(
+    rpc_id: int | str | None, method: str, params: Mapping[str, Any] | None = None
+) -> bytes:
+    """A JSON-RPC request body as the kit writes every one (compact UTF-8 JSON; no
+    ``params`` when ``None``; ``rpc_id`` ``None``: a notification)."""
+    return request_body(method, params, rpc_id)
+
+
 def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
     """The headers of a well-formed modern request (``extra`` added or replacing)."""
     headers = {
@@ -127,7 +143,7 @@ def modern_body(
         }
     if meta is not None:
         body["_meta"] = meta
-    return request_body(method, body, rpc_id)
+    return rpc_body(rpc_id, method, body)
 
 
 def _post(target: Target, headers: dict[str, str], body: bytes, rpc_id: int) -> tuple[int, Any]:
@@ -163,7 +179,7 @@ def _find(target: Target) -> Revisions:
             "capabilities": {},
             "clientInfo": {"name": CLIENT_NAME, "version": "1"},
         }
-        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+        headers = legacy_headers()
         try:
             status, message = _post(target, headers, request_body("initialize", init, rid), rid)
         except OsfClientError as err:
