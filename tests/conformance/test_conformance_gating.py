@@ -262,7 +262,14 @@ def test_strict_fails_every_check_that_could_not_run(
     assert failed and all(c.startswith("R3") for c in failed)
     messages = [c["message"] for c in run.report["checks"] if c["outcome"] == "failed"]
     assert all(m.startswith("could not run, a failure under --osf-strict: needs") for m in messages)
-    assert run.report["summary"]["not_run"] == len(failed)
+    summary = run.report["summary"]
+    assert summary["not_run"] == len(failed)
+    # The closing line names what would let them run: not --osf-strict, which was given.
+    assert summary["options_to_run_them"] == [
+        "--osf-stranger-token",
+        "--osf-stranger-project-id",
+    ], summary
+    assert "--osf-strict" not in summary["line"].split("did not run", 1)[1], summary["line"]
 
 
 def test_strict_against_a_complete_target_passes(run_suite: Callable[..., SuiteRun]) -> None:
