@@ -20,6 +20,7 @@ from pytest_osfoundry.conformance._baseline import BaselineError, read_baseline
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._app import Provisioned
 from tests.conformance.osf_conformance_kit import SuiteRun
+from tests.sigint import ctrl_c_delivered
 
 USAGE = pytest.ExitCode.USAGE_ERROR
 
@@ -175,10 +176,11 @@ def test_ctrl_c_during_the_preflight_writes_the_reports(
 
     variants_endings.RELEASE.clear()
     try:
-        run = run_suite(
-            "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_once",
-            "--osf-timeout=30",
-        )
+        with ctrl_c_delivered():
+            run = run_suite(
+                "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_once",
+                "--osf-timeout=30",
+            )
     finally:
         variants_endings.RELEASE.set()
     assert run.result.ret == pytest.ExitCode.INTERRUPTED, run.text[-2000:]
