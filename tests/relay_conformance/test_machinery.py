@@ -34,6 +34,7 @@ from pytest_osfoundry.conformance.relay._process import (
 )
 from pytest_osfoundry.http import DropConnection, Request
 from pytest_osfoundry.server import ReferenceServer
+from tests.sigint import with_default_sigint
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -371,18 +372,20 @@ def test_ctrl_c_leaves_no_relay_process(tmp_path):
     log = tmp_path / "run.log"
     with log.open("w") as out:
         run = subprocess.Popen(
-            [
-                PY,
-                "-m",
-                "pytest",
-                "-p",
-                "no:randomly",
-                "-p",
-                "no:cacheprovider",
-                "-q",
-                f"--osf-relay-command={command}",
-                f"--osf-report={tmp_path / 'r.json'}",
-            ],
+            with_default_sigint(
+                [
+                    PY,
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:randomly",
+                    "-p",
+                    "no:cacheprovider",
+                    "-q",
+                    f"--osf-relay-command={command}",
+                    f"--osf-report={tmp_path / 'r.json'}",
+                ]
+            ),
             cwd=tmp_path,
             stdout=out,
             stderr=subprocess.STDOUT,
