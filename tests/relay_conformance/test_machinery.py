@@ -294,6 +294,39 @@ def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended(
         suite.close()
 
 
+
+def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
+    """Issue 43: on a loaded machine the suite's thread may get to run again after the
+    spawn only once the relay's first sync has arrived. Readiness is judged on the
+    server's record from the moment before the spawn, so that sync counts (it counted
+    for nothing when the window began after the spawn: "waited 15 s ... in vain" with
+    a sync recorded at 0.000 s). The real-time cadence makes it the only sync."""
+    from pytest_osfoundry.conformance.relay import Timing
+    from pytest_osfoundry.conformance.relay import _harness
+
+    monkeypatch.setattr(_harness, "READY_SECONDS", 3.0)
+    suite = RelaySuite("embedded")
+    conf = suite.context("D11-relay-realtime-cadence", timing=Timing(30.0, 0.15))
+
+    class Descheduled(RelayProcess):
+        """The suite's thread, kept from running from the spawn until the first sync."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            assert conf.lane.wait_for(lambda rs: any(r.action == "sync" for r in rs), 20.0)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(_harness, "RelayProcess", Descheduled)
+    try:
+        conf.share(1)
+        conf.start()
+        syncs = conf.requests("sync")
+        assert len(syncs) == 1 and syncs[0].at >= conf.started_at
+    finally:
+        conf.close()
+        suite.close()
+
+
 # ---------------------------------------------------------------- the plugin
 def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
