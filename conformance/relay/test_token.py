@@ -25,11 +25,6 @@ AT_ONCE = 0.25
 """Two refused requests of one kind closer than this many intervals: retried at once."""
 
 
-def _closest(times: list[float]) -> float | None:
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    return min(gaps) if gaps else None
-
-
 @check(
     "R15-relay-refused-token",
     "With its desktop token refused (401) the relay keeps its pass rhythm: at most one "
@@ -89,7 +84,7 @@ def check_refused_token(osf_relay_conf: RelayConformance) -> None:
     )
     for action, what in (("sync", "syncs"), ("complete", "completions")):
         times = [r.at for r in refused if r.action == action]
-        closest = _closest(times)
+        closest = min(conf.gaps(times), default=None)
         conf.expect(
             closest is None or closest >= AT_ONCE * interval,
             f"two {what} refused with 401 {closest or 0:.3f} s apart ({len(times)} in "

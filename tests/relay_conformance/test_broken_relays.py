@@ -56,7 +56,12 @@ LEGAL_CHECKS = {
         "D18-relay-bound-emoji",
         "D17-relay-kill-restart",
     ],
-    "escaped-json": ["D18-relay-bound-japanese", "D18-relay-bound-emoji", "D12-relay-ticked-only"],
+    "escaped-json": [
+        "D18-relay-bound-japanese",
+        "D18-relay-bound-emoji",
+        "D18-relay-bound-escapes",
+        "D12-relay-ticked-only",
+    ],
     "other-outbox-store": [
         "D17-relay-resend-refused",
         "D17-relay-kill-restart",

@@ -22,7 +22,7 @@ from pytest_osfoundry.conformance._checkids import (
 )
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._registry import all_checks, find_check
-from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.relay import RelaySuite, Timing, _harness
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
 from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
@@ -301,9 +301,6 @@ def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
     server's record from the moment before the spawn, so that sync counts (it counted
     for nothing when the window began after the spawn: "waited 15 s ... in vain" with
     a sync recorded at 0.000 s). The real-time cadence makes it the only sync."""
-    from pytest_osfoundry.conformance.relay import Timing
-    from pytest_osfoundry.conformance.relay import _harness
-
     monkeypatch.setattr(_harness, "READY_SECONDS", 3.0)
     suite = RelaySuite("embedded")
     conf = suite.context("D11-relay-realtime-cadence", timing=Timing(30.0, 0.15))
