@@ -2,7 +2,7 @@
 
 Mid-check the suite revokes the relay's desktop token on the server (every relay
 request with it is answered 401, as for an unknown token, R12), while a completion is
-on its way: the relay's completion is refused and must stay in its outbox. For three
+on its way: the relay's completion is refused and must stay in its outbox. For two
 intervals the token stays refused: the relay keeps its pass rhythm, at most one sync
 a pass (two enabled projects, so a pass that syncs on after a refusal syncs twice),
 and re-sends the refused completion at most once a pass. Then the token is accepted
@@ -18,7 +18,7 @@ from typing import Any
 from pytest_osfoundry.conformance import check
 from pytest_osfoundry.conformance.relay import RelayConformance, RunPlan, RunRecord
 
-REVOKED_INTERVALS = 3
+REVOKED_INTERVALS = 2
 """How many intervals the token stays refused."""
 
 AT_ONCE = 0.25
