@@ -22,7 +22,7 @@ from pytest_osfoundry.conformance._checkids import (
 )
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._registry import all_checks, find_check
-from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.relay import RelaySuite, Timing, _harness
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
 from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
@@ -290,6 +290,36 @@ def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended(
         assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
         conf.close()
         assert (conf.requests(), conf.stderr_tail()) == (seen, tail)
+    finally:
+        conf.close()
+        suite.close()
+
+
+
+def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
+    """Issue 43: on a loaded machine the suite's thread may get to run again after the
+    spawn only once the relay's first sync has arrived. Readiness is judged on the
+    server's record from the moment before the spawn, so that sync counts (it counted
+    for nothing when the window began after the spawn: "waited 15 s ... in vain" with
+    a sync recorded at 0.000 s). The real-time cadence makes it the only sync."""
+    monkeypatch.setattr(_harness, "READY_SECONDS", 3.0)
+    suite = RelaySuite("embedded")
+    conf = suite.context("D11-relay-realtime-cadence", timing=Timing(30.0, 0.15))
+
+    class Descheduled(RelayProcess):
+        """The suite's thread, kept from running from the spawn until the first sync."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            assert conf.lane.wait_for(lambda rs: any(r.action == "sync" for r in rs), 20.0)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(_harness, "RelayProcess", Descheduled)
+    try:
+        conf.share(1)
+        conf.start()
+        syncs = conf.requests("sync")
+        assert len(syncs) == 1 and syncs[0].at >= conf.started_at
     finally:
         conf.close()
         suite.close()
