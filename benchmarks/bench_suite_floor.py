@@ -21,7 +21,17 @@ Two paired measurements, each A B A B ... in this one invocation:
   saving undone by a plugin of this benchmark, each saving paired on its own; the
   median of the pairs' ratios and differences. The saving: the fake relay left
   unloaded by a server run (``relay/__init__.py``; undone by importing it). It says
-  whether the code that buys it still pays for itself.
+  whether the code that buys it still pays for itself;
+* **cold start** (``--only cold``, not part of the default): the suite against
+  ``embedded`` with the rule book imported by Python's own import system (as it runs)
+  and through pytest's assertion rewriting (as before issue 42, undone by a plugin of
+  this benchmark that imports the check modules first, through pytest's hook), each
+  cold and warm, in rounds (new cold, old cold, new warm, old warm, ...). Cold: what a
+  fresh CI job or an image with ``PYTHONDONTWRITEBYTECODE=1`` has after installing
+  the kit, Python's compiled modules (pip compiles them at install) but none of
+  pytest's rewritten ones (removed before each cold run, and none written); warm:
+  both caches. The medians of each arm and of the pairs' differences, wall and CPU
+  (the process's user + system time, steadier on a shared machine).
 
 The delayed server runs with ``--workers 128`` (``bench_latency.SERVER_WORKERS``), as
 does the undelayed one: each delayed answer waits in a server thread, and with fewer
@@ -30,14 +40,16 @@ threads than requests in flight the server, not the suite, would set the pace.
 Usage::
 
     python benchmarks/bench_suite_floor.py [--pairs 5] [--latency 0.03] [--concurrency N]
-        [--only latency|embedded|parts] [--json]
+        [--only latency|embedded|parts|cold] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -189,6 +201,94 @@ def measure_parts(pairs: int, concurrency: int) -> dict[str, Any]:
     return figures
 
 
+REWRITTEN_RULEBOOK = """import importlib
+
+from pytest_osfoundry.conformance._layout import check_modules
+
+for name in check_modules():
+    importlib.import_module(name)
+"""
+"""A pytest plugin that imports the server checks through pytest's assertion rewriting
+(loaded with ``-p`` after pytest installs its hook): the rule book as it was imported
+before issue 42; the suite then finds them imported."""
+
+
+def _timed(args: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """One whole process: its wall seconds and its CPU seconds (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"a suite run failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def _drop_rewritten(book: Path) -> None:
+    """Remove pytest's rewritten modules of the rule book (``*.pyc`` tagged ``pytest``)."""
+    for pyc in book.rglob("__pycache__/*-pytest-*.pyc"):
+        pyc.unlink()
+
+
+def measure_cold(pairs: int, concurrency: int) -> dict[str, Any]:
+    """The suite against ``embedded``, the rule book imported as it runs (new) and
+    rewritten by pytest (old), each cold and warm, in rounds; medians."""
+    import pytest_osfoundry
+    from pytest_osfoundry.conformance._layout import rulebook_dir
+
+    book = rulebook_dir()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    args += ["--osf-target=embedded", f"--osf-concurrency={concurrency}"]
+    times: dict[str, list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="osf-bench-cold-") as name:
+        folder = Path(name)
+        (folder / "osf_bench_rewritten.py").write_text(REWRITTEN_RULEBOOK, encoding="utf-8")
+        paths = [name, *filter(None, [base.get("PYTHONPATH")])]
+        old = {**base, "PYTHONPATH": os.pathsep.join(paths)}
+        arms: dict[str, tuple[list[str], dict[str, str], bool]] = {
+            "new cold": (args, {**base, "PYTHONDONTWRITEBYTECODE": "1"}, True),
+            "old cold": (
+                [*args, "-p", "osf_bench_rewritten"],
+                {**old, "PYTHONDONTWRITEBYTECODE": "1"},
+                True,
+            ),
+            "new warm": (args, base, False),
+            "old warm": ([*args, "-p", "osf_bench_rewritten"], old, False),
+        }
+        # As an install does: Python's compiled modules of the kit and the rule book.
+        for tree in {Path(pytest_osfoundry.__file__).parent, book}:
+            compileall.compile_dir(str(tree), quiet=1)
+        for arm, env, _ in arms.values():
+            _timed(arm, env, folder)  # warm: both caches written once
+        for _ in range(pairs):
+            for label, (arm, env, cold) in arms.items():
+                if cold:
+                    _drop_rewritten(book)
+                times.setdefault(label, []).append(_timed(arm, env, folder))
+
+    def median(label: str, kind: int) -> float:
+        return round(statistics.median(t[kind] for t in times[label]), 3)
+
+    def saved(old_label: str, new_label: str, kind: int) -> float:
+        pairs_ = zip(times[old_label], times[new_label], strict=True)
+        return round(statistics.median(o[kind] - n[kind] for o, n in pairs_), 3)
+
+    return {
+        "pairs": pairs,
+        "concurrency": concurrency,
+        "wall_median_s": {label: median(label, 0) for label in times},
+        "cpu_median_s": {label: median(label, 1) for label in times},
+        "cold_saved_wall_s": saved("old cold", "new cold", 0),
+        "cold_saved_cpu_s": saved("old cold", "new cold", 1),
+        "warm_saved_wall_s": saved("old warm", "new warm", 0),
+        "warm_saved_cpu_s": saved("old warm", "new warm", 1),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -202,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("latency", "embedded", "parts"),
+        choices=("latency", "embedded", "parts", "cold"),
         help="measure one of them (default: latency and embedded)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -219,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures["embedded"] = measure_embedded(pairs, args.concurrency)
     if args.only == "parts":
         figures["parts"] = measure_parts(pairs, args.concurrency)
+    if args.only == "cold":
+        figures["cold"] = measure_cold(pairs, args.concurrency)
     if args.json:
         print(json.dumps(figures))
         return 0
@@ -239,6 +341,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  embedded against one trivial test: {f['embedded_over_trivial']:.2f}x "
             f"({f['embedded_wall_median_s']:.2f} s against {f['trivial_wall_median_s']:.2f} s; "
             "aim: at most 1.8x)"
+        )
+    if "cold" in figures:
+        f = figures["cold"]
+        for label, wall in f["wall_median_s"].items():
+            print(f"  {label}: {wall:.2f} s wall, {f['cpu_median_s'][label]:.2f} s CPU")
+        print(
+            f"  rule book not rewritten, saved cold: {f['cold_saved_wall_s']:+.3f} s wall, "
+            f"{f['cold_saved_cpu_s']:+.3f} s CPU; warm: {f['warm_saved_wall_s']:+.3f} s "
+            f"wall, {f['warm_saved_cpu_s']:+.3f} s CPU"
         )
     for part, f in figures.get("parts", {}).get("parts", {}).items():
         print(

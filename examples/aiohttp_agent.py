@@ -12,11 +12,37 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import re
 from typing import Any
 
 import aiohttp
 
 TERMINAL = ("completed", "failed", "cancelled")
+
+
+def answer(content_type: str, body: bytes, request_id: int) -> dict[str, Any]:
+    """The JSON-RPC answer to ``request_id`` in a reply: the JSON body, or, in an event
+    stream (``Accept`` lets the server pick either), the event carrying it, read as the
+    SSE format says: lines end in CRLF, LF or CR; an empty line ends an event; its
+    ``data`` lines, one space after the colon dropped, are joined with newlines;
+    comments (``:...``), events without data and the server's own requests are skipped."""
+    if not content_type.lower().startswith("text/event-stream"):
+        whole: dict[str, Any] = json.loads(body)
+        return whole
+    events, data = [], []
+    for line in re.split("\r\n|\r|\n", body.decode("utf-8-sig")):
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+        elif line == "":  # the end of an event
+            events.append("\n".join(data))
+            data = []
+    for text in events:
+        msg = json.loads(text) if text.strip() else None  # a comment or an empty event: None
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") == request_id:
+            return msg
+    raise ValueError(f"the event stream ended without the answer to request {request_id}")
 
 
 async def call(http: aiohttp.ClientSession, url: str, tool: str, **args: Any) -> dict[str, Any]:
@@ -27,7 +53,8 @@ async def call(http: aiohttp.ClientSession, url: str, tool: str, **args: Any) ->
         try:
             async with http.post(url, json=body) as reply:
                 reply.raise_for_status()
-                result: dict[str, Any] = (await reply.json())["result"]
+                message = answer(reply.headers.get("Content-Type", ""), await reply.read(), 1)
+                result: dict[str, Any] = message["result"]
         except aiohttp.ClientError:  # the reply was lost: ask again, the same way
             continue
         if result.get("isError"):

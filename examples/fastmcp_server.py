@@ -19,8 +19,9 @@ says the rule it serves (``docs/sdk-servers.md`` explains them):
 * each tool's ``securitySchemes`` in the listing (D3);
 * the Host/Origin guard on (R1: a foreign ``Origin`` gets 403).
 
-Run it: ``python examples/fastmcp_server.py [--port N]``; it prints one JSON line
-(the URL, the project id and the tokens to give ``pytest --osf-target=...``).
+Run it: ``python examples/fastmcp_server.py [--port N]``; it prints one JSON line (the URL,
+the project ids and the tokens, under the keys ``osfoundry-fake serve`` prints),
+which ``pytest --osf-target=URL --osf-credentials=FILE`` reads from a file.
 """
 
 from __future__ import annotations
@@ -223,7 +224,8 @@ def build(
     if "no-security-schemes" not in restore:
         _list_security_schemes(mcp)
     return app, {
-        "url": origin + "/mcp",
+        "mcp_url": origin + "/mcp",  # the keys `osfoundry-fake serve` prints (--osf-credentials)
+        "relay_url": origin,
         **made.tokens(),
         "project_id": made.project_id,
         "stranger_project_id": made.stranger_project_id,

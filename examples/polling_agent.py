@@ -6,10 +6,36 @@ tests it with pytest-osfoundry's fixtures on virtual time. It knows nothing of t
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from typing import Any
 
 import httpx
+
+
+def answer(content_type: str, body: bytes, request_id: int) -> dict[str, Any]:
+    """The JSON-RPC answer to ``request_id`` in a reply: the JSON body, or, in an event
+    stream (``Accept`` lets the server pick either), the event carrying it, read as the
+    SSE format says: lines end in CRLF, LF or CR; an empty line ends an event; its
+    ``data`` lines, one space after the colon dropped, are joined with newlines;
+    comments (``:...``), events without data and the server's own requests are skipped."""
+    if not content_type.lower().startswith("text/event-stream"):
+        whole: dict[str, Any] = json.loads(body)
+        return whole
+    events, data = [], []
+    for line in re.split("\r\n|\r|\n", body.decode("utf-8-sig")):
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+        elif line == "":  # the end of an event
+            events.append("\n".join(data))
+            data = []
+    for text in events:
+        msg = json.loads(text) if text.strip() else None  # a comment or an empty event: None
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") == request_id:
+            return msg
+    raise ValueError(f"the event stream ended without the answer to request {request_id}")
 
 
 class GraphRunner:
@@ -34,7 +60,7 @@ class GraphRunner:
             headers=self.headers,
         )
         reply.raise_for_status()
-        return reply.json()["result"]
+        return answer(reply.headers.get("content-type", ""), reply.content, self._id)["result"]
 
     def connect(self) -> None:
         """MCP handshake: initialize, then keep the session id and protocol version."""

@@ -11,12 +11,38 @@ seen running. It knows nothing of the kit: ``test_example_stacks.py`` tests it t
 from __future__ import annotations
 
 import itertools
+import json
+import re
 import time
 from typing import Any
 
 import requests
 
 TERMINAL = ("completed", "failed", "cancelled")
+
+
+def answer(content_type: str, body: bytes, request_id: int) -> dict[str, Any]:
+    """The JSON-RPC answer to ``request_id`` in a reply: the JSON body, or, in an event
+    stream (``Accept`` lets the server pick either), the event carrying it, read as the
+    SSE format says: lines end in CRLF, LF or CR; an empty line ends an event; its
+    ``data`` lines, one space after the colon dropped, are joined with newlines;
+    comments (``:...``), events without data and the server's own requests are skipped."""
+    if not content_type.lower().startswith("text/event-stream"):
+        whole: dict[str, Any] = json.loads(body)
+        return whole
+    events, data = [], []
+    for line in re.split("\r\n|\r|\n", body.decode("utf-8-sig")):
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+        elif line == "":  # the end of an event
+            events.append("\n".join(data))
+            data = []
+    for text in events:
+        msg = json.loads(text) if text.strip() else None  # a comment or an empty event: None
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") == request_id:
+            return msg
+    raise ValueError(f"the event stream ended without the answer to request {request_id}")
 
 
 def call(http: requests.Session, url: str, tool: str, **args: Any) -> dict[str, Any]:
@@ -29,7 +55,8 @@ def call(http: requests.Session, url: str, tool: str, **args: Any) -> dict[str, 
         except requests.ConnectionError:  # the reply was lost: ask again, the same way
             continue
         reply.raise_for_status()
-        result: dict[str, Any] = reply.json()["result"]
+        message = answer(reply.headers.get("Content-Type", ""), reply.content, 1)
+        result: dict[str, Any] = message["result"]
         if result.get("isError"):
             raise RuntimeError(f"{tool}: {result['content'][0]['text']}")
         structured: dict[str, Any] = result["structuredContent"]

@@ -17,8 +17,9 @@ departure says the rule it serves (``docs/sdk-servers.md`` explains them):
 * domain errors as the message alone (R3), unknown tools as JSON-RPC ``-32602`` (R1);
 * each tool's ``securitySchemes`` kept in the listing (D3).
 
-Run it: ``python examples/sdk_python_server.py [--port N]``; it prints one JSON line
-(the URL, the project id and the tokens to give ``pytest --osf-target=...``).
+Run it: ``python examples/sdk_python_server.py [--port N]``; it prints one JSON line (the URL,
+the project ids and the tokens, under the keys ``osfoundry-fake serve`` prints),
+which ``pytest --osf-target=URL --osf-credentials=FILE`` reads from a file.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def build(
     )
     app = server.streamable_http_app(streamable_http_path="/mcp", custom_starlette_routes=[relay])
     return _ToolAuth(app, domain, agent_of, restore), {
-        "url": url,
+        "mcp_url": url,  # the keys `osfoundry-fake serve` prints: --osf-credentials reads them
+        "relay_url": f"http://{host}:{port}",
         **made.tokens(),
         "project_id": made.project_id,
         "stranger_project_id": made.stranger_project_id,

@@ -15,7 +15,7 @@
 //
 // Run: node examples/sdk_typescript_server.mjs --port N --domain http://127.0.0.1:M/mcp
 // [--sdk-default NAME] (Node 22; the SDK from .peers/node_modules, or --peers DIR).
-// Prints one JSON line: {"url": ...}.
+// Prints one JSON line: {"mcp_url": ..., "relay_url": ...} (the keys osfoundry-fake serve prints).
 
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -197,5 +197,5 @@ http.createServer(async (req, res) => {
     console.error(err);
   }
 }).listen(PORT, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ url: URL_ }) + '\n');
+  process.stdout.write(JSON.stringify({ mcp_url: URL_, relay_url: ORIGIN }) + '\n');
 });

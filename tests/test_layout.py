@@ -57,12 +57,15 @@ def test_no_symbolic_link_is_tracked_or_lies_in_the_tree() -> None:
 
 
 def _package_dirs() -> set[str]:
+    """Every folder of the installed tree that holds a tracked file: Python imports a
+    folder without ``__init__.py`` too (a namespace package, as setuptools counts it)."""
     names = set()
-    for init in (ROOT / "pytest_osfoundry").rglob("__init__.py"):
-        names.add(".".join(init.parent.relative_to(ROOT).parts))
-    for init in (ROOT / "conformance").rglob("__init__.py"):
-        rel = init.parent.relative_to(ROOT / "conformance").parts
-        names.add(".".join(("pytest_osfoundry", "conformance", "rulebook", *rel)))
+    for rel in _tracked():
+        parts = Path(rel).parent.parts
+        if parts[:1] == ("pytest_osfoundry",):
+            names.add(".".join(parts))
+        elif parts[:1] == ("conformance",):
+            names.add(".".join(("pytest_osfoundry", "conformance", "rulebook", *parts[1:])))
     return names
 
 
@@ -80,6 +83,8 @@ class Built:
     wheel: Path
     sdist: Path
     work: Path
+    log: str
+    """What the build printed (stdout, then stderr)."""
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +116,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [wheel] = out.glob("*.whl")
     [sdist] = out.glob("*.tar.gz")
-    yield Built(wheel, sdist, work)
+    yield Built(wheel, sdist, work, result.stdout + result.stderr)
+
+
+def test_the_build_warns_of_no_folder_left_out_of_the_packages(built: Built) -> None:
+    """setuptools warns when a folder it would ship is not in ``packages`` (a folder of
+    data, without ``__init__.py``, is a package to Python): the list misses none."""
+    absent = re.findall(r"Package '[^']+' is absent from the `packages` configuration", built.log)
+    assert absent == []
 
 
 def _overlay_working_tree(clone: Path) -> None:

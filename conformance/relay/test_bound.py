@@ -8,6 +8,20 @@ measures the relay's envelope (every member but the result and the execution id)
 At 100,000 the whole result must arrive; at 100,001 none of it (all or nothing) —
 and the server must have accepted the completion. Errors are cut to 2,000 units; a
 failed Graph is posted ``failed`` with its error.
+
+Two more cases close what those three alphabets leave open. Over the bound the
+completion is the truncated form, marked ``result_truncated: true`` and without a
+``result`` member (a ``result: null`` alone is a Graph that returned nothing). And the
+bound is measured as ``JSON.stringify`` writes, not as another encoder does: a result
+holding every character and number the common JSON encoders write differently
+(:data:`ENCODER_SPECIALS`, :data:`ENCODER_NUMBERS`: Go's ``encoding/json`` escapes
+``<``, ``>``, ``&``, U+2028 and U+2029; Python's ``json.dumps`` escapes non-ASCII and
+spaces its separators; numbers are spelt ``1.0``, ``-0.0``, ``5e-07``,
+``1000000000000000000000`` where ``JSON.stringify`` writes ``1``, ``0``, ``5e-7``,
+``1e+21``) lands exactly on 100,000 and 100,001: every such encoder counts more, so
+a relay measuring with one truncates a result that fits. A lone surrogate is not in
+it: the spec does not promise one survives (RFC 8259 leaves its handling open, and a
+relay in Go or Rust reads it as U+FFFD), so no check may send one.
 """
 
 from __future__ import annotations
@@ -23,12 +37,33 @@ ERROR_LIMIT = 2_000
 _EMPTY = {"text": ""}
 
 
+ENCODER_SPECIALS = (
+    "<>&'\u2028\u2029"  # raw in JSON.stringify; Go's encoding/json escapes all but '
+    "\x00\x01\x08\x0c\x1f\n\t\"\\/\x7f"  # C0 escapes, quote, backslash, slash, DEL
+    "é日"  # non-ASCII: one unit each, six under an ASCII-only encoder
+)
+"""The characters JSON encoders write differently (the escapes case's text begins with them)."""
+
+ENCODER_NUMBERS: list[Any] = [10**21, 1e21, 1.0, -0.0, 5e-7, 0.1, 100]
+"""Numbers JSON encoders spell differently: ``JSON.stringify`` writes
+``1e+21,1e+21,1,0,5e-7,0.1,100``; the driver's answer writes them as its encoder does."""
+
+
 def _fill(kind: str, units: int) -> str:
     if kind == "ascii":
         return "a" * units
     if kind == "japanese":
         return "日" * units
     return "😀" * (units // 2) + "a" * (units % 2)
+
+
+def _shaped(kind: str, units: int) -> Any:
+    """A result of ``kind`` whose ``JSON.stringify`` is ``units`` UTF-16 units long."""
+    if kind == "escapes":
+        skeleton = {"text": ENCODER_SPECIALS, "numbers": ENCODER_NUMBERS}
+        pad = max(units - js_stringify_length(skeleton), 0)
+        return {"text": ENCODER_SPECIALS + "a" * pad, "numbers": ENCODER_NUMBERS}
+    return {"text": _fill(kind, max(units - js_stringify_length(_EMPTY), 0))}
 
 
 class _Shaper:
@@ -55,8 +90,7 @@ class _Shaper:
             body = starts[-1].body if starts and isinstance(starts[-1].body, dict) else {}
             eid_units = js_stringify_length(str(body.get("execution_id", ""))) - 2
             self.shaped[record.command_id] = (self.overhead, eid_units)
-            units = target - self.overhead - eid_units - js_stringify_length(_EMPTY)
-            result = {"text": _fill(self.kind, max(units, 0))}
+            result = _shaped(self.kind, target - self.overhead - eid_units)
         self.results[record.command_id] = result
         return RunPlan(duration=0.05, result=result, total_tokens=12, reported_cost=0.5)
 
@@ -94,11 +128,13 @@ def _posted(body: Any) -> str:
     if not isinstance(body, dict):
         return f"a completion that is not a JSON object ({str(body)[:80]!r})"
     result = body.get("result")
-    carried = (
-        f"a result of {_figures(result)}"
-        if result is not None
-        else f"no result (result_truncated={body.get('result_truncated')!r})"
-    )
+    mark = f"result_truncated={body.get('result_truncated', '(absent)')!r}"
+    if result is not None:
+        carried = f"a result of {_figures(result)}"
+    elif "result" in body:
+        carried = f"result: null ({mark})"
+    else:
+        carried = f"no result ({mark})"
     return f"a completion of {_figures(body)} carrying {carried}"
 
 
@@ -194,6 +230,60 @@ def check_bound_japanese(osf_relay_conf: RelayConformance) -> None:
 )
 def check_bound_emoji(osf_relay_conf: RelayConformance) -> None:
     _bound(osf_relay_conf, "emoji")
+
+
+@check(
+    "D18-relay-bound-escapes",
+    "A result holding every character and number JSON encoders write differently "
+    "(<, >, &, ', U+2028, U+2029, control characters, non-ASCII; 1e21, 1.0, -0, 5e-7) "
+    "at exactly 100,000 characters as JSON.stringify counts is posted whole; at 100,001 "
+    "none of it.",
+    area="relay",
+)
+def check_bound_escapes(osf_relay_conf: RelayConformance) -> None:
+    _bound(osf_relay_conf, "escapes")
+
+
+TRUNCATED_MARK = "result_truncated"
+
+
+@check(
+    "D18-relay-truncated-form",
+    "A completion over the bound is posted in the truncated form: status completed, the "
+    "execution id it started with, result_truncated: true, and no result member.",
+    area="relay",
+)
+def check_truncated_form(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(1)
+    conf.start()
+    result = {"text": "a" * (LIMIT + 20_000)}
+    conf.plan(lambda record: RunPlan(duration=0.05, result=result))
+    command_id = conf.queue(sessions[0]["graph_session_id"])
+    delivered = conf.wait_delivered(command_id, timeout=10 * conf.timing.expected_interval + 5)
+    body: Any = delivered.body if isinstance(delivered.body, dict) else {}
+    posted = f"the relay posted {_posted(body)} for a result of {_figures(result)}"
+    conf.expect(
+        body.get(TRUNCATED_MARK) is True,
+        f"{posted}, without {TRUNCATED_MARK}: true: over the bound the completion must say "
+        "it was truncated (result: null alone is a Graph that returned nothing)",
+    )
+    conf.expect(
+        "result" not in body,
+        f"{posted}, marked truncated yet with a result member ({str(body.get('result'))[:80]}): "
+        "the truncated form carries no result",
+    )
+    conf.expect(
+        body.get("status") == "completed",
+        f"the truncated completion's status is {body.get('status')!r}; the Graph completed",
+    )
+    starts = [r for r in conf.requests("start", command_id) if isinstance(r.body, dict)]
+    started = {r.body.get("execution_id") for r in starts}
+    conf.expect(
+        body.get("execution_id") in started,
+        f"the truncated completion's execution id {str(body.get('execution_id'))[:80]!r} is "
+        "not the one the relay started the command with",
+    )
 
 
 def _failed(conf: RelayConformance, error: str) -> dict[str, Any]:

@@ -12,11 +12,18 @@ earlier command of the same sync runs (the re-check is before each command, not
 once per sync), and a slug renamed after the command was queued but before the pass
 that hands it out reads the sharing (the re-check compares the slug the command
 carries, the one it was queued under, not the one the relay has just synced).
+
+A session or a project may also vanish from the sharing list altogether (deleted, not
+unticked or disabled): missing is not shared. The re-check reads the sharing as it is
+at that moment, so a session removed and put back (same slug) before it is shared and
+its command runs; one missing at the re-check has its command cancelled for good, and
+a command queued after it is put back runs (nothing is remembered of the removal).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -218,3 +225,130 @@ def check_rename_queued(osf_relay_conf: RelayConformance) -> None:
         "before the sync that handed it out (the re-check compares the command's slug, the "
         "one it was queued under, with the sharing's; not the slug the relay just synced)",
     )
+
+
+def _expect_runs(conf: RelayConformance, command_id: str, what: str) -> None:
+    delivered = conf.wait_delivered(command_id, timeout=10 * conf.timing.expected_interval + 5)
+    body: Any = delivered.body if isinstance(delivered.body, dict) else {}
+    runs = len(conf.runs_of(command_id))
+    conf.expect(
+        runs == 1 and body.get("status") == "completed",
+        f"{what}: the engine ran the command {runs} time(s) and its completion is "
+        f"{body.get('status')!r} (error {body.get('error')!r}); it is shared at the "
+        "re-check, so it must run once and complete",
+    )
+
+
+def _put_back(conf: RelayConformance, put_back: Callable[[], None], gsid: str) -> None:
+    """Put what was removed back, and wait for the relay's first sync to carry the session
+    again (the server lists, and so queues, only the sessions the last sync carried)."""
+    since = time.time()
+    put_back()
+
+    def carried(r: Any) -> bool:
+        sessions = r.body.get("sessions") if isinstance(r.body, dict) else None
+        return (
+            r.action == "sync"
+            and r.at >= since
+            and r.status == 200
+            and isinstance(sessions, list)
+            and any(isinstance(s, dict) and s.get("graph_session_id") == gsid for s in sessions)
+        )
+
+    conf.wait(
+        lambda rs: any(carried(r) for r in rs),
+        10 * conf.timing.expected_interval + 5,
+        "a sync carrying the session again after it was put back in the sharing list",
+    )
+
+
+def _remove_session(conf: RelayConformance, graph_session_id: str) -> Callable[[], None]:
+    """Delete one session from the driver's sharing list (not unticked: absent); the
+    function returned puts it back where it was, as it was."""
+    removed: list[tuple[dict[str, Any], int, dict[str, Any]]] = []
+
+    def edit(projects: list[dict[str, Any]]) -> None:
+        for project in projects:
+            for index, session in enumerate(project["sessions"]):
+                if session["graph_session_id"] == graph_session_id:
+                    removed.append((project, index, project["sessions"].pop(index)))
+                    return
+
+    def put_back(projects: list[dict[str, Any]]) -> None:
+        for project, index, session in removed:
+            project["sessions"].insert(index, session)
+        removed.clear()
+
+    conf.scenario.change(edit)
+    return lambda: conf.scenario.change(put_back)
+
+
+def _remove_project(conf: RelayConformance, project: int = 0) -> Callable[[], None]:
+    """Delete one project from the driver's sharing list (not disabled: absent); the
+    function returned puts it back where it was, as it was."""
+    pid = conf.project_ids[project]
+    removed: list[tuple[int, dict[str, Any]]] = []
+
+    def edit(projects: list[dict[str, Any]]) -> None:
+        for index, entry in enumerate(projects):
+            if entry["project_id"] == pid:
+                removed.append((index, projects.pop(index)))
+                return
+
+    def put_back(projects: list[dict[str, Any]]) -> None:
+        for index, entry in removed:
+            projects.insert(index, entry)
+        removed.clear()
+
+    conf.scenario.change(edit)
+    return lambda: conf.scenario.change(put_back)
+
+
+@check(
+    "D13-relay-session-removed",
+    "A session removed from the sharing list (absent, not unticked) while the sync hands "
+    "out its command: the command is completed cancelled with the exact error, never "
+    "started, never run; removed and put back before the re-check, or put back before "
+    "a later command is queued, it runs.",
+    area="relay",
+)
+def check_session_removed(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(3)
+    conf.start()
+    gsid = sessions[0]["graph_session_id"]
+    _while_sync_answers(conf, lambda: _remove_session(conf, gsid)())
+    _expect_runs(
+        conf,
+        conf.queue(gsid),
+        "the session was removed from the sharing list and put back, unchanged, while the "
+        "sync handed out its command",
+    )
+    put_back: list[Callable[[], None]] = []
+    _while_sync_answers(conf, lambda: put_back.append(_remove_session(conf, gsid)))
+    _expect_recheck_cancel(
+        conf, conf.queue(gsid), "the session was removed from the sharing list (missing)"
+    )
+    _put_back(conf, put_back[0], gsid)
+    _expect_runs(conf, conf.queue(gsid), "the removed session was put back")
+
+
+@check(
+    "D13-relay-project-removed",
+    "A project removed from the sharing list (absent, not disabled) while the sync hands "
+    "out its command: the command is completed cancelled with the exact error, never "
+    "started, never run; once the project is put back, a new command runs.",
+    area="relay",
+)
+def check_project_removed(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    sessions = conf.share(3)
+    conf.start()
+    gsid = sessions[0]["graph_session_id"]
+    put_back: list[Callable[[], None]] = []
+    _while_sync_answers(conf, lambda: put_back.append(_remove_project(conf)))
+    _expect_recheck_cancel(
+        conf, conf.queue(gsid), "the project was removed from the sharing list (missing)"
+    )
+    _put_back(conf, put_back[0], gsid)
+    _expect_runs(conf, conf.queue(gsid), "the removed project was put back")

@@ -34,6 +34,9 @@
 //   D17 every completion is written to the outbox before it is posted and removed only
 //       after a 2xx answer; a command whose completion waits there is never run again.
 //   D18 completions are bounded by boundedCompletion (bounded.mjs).
+//   R15 a 401 or 403 (the desktop token refused) ends the pass there: nothing more is
+//       sent until the next pass (at most one sync a pass), the outbox is kept, and a
+//       `token-refused` line says so.
 // Faults (5xx, time-outs, refused connections, a sharing source that fails) are
 // logged and never end the relay or move its cadence; when sharing cannot be read at
 // the start of a pass, the pass syncs the settings it last read.
@@ -111,6 +114,7 @@ export class Relay {
     this.nextAt = 0;
     this.stopWatching = undefined;
     this.lastProjects = undefined;
+    this.refused = false;
   }
 
   log(kind, commandId, detail = '') {
@@ -164,9 +168,21 @@ export class Relay {
       });
   }
 
+  /** R15: true when `err` is the desktop token refused; the pass then sends nothing more. */
+  #tokenRefused(err) {
+    if (!(err instanceof HttpError) || (err.status !== 401 && err.status !== 403)) return false;
+    if (!this.refused) {
+      this.refused = true;
+      this.log('token-refused', null, `HTTP ${err.status}: nothing more is sent this pass; the outbox is kept`);
+    }
+    return true;
+  }
+
   async #pass(reason) {
     this.log('pass', null, reason);
+    this.refused = false;
     await this.#flushOutbox();
+    if (this.refused) return;
     let projects;
     try {
       projects = await this.sharing.read();
@@ -180,7 +196,7 @@ export class Relay {
       if (projects === undefined) return;
     }
     for (const project of projects) {
-      if (!this.running) return;
+      if (!this.running || this.refused) return;
       if (!project.enabled) continue;
       const sessions = project.sessions.slice(0, MAX_SYNC_SESSIONS).map(syncedSession);
       let commands;
@@ -188,11 +204,12 @@ export class Relay {
         commands = await this.api.sync(project.project_id, sessions);
       } catch (err) {
         this.log('sync-failed', null, `${project.project_id}: ${describe(err)}`);
+        this.#tokenRefused(err);
         continue;
       }
       this.log('synced', null, `${project.project_id}: ${commands.length} queued`);
       for (const command of commands) {
-        if (!this.running) return;
+        if (!this.running || this.refused) return;
         try {
           await this.#handle(project.project_id, command);
         } catch (err) {
@@ -271,6 +288,7 @@ export class Relay {
       } catch (err) {
         const final = attempt === START_ATTEMPTS || (err instanceof HttpError && err.status < 500);
         this.log('start-failed', commandId, `${describe(err)}${final ? '' : ' (sending it again)'}`);
+        this.#tokenRefused(err);
         if (final) return undefined;
         await sleep(Math.min(this.controlPollMs, 1000));
       }
@@ -293,6 +311,7 @@ export class Relay {
         control = await this.api.control(commandId);
       } catch (err) {
         this.log('control-failed', commandId, describe(err));
+        this.#tokenRefused(err);
       }
       if (control?.cancel_requested === true) {
         this.log('cancel', commandId, ended ? 'the Graph had already ended' : 'stopping the Graph');
@@ -326,7 +345,7 @@ export class Relay {
 
   async #flushOutbox() {
     for (const [commandId, body] of this.outbox.items()) {
-      if (!this.running) return;
+      if (!this.running || this.refused) return;
       await this.#post(commandId, body);
     }
   }
@@ -336,6 +355,7 @@ export class Relay {
       await this.api.complete(commandId, body);
     } catch (err) {
       this.log('complete-failed', commandId, `${describe(err)}; kept in the outbox`);
+      this.#tokenRefused(err);
       return;
     }
     try {

@@ -2,7 +2,8 @@
 
 * :class:`CheckModule` imports a check module by the name
   :func:`~pytest_osfoundry.conformance._layout.check_module_name` gives (never by
-  path), and the rule book's folders are plain folders, not packages.
+  path; with :func:`~pytest_osfoundry.conformance._layout.import_check_module`, not
+  rewritten by pytest), and the rule book's folders are plain folders, not packages.
 * :class:`CheckItem` is one check named by its check id; a failed check prints its
   line and message, no traceback (:class:`CheckFailureRepr`).
 * :func:`pytest_collection_modifyitems` tags every check, deselects what
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,12 @@ import pytest
 
 from pytest_osfoundry.conformance._checkids import former_check_ids
 from pytest_osfoundry.conformance._harness import CheckFailure
-from pytest_osfoundry.conformance._layout import check_module_name, rulebook_dir, where_installed
+from pytest_osfoundry.conformance._layout import (
+    check_module_name,
+    import_check_module,
+    rulebook_dir,
+    where_installed,
+)
 from pytest_osfoundry.conformance._registry import check_info
 from pytest_osfoundry.conformance._stash import BASELINE, COLLECTED, run_settings
 
@@ -53,7 +58,7 @@ class CheckModule(pytest.Module):
         if name is None:  # pragma: no cover - only built for rule book paths
             raise self.CollectError(f"{self.path} is not a module of the rule book")
         try:
-            return importlib.import_module(name)
+            return import_check_module(name)
         except Exception as err:  # a broken check module: pytest reports it, no traceback
             raise self.CollectError(
                 f"the check module {name} ({self.path}) cannot be imported: "

@@ -8,15 +8,25 @@ this module asks the import system where the package is, so both read the same.
 
 Nothing imports a check module by a static ``import``: the suite's plugin collects
 them by path and imports each under :func:`check_module_name`, its one name (a
-second name would give the checks a second registry entry).
+second name would give the checks a second registry entry), with
+:func:`import_check_module`: through Python's own import system, not pytest's
+assertion rewriting, so a run in a fresh environment compiles nothing the install did
+not (pytest would rewrite and compile every check module again in each job with no
+cache of its own). No check relies on the rewriting: each says what failed through
+its ``expect``; the few bare ``assert`` lines only narrow types after one.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.machinery
 import importlib.util
+import sys
+import threading
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
 
 __all__ = [
     "RELAY_CHECKS",
@@ -25,6 +35,7 @@ __all__ = [
     "check_module_name",
     "check_modules",
     "checks_dir",
+    "import_check_module",
     "read_rulebook_file",
     "rulebook_dir",
     "where_installed",
@@ -108,6 +119,41 @@ def check_modules(area: str = SERVER_CHECKS) -> list[str]:
         for name in (check_module_name(p) for p in checks_dir(area).glob("test_*.py"))
         if name is not None
     )
+
+
+_IMPORTING = threading.RLock()
+"""Held while a check module is imported, so that two threads never run one twice."""
+
+
+def import_check_module(name: str) -> ModuleType:
+    """The check module ``name`` (a :func:`check_module_name`), imported once.
+
+    Found and loaded by Python's own path finder, past the finders in front of it on
+    ``sys.meta_path`` (pytest's assertion rewriting among them): Python's bytecode
+    cache serves it, as it serves the kit's other modules.
+
+    Raises:
+        ModuleNotFoundError: no such module in the rule book.
+        Exception: whatever the module raised while it ran.
+    """
+    with _IMPORTING:
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
+        parent, _, child = name.rpartition(".")
+        package = importlib.import_module(parent)
+        spec = importlib.machinery.PathFinder.find_spec(name, package.__path__)
+        if spec is None or spec.loader is None:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        setattr(package, child, module)
+        return module
 
 
 def read_rulebook_file(name: str) -> str:

@@ -29,7 +29,7 @@ from pytest_osfoundry.conformance._relay_evidence import (
     relay_lines,
     stderr_lines,
 )
-from pytest_osfoundry.conformance._report import Results
+from pytest_osfoundry.conformance._report import STRICT_PREFIX, Results
 from pytest_osfoundry.conformance._stash import CONF, SECRETS, run_settings
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def pytest_runtest_makereport(
             (NOT_SERVED, NOT_RUN_PREFIX)
         ):
             report.outcome = "failed"
-            report.longrepr = f"could not run, a failure under --osf-strict: {reason}"
+            report.longrepr = STRICT_PREFIX + reason
     if info is not None and (report.when == "call" or not report.passed):
         conf = item.stash.get(CONF, None)
         outcome = _outcome(report)

@@ -13,16 +13,26 @@ environment. :func:`add_options` registers them under pytest's ``osfoundry`` gro
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
 from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, MODERN_REVISION
 
-__all__ = ["OPTIONS", "OptionSpec", "Settings", "add_options", "env_name"]
+__all__ = [
+    "CREDENTIAL_KEYS",
+    "OPTIONS",
+    "OptionSpec",
+    "Settings",
+    "add_options",
+    "env_name",
+    "read_credentials",
+]
 
 Kind = Literal["text", "flag", "int", "level", "protocol"]
 PROTOCOLS = ("auto", MODERN_REVISION, *LEGACY_REVISIONS)
@@ -53,6 +63,19 @@ def env_name(flag: str) -> str:
     """``--osf-agent-token`` → ``OSF_AGENT_TOKEN``."""
     return flag.lstrip("-").replace("-", "_").upper()
 
+
+CREDENTIAL_KEYS = (
+    "agent_token",
+    "other_agent_token",
+    "read_token",
+    "desktop_token",
+    "project_id",
+    "stranger_token",
+    "stranger_desktop_token",
+    "stranger_project_id",
+)
+"""The keys ``--osf-credentials`` reads: each the name of an option without ``osf_``
+(``agent_token`` → ``--osf-agent-token``), as ``osfoundry-fake serve`` prints them."""
 
 #: Every option of the suite, in ``--help`` order.
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -144,6 +167,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--osf-stranger-project-id",
         "a project of that other account with nothing shared (D4, R3)",
         metavar="ID",
+    ),
+    OptionSpec(
+        "--osf-credentials",
+        "a JSON object of credentials, such as the line osfoundry-fake serve prints: its "
+        + ", ".join(CREDENTIAL_KEYS)
+        + " fill the options of those names not given on the command line or in the "
+        "environment; other keys (mcp_url, relay_url, ...) are ignored: the target is "
+        "named by --osf-target alone",
+        metavar="PATH",
     ),
     OptionSpec("--osf-report", "write the results as JSON to PATH", metavar="PATH"),
     OptionSpec(
@@ -251,6 +283,7 @@ class Settings:
     osf_stranger_token: str | None = None
     osf_stranger_desktop_token: str | None = None
     osf_stranger_project_id: str | None = None
+    osf_credentials: str | None = None
     osf_report: str | None = None
     osf_markdown: str | None = None
     osf_baseline: str | None = None
@@ -295,11 +328,15 @@ class Settings:
 
         An environment variable that is set but empty (or blank) is an error, not
         "not given": an undefined CI secret expands to exactly that, and treating it as
-        absent would let the suite skip what it cannot check and still pass.
+        absent would let the suite skip what it cannot check and still pass. A
+        credential neither given nor in the environment is taken from the
+        ``--osf-credentials`` file, when one is named.
 
         Raises:
             pytest.UsageError: a value is malformed or an ``OSF_...`` variable is empty;
-                the message names the option and its environment variable.
+                the message names the option and its environment variable. Or the
+                credentials file cannot be read, is not a JSON object, names none of
+                :data:`CREDENTIAL_KEYS` or gives one as anything but a non-empty text.
         """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -307,6 +344,9 @@ class Settings:
             value = _read(spec, given.get(spec.dest), env)
             if value is not None:
                 values[spec.dest] = value
+        if "osf_credentials" in values:
+            for key, value in read_credentials(values["osf_credentials"]).items():
+                values.setdefault(f"osf_{key}", value)
         return cls(**values)
 
     @classmethod
@@ -330,6 +370,46 @@ class Settings:
             if value is not None:
                 values[spec.dest] = value
         return cls(**values)
+
+
+def read_credentials(path: str) -> dict[str, str]:
+    """The credentials in the JSON file at ``path`` (see :data:`CREDENTIAL_KEYS`); the
+    messages of its errors quote no value, so no token.
+
+    Raises:
+        pytest.UsageError: one line naming ``--osf-credentials``, the file and what is
+            wrong with it.
+    """
+    where = f"--osf-credentials: {path}"
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as err:
+        raise pytest.UsageError(f"{where} cannot be read: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise pytest.UsageError(f"{where} is not UTF-8 text") from None
+    if not text.strip():
+        raise pytest.UsageError(
+            f"{where} is empty: has the server written its JSON line there yet?"
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise pytest.UsageError(
+            f"{where} is not one JSON object (line {err.lineno}, column {err.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise pytest.UsageError(f"{where} is not a JSON object")
+    found: dict[str, str] = {}
+    for key in CREDENTIAL_KEYS:
+        if key not in data:
+            continue
+        value = data[key]
+        if not isinstance(value, str) or not value.strip():
+            raise pytest.UsageError(f"{where}: {key} must be a non-empty text")
+        found[key] = value.strip()
+    if not found:
+        raise pytest.UsageError(f"{where} holds none of {', '.join(CREDENTIAL_KEYS)}")
+    return found
 
 
 def _read(spec: OptionSpec, raw: Any, env: Mapping[str, str]) -> Any:

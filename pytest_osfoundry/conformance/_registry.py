@@ -15,7 +15,6 @@ prose lives in the data file ``rules.toml`` beside this module, not in Python.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +30,12 @@ from pytest_osfoundry.conformance._checkids import (
     rule_of,
 )
 from pytest_osfoundry.conformance._extra import ExtraRule, Level, register_rule
-from pytest_osfoundry.conformance._layout import RELAY_CHECKS, check_modules, read_rulebook_file
+from pytest_osfoundry.conformance._layout import (
+    RELAY_CHECKS,
+    check_modules,
+    import_check_module,
+    read_rulebook_file,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -368,7 +372,7 @@ def check_info(obj: object) -> CheckInfo | None:
 
 def _check_modules(include_relay: bool = False) -> list[ModuleType]:
     names = check_modules() + (check_modules(RELAY_CHECKS) if include_relay else [])
-    return [importlib.import_module(name) for name in names]
+    return [import_check_module(name) for name in names]
 
 
 def all_checks(*, include_relay: bool = False) -> list[CheckInfo]:

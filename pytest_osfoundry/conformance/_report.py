@@ -29,8 +29,18 @@ from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._layout import where_installed
 from pytest_osfoundry.conformance._registry import AREAS
 
-__all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
+__all__ = [
+    "STRICT_PREFIX",
+    "CheckResult",
+    "Results",
+    "Summary",
+    "render_markdown",
+    "write_json_report",
+]
 
+STRICT_PREFIX = "could not run, a failure under --osf-strict: "
+"""How ``--osf-strict`` words a check that could not run, before its reason (the
+options the reason names are what would let it run; ``--osf-strict`` is not one)."""
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 _OPTION = re.compile(r"--osf-[a-z][a-z-]*[a-z]")
 
@@ -230,7 +240,7 @@ class Results:
         not_run = [r for r in self.ordered() if r.outcome == "skipped" or r.not_run]
         missing: list[str] = []
         for r in not_run:
-            for option in _OPTION.findall(r.message):
+            for option in _OPTION.findall(r.message.removeprefix(STRICT_PREFIX)):
                 if option not in missing:
                     missing.append(option)
         return Summary(

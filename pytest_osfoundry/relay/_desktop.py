@@ -27,6 +27,10 @@ What it does, rule by rule:
   a 2xx; ``outbox=False`` turns the outbox off (a lost POST is then lost for good).
 * **D18** Completions are bounded by
   :func:`~pytest_osfoundry.relay._bounded.bounded_completion`.
+* **R15** A 401 or 403 on any relay call (the desktop token refused) ends the pass
+  there: nothing more is sent until the next pass, so a refused token costs at most
+  one sync a pass; the outbox keeps what was not delivered, and a ``token-refused``
+  event (logged) says so once a pass.
 
 A command whose completion still waits in the outbox is never run again, even if a
 sync hands it out once more (its completion had not arrived yet). Every tick is a
@@ -98,6 +102,9 @@ log = logging.getLogger("pytest_osfoundry.relay")
 
 DEFAULT_HISTORY = 10_000
 """How many passes, events and executed command ids a relay keeps of each by default."""
+
+TOKEN_REFUSED = (401, 403)
+"""R15: the statuses that mean the desktop token is refused (unknown, or not the desktop's)."""
 
 T = TypeVar("T")
 
@@ -295,6 +302,8 @@ class FakeRelay:
         self._shares: dict[str, ProjectShare] = {}
         self._timer: Timer | None = None
         self._busy = False
+        self._refused = False
+        """R15: the desktop token was refused during the current pass (it sends no more)."""
         self.running = False
         self.online = True
         self.offline_mode: OfflineMode | None = None
@@ -482,21 +491,23 @@ class FakeRelay:
 
     # ------------------------------------------------------------------ a pass
     def _pass(self, record: PassRecord) -> ProcessGen:
+        self._refused = False
         try:
             self._flush_outbox()
             for project_id, share in list(self._shares.items()):
                 if not share.enabled:
                     continue
-                if not self.online:
-                    break  # gone offline while the pass was running a command
+                if not self.online or self._refused:
+                    break  # gone offline while the pass was running a command; R15
                 try:
                     commands = self.client.sync(project_id, self._to_sync(share))
                 except OsfClientError as err:
                     self._event("sync-failed", detail=f"{project_id}: {err}", error=err)
+                    self._token_refused(err)
                     continue
                 self._event("synced", detail=f"{project_id}: {len(commands)} queued")
                 for command in commands:
-                    if not (self.running and self.online):
+                    if not (self.running and self.online) or self._refused:
                         break
                     yield from self._handle(project_id, command)
         finally:
@@ -532,6 +543,7 @@ class FakeRelay:
             status = self.client.start(command_id, execution_id)
         except OsfClientError as err:
             self._event("start-failed", command_id, str(err))
+            self._token_refused(err)
             return
         if status != RUNNING:
             self._event("not-started", command_id, f"server answered {status!r}")
@@ -601,6 +613,7 @@ class FakeRelay:
             control = self.client.control(command_id)
         except OsfClientError as err:
             self._event("control-failed", command_id, str(err))
+            self._token_refused(err)
             return False
         return bool(control.get("cancel_requested"))
 
@@ -613,6 +626,8 @@ class FakeRelay:
         if self.outbox is None:
             return
         for command_id, body in self.outbox.items():
+            if self._refused:
+                break  # R15: the rest waits for the next pass
             self._post(command_id, body)
 
     def _post(self, command_id: str, body: dict[str, Any]) -> None:
@@ -626,6 +641,7 @@ class FakeRelay:
             self.client.complete(command_id, body)
         except HttpStatusError as err:
             self._event("complete-refused", command_id, f"HTTP {err.status}")
+            self._token_refused(err)
             return
         except OsfClientError as err:
             self._event("complete-lost", command_id, str(err))
@@ -633,6 +649,21 @@ class FakeRelay:
         if self.outbox is not None:
             self.outbox.remove(command_id)
         self._event("delivered", command_id, body["status"])
+
+    def _token_refused(self, err: OsfClientError) -> bool:
+        """R15: whether ``err`` is the desktop token refused (401, 403). If so the pass
+        sends nothing more (:attr:`_refused`), and the first refusal of the pass is
+        logged as a ``token-refused`` event."""
+        if not (isinstance(err, HttpStatusError) and err.status in TOKEN_REFUSED):
+            return False
+        if not self._refused:
+            self._refused = True
+            self._event(
+                "token-refused",
+                detail=f"HTTP {err.status}: the desktop token is refused; nothing more is "
+                "sent this pass, the outbox is kept, the next pass tries again",
+            )
+        return True
 
     def _event(
         self,

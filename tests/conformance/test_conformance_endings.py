@@ -22,6 +22,7 @@ import pytest
 
 from tests.conformance.osf_conformance_kit import variant_target
 from tests.hostile.osf_hostile_kit import HostileServer
+from tests.sigint import ctrl_c_delivered
 
 #: A plugin that ends the run at the fifth check, the way $OSF_TEST_END says.
 ENDER = """
@@ -197,10 +198,11 @@ def test_ctrl_c_in_a_concurrent_batch_keeps_what_ended_and_lets_the_rest_go(end_
 
     variants_endings.RELEASE.clear()
     try:
-        ended = end_run(
-            "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_the_race",
-            "--osf-timeout=30",
-        )
+        with ctrl_c_delivered():
+            ended = end_run(
+                "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_the_race",
+                "--osf-timeout=30",
+            )
     finally:
         variants_endings.RELEASE.set()
     _check_agreement(ended, 2, "Ctrl-C")

@@ -20,6 +20,7 @@ from pytest_osfoundry.conformance._baseline import BaselineError, read_baseline
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._app import Provisioned
 from tests.conformance.osf_conformance_kit import SuiteRun
+from tests.sigint import ctrl_c_delivered
 
 USAGE = pytest.ExitCode.USAGE_ERROR
 
@@ -175,10 +176,11 @@ def test_ctrl_c_during_the_preflight_writes_the_reports(
 
     variants_endings.RELEASE.clear()
     try:
-        run = run_suite(
-            "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_once",
-            "--osf-timeout=30",
-        )
+        with ctrl_c_delivered():
+            run = run_suite(
+                "--osf-target=embedded:tests.conformance.variants_endings:ctrl_c_at_once",
+                "--osf-timeout=30",
+            )
     finally:
         variants_endings.RELEASE.set()
     assert run.result.ret == pytest.ExitCode.INTERRUPTED, run.text[-2000:]
@@ -262,7 +264,14 @@ def test_strict_fails_every_check_that_could_not_run(
     assert failed and all(c.startswith("R3") for c in failed)
     messages = [c["message"] for c in run.report["checks"] if c["outcome"] == "failed"]
     assert all(m.startswith("could not run, a failure under --osf-strict: needs") for m in messages)
-    assert run.report["summary"]["not_run"] == len(failed)
+    summary = run.report["summary"]
+    assert summary["not_run"] == len(failed)
+    # The closing line names what would let them run: not --osf-strict, which was given.
+    assert summary["options_to_run_them"] == [
+        "--osf-stranger-token",
+        "--osf-stranger-project-id",
+    ], summary
+    assert "--osf-strict" not in summary["line"].split("did not run", 1)[1], summary["line"]
 
 
 def test_strict_against_a_complete_target_passes(run_suite: Callable[..., SuiteRun]) -> None:

@@ -10,8 +10,11 @@ checks listed for it in :data:`PYTHON_DEFAULTS` / :data:`TYPESCRIPT_DEFAULTS` /
 :data:`FASTMCP_DEFAULTS` and no other. Each case starts its servers on free loopback
 ports in their own processes and runs the suite at them over HTTP; the FastMCP cases
 share one process serving every case on its own port (one import of FastMCP instead of
-ten). The TypeScript cases skip without Node >= 22 and the SDK in ``.peers`` (``.ci/run``
-installs them), the FastMCP ones without ``fastmcp``.
+ten). The strict runs of the Python examples run the commands ``docs/sdk-servers.md``
+gives, as written (on a free port): the server's JSON line written to a file, and
+pytest reading every credential from it (``--osf-credentials``); every case passes
+its credentials that way. The TypeScript cases skip without Node >= 22 and the SDK in
+``.peers`` (``.ci/run`` installs them), the FastMCP ones without ``fastmcp``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import socket
 import subprocess
 import sys
@@ -38,16 +42,7 @@ FASTMCP_SERVER = ROOT / "examples" / "fastmcp_server.py"
 TYPESCRIPT_SERVER = ROOT / "examples" / "sdk_typescript_server.mjs"
 PEERS = Path(os.environ.get("OSF_PEERS_DIR") or ROOT / ".peers")
 TS_SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "server" / "package.json"
-OPTIONS = {
-    "agent_token": "--osf-agent-token",
-    "other_agent_token": "--osf-other-agent-token",
-    "read_token": "--osf-read-token",
-    "desktop_token": "--osf-desktop-token",
-    "stranger_token": "--osf-stranger-token",
-    "stranger_desktop_token": "--osf-stranger-desktop-token",
-    "project_id": "--osf-project-id",
-    "stranger_project_id": "--osf-stranger-project-id",
-}
+DOC = ROOT / "docs" / "sdk-servers.md"
 
 #: Each SDK default the Python example departs from → the checks that catch it.
 PYTHON_DEFAULTS: dict[str, set[str]] = {
@@ -215,7 +210,7 @@ def _serving_typescript(*args: str) -> Iterator[dict[str, Any]]:
             *args,
         ]
         with _process(front, port) as made:
-            yield {**domain, "url": made["url"]}
+            yield {**domain, "mcp_url": made["mcp_url"]}
 
 
 @pytest.fixture(scope="module")
@@ -223,10 +218,10 @@ def fastmcp_cases() -> Iterator[dict[str, dict[str, Any]]]:
     """The FastMCP example served strict and with each default kept, in one process:
     case name → what it printed (URL, ids, tokens)."""
     pytest.importorskip("fastmcp", reason="fastmcp is not installed")
-    cases = {name: _free_port() for name in ["strict", *FASTMCP_DEFAULTS]}
+    cases = {name: _free_port() for name in FASTMCP_DEFAULTS}
     argv = [sys.executable, "-c", _SERVE_EACH, str(FASTMCP_SERVER)]
     argv += [f"{name}={port}" for name, port in cases.items()]
-    with _process(argv, cases["strict"], lines=len(cases)) as printed:
+    with _process(argv, next(iter(cases.values())), lines=len(cases)) as printed:
         for port in cases.values():
             _wait_listening(port)
         yield {made["case"]: made for made in printed}
@@ -281,16 +276,72 @@ def _wait_listening(port: int, attempts: int = 300) -> None:
 
 
 def _suite_args(made: dict[str, Any]) -> list[str]:
-    return [f"--osf-target={made['url']}"] + [
-        f"{OPTIONS[k]}={v}" for k, v in made.items() if k in OPTIONS and v
-    ]
+    """The suite's arguments for what a server printed: its URL, and the line itself as
+    the credentials file (written in the test's folder, pytester's working one)."""
+    Path("server.json").write_text(json.dumps(made), encoding="utf-8")
+    return [f"--osf-target={made['mcp_url']}", "--osf-credentials=server.json"]
 
 
-def test_the_python_sdk_server_passes_the_whole_suite_strict(
-    run_suite: Callable[..., SuiteRun], default_ids: set[str]
+def _documented(example: Path) -> tuple[list[str], str, list[str]]:
+    """``docs/sdk-servers.md``'s two lines for ``example``, split as a shell splits them:
+    the server's command, the file its output goes to (``> FILE``), and the pytest
+    line's arguments."""
+    block = DOC.read_text(encoding="utf-8").split("```\n", 2)[1]
+    lines = [shlex.split(line, comments=True) for line in block.splitlines()]
+    name = example.relative_to(ROOT).as_posix()
+    at = next(i for i, words in enumerate(lines) if name in words)
+    serve, run = lines[at], lines[at + 1]
+    assert serve[-2:-1] == [">"] and run[:1] == ["pytest"], (serve, run)
+    return serve[:-2], serve[-1], run[1:]
+
+
+@contextmanager
+def _written_to(argv: list[str], out: Path, port: int) -> Iterator[None]:
+    """Run ``argv`` (from the checkout) with its stdout into ``out`` until the block
+    ends, once it listens on ``port`` and has written its line."""
+    with out.open("wb") as stdout, tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=errors, cwd=ROOT)
+        try:
+            _wait_listening(port)
+            for _ in range(300):
+                if out.read_bytes().endswith(b"\n") or proc.poll() is not None:
+                    break
+                select.select([], [], [], 0.1)
+            errors.seek(0)
+            assert out.read_bytes(), f"{argv[1]} wrote nothing: {errors.read()!r}"
+            yield
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("example", "needs"),
+    [(PYTHON_SERVER, "mcp.server.lowlevel.server"), (FASTMCP_SERVER, "fastmcp")],
+    ids=["python-sdk", "fastmcp"],
+)
+def test_the_documented_commands_pass_the_whole_suite_strict(
+    example: Path,
+    needs: str,
+    pytester: pytest.Pytester,
+    run_suite: Callable[..., SuiteRun],
+    default_ids: set[str],
 ) -> None:
-    with _serving() as made:
-        run = run_suite(*_suite_args(made), "--osf-strict")
+    """The doc's server line and pytest line, as written but for the port (a free one):
+    the server's JSON line in a file, every credential read from it, strict green."""
+    pytest.importorskip(needs, reason=f"{needs} is not installed")
+    pytest.importorskip("uvicorn", reason="uvicorn is not installed")
+    serve, written, args = _documented(example)
+    port, free = serve[serve.index("--port") + 1], str(_free_port())
+    argv = [sys.executable, *serve[1:]] if serve[0] == "python" else serve
+    argv = [free if word == port else word for word in argv]
+    with _written_to(argv, pytester.path / written, int(free)):
+        run = run_suite(*(arg.replace(f":{port}/", f":{free}/") for arg in args))
+    assert "--osf-strict" in args and any(a.startswith("--osf-credentials=") for a in args)
     assert run.ids("passed") == default_ids, run.text[-3000:]
     assert run.result.ret == pytest.ExitCode.OK
 
@@ -328,16 +379,6 @@ def test_each_typescript_sdk_default_switched_back_on_fails_exactly_its_checks(
         run = run_suite(*_suite_args(made))
     assert set(run.outcomes) == default_ids, run.text[-3000:]
     assert run.ids("failed") == TYPESCRIPT_DEFAULTS[default], run.text[-3000:]
-
-
-def test_the_fastmcp_server_passes_the_whole_suite_strict(
-    fastmcp_cases: dict[str, dict[str, Any]],
-    run_suite: Callable[..., SuiteRun],
-    default_ids: set[str],
-) -> None:
-    run = run_suite(*_suite_args(fastmcp_cases["strict"]), "--osf-strict")
-    assert run.ids("passed") == default_ids, run.text[-3000:]
-    assert run.result.ret == pytest.ExitCode.OK
 
 
 @pytest.mark.parametrize("default", sorted(FASTMCP_DEFAULTS))

@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_osfoundry._jslength import js_stringify_length
+from pytest_osfoundry._jslength import js_stringify, js_stringify_length
 from pytest_osfoundry.client._errors import HttpStatusError
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen
 from pytest_osfoundry.relay import _bounded, _desktop
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._desktop import PassReason, PassRecord, ProjectShare
+from pytest_osfoundry.relay._driver_seams import DriverError
 from pytest_osfoundry.relay.driven import DrivenRelay, main
 
 _LIMIT = 100_000
@@ -93,6 +94,27 @@ class RecheckSyncedSlug(DrivenRelay):
         return session is not None and session["slug"] == self.synced_slugs.get(gsid)
 
 
+class RecheckMissingShared(DrivenRelay):
+    """Cancels only what the sharing list says is off (a session unticked, a project
+    disabled, a slug renamed): a session or project missing from it counts as shared."""
+
+    def _still_shared(self, project_id: str, command: Mapping[str, Any]) -> bool:
+        try:
+            projects = self.driver.sharing()["projects"]
+        except DriverError:
+            return False
+        gsid = command.get("graph_session_id")
+        project = next((p for p in projects if p.get("project_id") == project_id), None)
+        if project is None:
+            return True
+        if not project.get("enabled"):
+            return False
+        session = next((s for s in project["sessions"] if s["graph_session_id"] == gsid), None)
+        if session is None:
+            return True
+        return bool(session.get("ticked")) and session.get("slug") == command.get("slug")
+
+
 # ---------------------------------------------------------------- D18
 def _bound_by(measure: Callable[[dict[str, Any]], int]) -> Callable[..., dict[str, Any]]:
     def bounded(**kwargs: Any) -> dict[str, Any]:
@@ -111,6 +133,36 @@ def _bytes(body: dict[str, Any]) -> int:
 
 def _code_points(body: dict[str, Any]) -> int:
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _go_escapes(body: dict[str, Any]) -> int:
+    """As Go's ``encoding/json`` writes it: ``JSON.stringify``'s text with ``<``, ``>``,
+    ``&``, U+2028 and U+2029 escaped as ``\\u003c`` etc. (five units more each)."""
+    text = js_stringify(body)
+    return _utf16_units(text) + 5 * sum(text.count(c) for c in "<>&\u2028\u2029")
+
+
+def _python_compact(body: dict[str, Any]) -> int:
+    """Python's compact ``json.dumps`` (non-ASCII as is), in UTF-16 units: only its
+    numbers differ (``1.0``, ``-0.0``, ``5e-07``, an int's every digit)."""
+    return _utf16_units(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+def _python_default(body: dict[str, Any]) -> int:
+    """Python's ``json.dumps`` as it comes: non-ASCII escaped, ``", "`` and ``": "``."""
+    return len(json.dumps(body))
+
+
+def _no_truncation_mark(**kwargs: Any) -> dict[str, Any]:
+    """Over the bound: ``result: null`` where the truncated form's mark belongs."""
+    body = bounded_completion(**kwargs)
+    if body.pop("result_truncated", None):
+        body = {"execution_id": body["execution_id"], "status": body["status"], "result": None}
+    return body
 
 
 def _partial(**kwargs: Any) -> dict[str, Any]:
@@ -363,6 +415,38 @@ class WrongChannel(DrivenRelay):
         setattr(engine, "start", wrong)  # noqa: B010
 
 
+# ---------------------------------------------------------------- R15
+class _Hammering:
+    """A relay client that retries a 401 at once, up to 1,000 times."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def _again(self, call: Callable[[], Any]) -> Any:
+        for _ in range(999):
+            try:
+                return call()
+            except HttpStatusError as err:
+                if err.status != 401:
+                    raise
+        return call()
+
+    def sync(self, project_id: str, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._again(lambda: self.inner.sync(project_id, sessions))  # type: ignore[no-any-return]
+
+    def complete(self, command_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._again(lambda: self.inner.complete(command_id, body))  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class HammersRefusedToken(DrivenRelay):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.client = _Hammering(self.client)
+
+
 # ---------------------------------------------------------------- legal variations
 class LongExecutionIds(DrivenRelay):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -441,8 +525,13 @@ BROKEN: dict[str, Patch] = {
     "recheck-without-slug": _plain(RecheckWithoutSlug),
     "recheck-once-per-sync": _plain(RecheckOncePerSync),
     "recheck-synced-slug": _plain(RecheckSyncedSlug),
+    "recheck-missing-shared": _plain(RecheckMissingShared),
     "bytes": _patch_bound(_bound_by(_bytes)),
     "code-points": _patch_bound(_bound_by(_code_points)),
+    "go-escapes": _patch_bound(_bound_by(_go_escapes)),
+    "python-compact": _patch_bound(_bound_by(_python_compact)),
+    "python-default": _patch_bound(_bound_by(_python_default)),
+    "no-truncation-mark": _patch_bound(_no_truncation_mark),
     "partial-result": _patch_bound(_partial),
     "error-uncut": _patch_bound(_error_uncut),
     "error-cut-bytes": _patch_cut(_cut_bytes),
@@ -465,6 +554,7 @@ BROKEN: dict[str, Patch] = {
     "ignores-interval": _plain(IgnoresInterval),
     "ignores-control-poll": _plain(IgnoresControlPoll),
     "wrong-channel": _plain(WrongChannel),
+    "hammers-refused-token": _plain(HammersRefusedToken),
 }
 
 #: Relays that are unusable or hostile (preflight and fault tests, not a check's teeth).
@@ -490,8 +580,19 @@ CAUGHT_BY: dict[str, set[str]] = {
     "recheck-without-slug": {"D13-relay-rename"},
     "recheck-once-per-sync": {"D13-relay-each-command"},
     "recheck-synced-slug": {"D13-relay-rename-queued"},
+    "recheck-missing-shared": {"D13-relay-session-removed", "D13-relay-project-removed"},
     "bytes": {"D18-relay-bound-japanese", "D18-relay-bound-emoji"},
     "code-points": {"D18-relay-bound-emoji"},
+    "go-escapes": {"D18-relay-bound-escapes"},
+    "python-compact": {"D18-relay-bound-escapes"},
+    # Its ", " separators and ASCII escapes: the older bound checks catch it too.
+    "python-default": {
+        "D18-relay-bound-escapes",
+        "D18-relay-bound-ascii",
+        "D18-relay-bound-japanese",
+        "D18-relay-bound-emoji",
+    },
+    "no-truncation-mark": {"D18-relay-truncated-form"},
     "partial-result": {
         "D18-relay-bound-ascii",
         "D18-relay-bound-japanese",
@@ -531,6 +632,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "ignores-interval": {"D11-relay-cadence"},
     "ignores-control-poll": {"D14-relay-control-cadence"},
     "wrong-channel": {"D14-relay-channel"},
+    "hammers-refused-token": {"R15-relay-refused-token"},
 }
 
 

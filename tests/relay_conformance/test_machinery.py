@@ -22,7 +22,7 @@ from pytest_osfoundry.conformance._checkids import (
 )
 from pytest_osfoundry.conformance._expect import CheckFailure
 from pytest_osfoundry.conformance._registry import all_checks, find_check
-from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.relay import RelaySuite, Timing, _harness
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
 from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
@@ -34,6 +34,7 @@ from pytest_osfoundry.conformance.relay._process import (
 )
 from pytest_osfoundry.http import DropConnection, Request
 from pytest_osfoundry.server import ReferenceServer
+from tests.sigint import with_default_sigint
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -294,6 +295,36 @@ def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended(
         suite.close()
 
 
+
+def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
+    """Issue 43: on a loaded machine the suite's thread may get to run again after the
+    spawn only once the relay's first sync has arrived. Readiness is judged on the
+    server's record from the moment before the spawn, so that sync counts (it counted
+    for nothing when the window began after the spawn: "waited 15 s ... in vain" with
+    a sync recorded at 0.000 s). The real-time cadence makes it the only sync."""
+    monkeypatch.setattr(_harness, "READY_SECONDS", 3.0)
+    suite = RelaySuite("embedded")
+    conf = suite.context("D11-relay-realtime-cadence", timing=Timing(30.0, 0.15))
+
+    class Descheduled(RelayProcess):
+        """The suite's thread, kept from running from the spawn until the first sync."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            assert conf.lane.wait_for(lambda rs: any(r.action == "sync" for r in rs), 20.0)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(_harness, "RelayProcess", Descheduled)
+    try:
+        conf.share(1)
+        conf.start()
+        syncs = conf.requests("sync")
+        assert len(syncs) == 1 and syncs[0].at >= conf.started_at
+    finally:
+        conf.close()
+        suite.close()
+
+
 # ---------------------------------------------------------------- the plugin
 def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -371,18 +402,20 @@ def test_ctrl_c_leaves_no_relay_process(tmp_path):
     log = tmp_path / "run.log"
     with log.open("w") as out:
         run = subprocess.Popen(
-            [
-                PY,
-                "-m",
-                "pytest",
-                "-p",
-                "no:randomly",
-                "-p",
-                "no:cacheprovider",
-                "-q",
-                f"--osf-relay-command={command}",
-                f"--osf-report={tmp_path / 'r.json'}",
-            ],
+            with_default_sigint(
+                [
+                    PY,
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:randomly",
+                    "-p",
+                    "no:cacheprovider",
+                    "-q",
+                    f"--osf-relay-command={command}",
+                    f"--osf-report={tmp_path / 'r.json'}",
+                ]
+            ),
             cwd=tmp_path,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -16,6 +16,7 @@ import pytest_osfoundry.conformance._plugin  # noqa: F401
 from pytest_osfoundry.conformance import _concurrent
 from pytest_osfoundry.conformance.relay import _process
 from tests.conformance.variants_endings import interrupt_main_thread
+from tests.sigint import ctrl_c_delivered
 
 QUICK = "D14-relay-channel"
 """Ends within a couple of seconds: Ctrl-C comes once it has."""
@@ -35,17 +36,18 @@ def test_ctrl_c_in_the_relay_suite_keeps_what_ended_and_stops_the_rest(
 
     monkeypatch.setattr(_concurrent.PreRunner, "_keep", keep)
     paths = {k: pytester.path / f"relay.{k}" for k in ("json", "md", "xml")}
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--osf-relay-command=embedded",
-        "-k",
-        f"{QUICK} or {SLOW}",
-        f"--osf-report={paths['json']}",
-        f"--osf-markdown={paths['md']}",
-        f"--junitxml={paths['xml']}",
-        no_reraise_ctrlc=True,
-    )
+    with ctrl_c_delivered():
+        result = pytester.runpytest(
+            "-p",
+            "no:cacheprovider",
+            "--osf-relay-command=embedded",
+            "-k",
+            f"{QUICK} or {SLOW}",
+            f"--osf-report={paths['json']}",
+            f"--osf-markdown={paths['md']}",
+            f"--junitxml={paths['xml']}",
+            no_reraise_ctrlc=True,
+        )
     text = result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, text[-3000:]
     report = json.loads(paths["json"].read_text(encoding="utf-8"))

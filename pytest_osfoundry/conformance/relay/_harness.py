@@ -182,6 +182,9 @@ class RelayConformance:
         self.door = LoopbackServer(suite.server, workers=6, request_deadline=60.0)
         self.argv = list(suite.argv)
         self.process: RelayProcess | None = None
+        self.started_at = 0.0
+        """When the relay was last started (``time.time()`` just before its spawn), in the
+        epoch the server stamps requests in."""
         self.processes: list[RelayProcess] = []
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
@@ -250,12 +253,17 @@ class RelayConformance:
         return env
 
     def start(self, *, ready: bool = True) -> RelayProcess:
-        """Start the relay command; with ``ready``, wait for its first answered sync."""
+        """Start the relay command; with ``ready``, wait for its first answered sync.
+
+        Readiness is judged on the server's record: a sync it answered 200 at or after
+        :attr:`started_at`, the moment taken *before* the process was spawned, so a
+        relay that syncs at once is ready however late the suite's own thread gets to
+        run again after the spawn (on a loaded machine, after the sync has arrived)."""
+        self.started_at = since = time.time()
         process = RelayProcess(self.argv, self.env(), cwd=os.getcwd(), secrets=[self.token])
         self.process = process
         self.processes.append(process)
         if ready:
-            since = time.time()
             self.wait(
                 lambda rs: any(
                     r.action == "sync" and r.status == 200 and r.at >= since for r in rs
@@ -297,6 +305,16 @@ class RelayConformance:
         self.suite.server.forget(self.lane)
         self.suite.driver.forget(self.scenario)
         shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def revoke_token(self) -> None:
+        """Revoke this check's desktop token on the server: every relay request with it is
+        answered 401 from now on (R12), until :meth:`accept_token`. The lane still records
+        them (it is keyed by the token's text)."""
+        self.suite.reference.tokens.revoke(self.token)
+
+    def accept_token(self) -> None:
+        """Accept this check's desktop token again (the same text, the same owner)."""
+        self.suite.reference.tokens.issue("desktop", self.account.account_id, token=self.token)
 
     def refuse_connections(self, seconds: float) -> None:
         """Close this check's door for ``seconds`` (connections refused), then reopen it

@@ -29,11 +29,13 @@ def relay_preflight(suite: RelaySuite, *, ready_seconds: float = READY_SECONDS) 
     conf = suite.context("preflight")
     try:
         conf.share(1)
+        # Counted before the spawn: a relay may send its first requests before this
+        # thread runs again (a loaded machine), and those count too.
+        strangers_before = len(suite.server.strangers)
         try:
             process = conf.start(ready=False)
         except RelayCommandError as err:
             raise RelayPreflightError(str(err)) from None
-        strangers_before = len(suite.server.strangers)
         deadline = time.monotonic() + ready_seconds
         problem = None
         while problem is None:
