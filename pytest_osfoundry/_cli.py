@@ -52,6 +52,7 @@ from pytest_osfoundry._cli_types import (
     whole_at_least,
     worker_count,
 )
+from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry._serve_faults import ServeFaults
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
@@ -63,7 +64,7 @@ from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Retention
 from pytest_osfoundry.server._clock_admin import ClockAdmin
 from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._origins import OriginPolicy, origin_of
+from pytest_osfoundry.server._origins import OriginPolicy
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 
 if TYPE_CHECKING:

@@ -9,7 +9,14 @@ import uuid
 from typing import Any
 
 from pytest_osfoundry.client import OsfClientError
-from pytest_osfoundry.conformance import Conformance, check, decode_reply, need_legacy
+from pytest_osfoundry.conformance import (
+    Conformance,
+    check,
+    decode_reply,
+    legacy_headers,
+    need_legacy,
+    rpc_body,
+)
 from pytest_osfoundry.conformance.expected import (
     INVALID_PARAMS,
     LEGACY_REVISIONS,
@@ -24,11 +31,9 @@ GSID = "gs_" + "0" * 32
 UUID = "00000000-0000-4000-8000-000000000000"
 
 
-def _post(conf: Conformance, payload: Any, headers: dict[str, str]) -> Any:
+def _post(conf: Conformance, body: bytes, headers: dict[str, str]) -> Any:
     __tracebackhide__ = True
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    return conf.wire.http("POST", conf.target.mcp_url, {**base, **headers}, body)
+    return conf.wire.http("POST", conf.target.mcp_url, legacy_headers(**headers), body)
 
 
 @check(
@@ -58,16 +63,15 @@ def check_initialize(osf_conf: Conformance) -> None:
 def check_notification_202(osf_conf: Conformance) -> None:
     need_legacy(osf_conf.target)  # a legacy-era check: skipped on a modern-only target
     c = osf_conf
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
+    init = rpc_body(
+        1,
+        "initialize",
+        {
             "protocolVersion": LEGACY_REVISIONS[0],
             "capabilities": {},
             "clientInfo": {"name": "pytest-osfoundry-conformance", "version": "1"},
         },
-    }
+    )
     token = c.target.creds.agent_token  # no check here is about a token's absence
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     reply = _post(c, init, auth)
@@ -78,7 +82,7 @@ def check_notification_202(osf_conf: Conformance) -> None:
     session = {k.lower(): v for k, v in reply.headers.items()}.get(SESSION_ID_HEADER.lower())
     if session:
         headers[SESSION_ID_HEADER] = session
-    ack = _post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    ack = _post(c, rpc_body(None, "notifications/initialized"), headers)
     c.wire.decisive()
     c.expect.equal(ack.status, 202, "HTTP status of notifications/initialized")
     c.expect(not ack.body, f"the 202 should have no body, got {ack.body[:200]!r}")
@@ -137,9 +141,7 @@ def check_bad_protocol_version(osf_conf: Conformance) -> None:
     c = osf_conf
     client = c.wire.initialized(c.roles.mcp(c.target.creds.agent_token, protocol=legacy))
     headers = {**client.request_headers(), PROTOCOL_VERSION_HEADER: "1999-01-01"}
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/list"}
-    ).encode()
+    body = rpc_body(c.target.next_rpc_id(), "tools/list")
     reply = c.wire.http("POST", client.url, headers, body)
     c.expect.equal(reply.status, 400, "HTTP status for MCP-Protocol-Version 1999-01-01")
 

@@ -9,7 +9,6 @@ the exact HTTP shape (401/403 and the ``WWW-Authenticate`` challenge) at the
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +21,7 @@ from pytest_osfoundry.conformance import (
     decode_reply,
     fetch_metadata,
     origin_of,
+    rpc_body,
     short,
 )
 from pytest_osfoundry.conformance.expected import (
@@ -46,14 +46,8 @@ def _with_headers(
     __tracebackhide__ = True
     anon = conf.wire.initialized(conf.roles.mcp(None))
     headers = {**anon.request_headers("tools/call", tool), **extra}  # the era's envelope
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": conf.target.next_rpc_id(),
-            "method": "tools/call",
-            "params": anon.envelope("tools/call", {"name": tool, "arguments": args}),
-        }
-    ).encode()
+    params = anon.envelope("tools/call", {"name": tool, "arguments": args})
+    body = rpc_body(conf.target.next_rpc_id(), "tools/call", params)
     url = anon.url + url_suffix
     return decode_reply(conf.wire.http("POST", url, headers, body))
 
@@ -89,7 +83,7 @@ def _expect_challenge(
     parts = urlsplit(metadata)
     conf.expect(
         bool(metadata)
-        and origin_of(metadata) == conf.target.origin
+        and origin_of(metadata, None) == conf.target.origin
         and parts.path.startswith(WELL_KNOWN),
         f"{what}: resource_metadata should be a URL under {conf.target.origin}{WELL_KNOWN}, got "
         f"{metadata or None!r}",

@@ -28,6 +28,7 @@ from pytest_osfoundry.conformance import (
     modern_headers,
     need_legacy,
     need_revision,
+    rpc_body,
     served_revisions,
 )
 from pytest_osfoundry.conformance.expected import (
@@ -338,10 +339,7 @@ def _on_session(
     headers = {k: v for k, v in owner.request_headers().items() if k.lower() != "authorization"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": method}
-    if params is not None:
-        message["params"] = params
-    return c.wire.http("POST", owner.url, headers, json.dumps(message).encode())
+    return c.wire.http("POST", owner.url, headers, rpc_body(c.target.next_rpc_id(), method, params))
 
 
 def _delete_session(c: Conformance, owner: McpClient, token: str | None) -> Response:
@@ -448,9 +446,7 @@ def check_origin(osf_conf: Conformance) -> None:
     assert params is not None
     headers = {**client.request_headers("tools/call", "run_graph_session")}
     headers["Origin"] = FOREIGN_ORIGIN
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
-    ).encode()
+    body = rpc_body(c.target.next_rpc_id(), "tools/call", params)
     reply = c.wire.http("POST", client.url, headers, body)
     c.wire.decisive()
     out = decode_reply(reply)
@@ -477,9 +473,7 @@ def check_public_url(osf_conf: Conformance) -> None:
     params = client.envelope(
         "tools/call", {"name": "get_graph_run", "arguments": {"command_id": INVENTED}}
     )
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": c.target.next_rpc_id(), "method": "tools/call", "params": params}
-    ).encode()
+    body = rpc_body(c.target.next_rpc_id(), "tools/call", params)
     headers = client.request_headers("tools/call", "get_graph_run")
     challenge = c.wire.http("POST", client.url, {**headers, "Host": FOREIGN_HOST}, body)
     value = {k.lower(): v for k, v in challenge.headers.items()}.get("www-authenticate", "")

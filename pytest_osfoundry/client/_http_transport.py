@@ -11,10 +11,12 @@ other people's servers needs on top:
 * **A size cap**: a declared ``Content-Length`` over it fails before anything is read,
   and a body that grows past it stops being read there (a compressed one as it is
   decoded, never past the cap in memory).
-* **An event stream read only until the answer** to the request's JSON-RPC id
-  (:class:`~pytest_osfoundry.client._jsonrpc.AnswerWatch`, the one reply reader); the
+* **An event stream read only until the reply is complete**, as ``stream_end`` says
+  from the request's body (by default
+  :func:`~pytest_osfoundry.client._jsonrpc.answer_end`: the JSON-RPC answer to the
+  request's id, found by the one reply reader; the transport itself reads bytes); the
   stream is then closed, whatever the server meant to send after it (SPEC R1). A
-  stream answering no request of ours (a ``GET``, a notification) ends at its headers.
+  stream answering nothing we sent (a ``GET``, a notification) ends at its headers.
 * **Strict reading**: a malformed status or header line (a name that is not a token, a
   continuation with nothing before it), differing ``Content-Length`` values, a
   ``Transfer-Encoding`` other than ``chunked``, a bad chunk size or a body shorter than
@@ -64,19 +66,31 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ResponseTooLarge,
 )
-from pytest_osfoundry.client._jsonrpc import AnswerWatch, content_type, request_id_of
+from pytest_osfoundry.client._jsonrpc import answer_end, content_type
 from pytest_osfoundry.http import Response
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BYTES", "IDLE_LIMIT", "HttpTransport", "format_size"]
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_BYTES",
+    "IDLE_LIMIT",
+    "HttpTransport",
+    "StreamEnd",
+    "format_size",
+]
 
 DEFAULT_DEADLINE = 10.0
 """Seconds a whole exchange may take unless told otherwise."""
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 """Largest response body read unless told otherwise (16 MiB)."""
+
+StreamEnd = Callable[[bytes], Callable[[bytes], bool] | None]
+"""From a request's body, where the event stream answering it ends: a function fed the
+stream's bytes as they arrive, True once the reply is complete; ``None`` when nothing on
+the stream answers the request (its headers are the whole reply)."""
 
 _RECV = 64 * 1024
 IDLE_LIMIT = 4.0
@@ -514,7 +528,9 @@ class HttpTransport:
 
     * ``timeout``: seconds for the whole exchange (connect, headers and body);
     * ``max_bytes``: the largest body read (after decoding);
-    * ``keep``: idle connections kept open per origin for later requests.
+    * ``keep``: idle connections kept open per origin for later requests;
+    * ``stream_end``: where an event stream answering a request ends (:data:`StreamEnd`;
+      by default the JSON-RPC answer to the request's id).
 
     Failures raise ``ReplyLost`` naming the URL (token-like query values masked):
     :class:`~pytest_osfoundry.client.DeadlineExceeded` ("no answer within 10 s",
@@ -538,6 +554,7 @@ class HttpTransport:
         timeout: float = DEFAULT_DEADLINE,
         max_bytes: int = DEFAULT_MAX_BYTES,
         keep: int = 20,
+        stream_end: StreamEnd = answer_end,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -548,6 +565,7 @@ class HttpTransport:
         self.timeout = float(timeout)
         self.max_bytes = max_bytes
         self.keep = keep
+        self.stream_end = stream_end
         self._proxies = urllib.request.getproxies()
         self._routes: dict[tuple[str, str], _Route] = {}
         self._idle: dict[_Route, list[_Connection]] = {}
@@ -725,13 +743,12 @@ class HttpTransport:
         cap = self.max_bytes
         if response.length is not None and response.length > cap:
             raise reading.too_large()
-        watch = None
+        ended = None
         if content_type(headers) == "text/event-stream":
-            rid = request_id_of(reading.body)
-            if rid is None:  # nothing of ours can come on it: its headers are the answer
+            ended = self.stream_end(reading.body)
+            if ended is None:  # nothing of ours can come on it: its headers are the answer
                 return Response(status, headers, b""), False
-            watch = AnswerWatch(rid)
-        reading.phase = "stream" if watch is not None else "body"
+        reading.phase = "stream" if ended is not None else "body"
         decode = _decoder(headers.get("content-encoding", ""))
         parts: list[bytes] = []
         size = 0
@@ -751,7 +768,7 @@ class HttpTransport:
             if size > cap:
                 raise reading.too_large()
             parts.append(piece)
-            if watch is not None and watch.feed(piece):
+            if ended is not None and ended(piece):
                 reading.phase = "body"
                 return Response(status, headers, b"".join(parts)), False
             if time.monotonic() >= conn.deadline:

@@ -1,4 +1,8 @@
-"""The JSON-RPC envelope of MCP's Streamable HTTP: the one reader of a reply.
+"""The JSON-RPC envelope of MCP's Streamable HTTP: the one writer of a request and the
+one reader of a reply.
+
+Every JSON-RPC message the kit sends is written by :func:`request_body` (through
+:mod:`pytest_osfoundry._wirejson`) and asks for its answer with :data:`ACCEPT`.
 
 A request is answered with ``application/json`` or with a ``text/event-stream``
 (decoded by :mod:`pytest_osfoundry._sse`, as the SSE format says). Every part of the
@@ -18,7 +22,8 @@ kit that reads an answer reads it here:
   reaches a message.
 * :class:`AnswerWatch` is the same search fed a stream as it arrives: it says when the
   answer is complete, so a transport can stop reading there (SPEC R1: a server may
-  leave the stream open).
+  leave the stream open). :func:`answer_end` is what the transport is given: from a
+  request's body, the watch of its answer (the transport itself reads bytes only).
 
 In a stream, events of a type other than ``message``, and events with empty data
 (such as MCP's priming event), carry no message; a JSON-RPC request or notification
@@ -32,25 +37,33 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from pytest_osfoundry._sse import Event, EventStreamDecoder
+from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client._errors import HttpStatusError, JsonRpcError, ProtocolViolation
 from pytest_osfoundry.http import Response
 
 __all__ = [
+    "ACCEPT",
     "Answer",
     "AnswerReader",
     "AnswerWatch",
     "RequestId",
+    "answer_end",
     "content_type",
     "header_value",
     "id_matches",
     "id_of_request",
     "read_answer",
+    "request_body",
     "request_id_of",
 ]
 
 RequestId = int | str
 """A JSON-RPC request id as the kit sends them (never null, never a bool)."""
+
+ACCEPT = "application/json, text/event-stream"
+"""The ``Accept`` value of every MCP request the kit sends: an answer may come as JSON or
+as an event stream, and Streamable HTTP asks the client to accept both."""
 
 _loads = json.JSONDecoder().decode  # str only: JSON on the wire is UTF-8 (RFC 8259)
 
@@ -92,6 +105,22 @@ def content_type(headers: Mapping[str, str]) -> str:
         return value
     value = header_value(headers, "content-type") or ""
     return value.partition(";")[0].strip().lower()
+
+
+def request_body(
+    method: str, params: Mapping[str, Any] | None = None, request_id: RequestId | None = None
+) -> bytes:
+    """One JSON-RPC 2.0 message as the kit sends it, as compact UTF-8 JSON: a request
+    when ``request_id`` is given, else a notification; no ``params`` member when
+    ``params`` is ``None``. Members in the order ``jsonrpc``, ``id``, ``method``,
+    ``params``."""
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["method"] = method
+    if params is not None:  # serialized right away: no copy needed for a dict
+        message["params"] = params if type(params) is dict else dict(params)
+    return _dumps(message)
 
 
 def request_id_of(body: bytes) -> RequestId | None:
@@ -245,6 +274,16 @@ class AnswerWatch:
             if message is not None and _answers(message, self.request_id):
                 return True
         return False
+
+
+def answer_end(request: bytes) -> Callable[[bytes], bool] | None:
+    """Where the event stream answering the request whose body is ``request`` ends: a
+    function fed the stream's bytes as they arrive, True once the answer to the
+    request's id is complete (:class:`AnswerWatch`); ``None`` when the body is no
+    JSON-RPC request (empty, a notification, a batch), so nothing on the stream answers
+    it."""
+    request_id = request_id_of(request) if request else None
+    return None if request_id is None else AnswerWatch(request_id).feed
 
 
 class AnswerReader:

@@ -16,11 +16,11 @@ modern error; ``-32022`` listing a legacy revision). What was found is kept in a
 nothing is remembered for the whole process and no test has to clear anything. An
 era taken from a shared cache is probed again once if a later answer contradicts it.
 
-Reading answers is :mod:`~pytest_osfoundry.client._jsonrpc` (``application/json``
-or ``text/event-stream``, strictly: anything the protocol does not allow raises
-:class:`ProtocolViolation` rather than being guessed around, because the
-conformance suite uses it to judge servers -- except a missing ``resultType``, which
-the MCP changelog says to read as ``"complete"``). Tool results: a result with
+Writing requests and reading answers is :mod:`~pytest_osfoundry.client._jsonrpc`
+(answers as ``application/json`` or ``text/event-stream``, strictly: anything the
+protocol does not allow raises :class:`ProtocolViolation` rather than being guessed
+around, because the conformance suite uses it to judge servers -- except a missing
+``resultType``, which the MCP changelog says to read as ``"complete"``). Tool results: a result with
 ``isError: true`` raises :class:`~pytest_osfoundry.client._errors.ToolError` (its
 message is ``content[0].text``, SPEC R3).
 """
@@ -31,7 +31,6 @@ import base64
 import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from pytest_osfoundry._masking import mask_token, mask_url
 from pytest_osfoundry._mcp_vocabulary import (
@@ -49,6 +48,7 @@ from pytest_osfoundry._mcp_vocabulary import (
     SESSION_ID_HEADER,
     UNSUPPORTED_VERSION,
 )
+from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry._vocabulary import (
     CANCEL_GRAPH_RUN,
     GET_GRAPH_RUN,
@@ -56,14 +56,19 @@ from pytest_osfoundry._vocabulary import (
     RUN_GRAPH_SESSION,
     VERSION,
 )
-from pytest_osfoundry._wirejson import dumps as _dumps
 from pytest_osfoundry.client._errors import (
     HttpStatusError,
     JsonRpcError,
     ProtocolViolation,
     ToolError,
 )
-from pytest_osfoundry.client._jsonrpc import AnswerReader, header_value, read_answer
+from pytest_osfoundry.client._jsonrpc import (
+    ACCEPT,
+    AnswerReader,
+    header_value,
+    read_answer,
+    request_body,
+)
 from pytest_osfoundry.client._tool_result import read_tool_result
 from pytest_osfoundry.client._transport import FixedHeaders, Transport
 from pytest_osfoundry.http import Response
@@ -79,7 +84,6 @@ __all__ = [
     "McpClient",
     "is_modern_error",
     "mcp_header_value",
-    "origin_of",
 ]
 
 SUPPORTED_PROTOCOL_VERSIONS = frozenset(LEGACY_VERSIONS)
@@ -92,17 +96,13 @@ PROTOCOL_CHOICES = ("auto", MODERN_PROTOCOL_VERSION, *LEGACY_PROTOCOL_VERSIONS)
 _ERAS = ("modern", "legacy")
 
 
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, lower-cased, user information dropped."""
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{(parts.netloc.rpartition('@')[2]).lower()}"
-
-
 class EraCache:
     """The era (``"modern"`` or ``"legacy"``) found per origin, for the clients given it.
 
-    ``mapping`` is where the eras are kept (a new dict by default; pass a dict to
-    see or seed them). Thread-safe: clients on several threads may share one.
+    ``mapping`` is where the eras are kept, keyed by origin (``http://host:port``, as
+    :func:`~pytest_osfoundry._origin.origin_of` writes it; a URL that is no http(s)
+    URL is its own key); a new dict by default; pass a dict to see or seed them.
+    Thread-safe: clients on several threads may share one.
     """
 
     def __init__(self, mapping: MutableMapping[str, str] | None = None) -> None:
@@ -112,7 +112,7 @@ class EraCache:
     def get(self, url: str) -> str | None:
         """The era found at ``url``'s origin, or None."""
         with self._lock:
-            return self.mapping.get(origin_of(url))
+            return self.mapping.get(origin_of(url, url))
 
     def remember(self, url: str, era: str) -> None:
         """Note ``era`` for ``url``'s origin.
@@ -123,12 +123,12 @@ class EraCache:
         if era not in _ERAS:
             raise ValueError(f"an era is 'modern' or 'legacy', got {era!r}")
         with self._lock:
-            self.mapping[origin_of(url)] = era
+            self.mapping[origin_of(url, url)] = era
 
     def forget(self, url: str) -> None:
         """Drop what is known of ``url``'s origin."""
         with self._lock:
-            self.mapping.pop(origin_of(url), None)
+            self.mapping.pop(origin_of(url, url), None)
 
     def __repr__(self) -> str:
         with self._lock:
@@ -185,7 +185,6 @@ CLIENT_NAME = "pytest-osfoundry"
 MAX_TOOL_PAGES = 100
 """The most ``tools/list`` pages :meth:`McpClient.list_tools` follows."""
 
-_ACCEPT = "application/json, text/event-stream"
 _SESSION_KEY = SESSION_ID_HEADER.lower()
 
 
@@ -287,7 +286,7 @@ class McpClient:
         return self._token is not None
 
     def _rebuild_headers(self) -> None:
-        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
         self._modern_headers = {}
@@ -340,22 +339,20 @@ class McpClient:
         params carry ``_meta`` and the headers name the method (and, for
         ``tools/call``, the tool).
         """
-        payload: dict[str, Any] = {"jsonrpc": "2.0"}
+        request_id = None
         if not notification:
             self._next_id += 1
-            payload["id"] = self._next_id
-        payload["method"] = method
+            request_id = self._next_id
         if self.era == "modern":
             sent = self.envelope(method, params)
             assert sent is not None  # the modern envelope always has _meta
-            payload["params"] = sent
+            params = sent
             name = sent.get("name") if method == "tools/call" else None
             headers = self._modern_headers_for(method, name)
         else:
-            if params is not None:  # serialized right away: no copy needed for a dict
-                payload["params"] = params if type(params) is dict else dict(params)
             headers = self._headers
-        return self.transport.request("POST", self.url, headers, _dumps(payload))
+        body = request_body(method, params, request_id)
+        return self.transport.request("POST", self.url, headers, body)
 
     def _ensure_initialized(self) -> None:
         if self.auto_initialize and not self.ready:

@@ -1,25 +1,24 @@
 """A client for the desktop relay API (SPEC D10, R9-R13), used by the fake relay.
 
-Every call is one JSON exchange under ``{base_url}/external-assistants/graph-relays``
-with ``Authorization: Bearer <desktop token>``. A non-2xx reply raises
-:class:`HttpStatusError` (404 unknown command, 409 conflicting completion, 413 too
-large, ...); a body that is not the JSON object the API promises raises
-:class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from the transport.
+Every call is one JSON exchange (:func:`~pytest_osfoundry.client._transport.json_call`)
+under ``{base_url}/external-assistants/graph-relays`` with ``Authorization: Bearer
+<desktop token>``. A non-2xx reply raises
+:class:`~pytest_osfoundry.client._errors.HttpStatusError` (404 unknown command, 409
+conflicting completion, 413 too large, ...); a body that is not the JSON object the
+API promises raises :class:`ProtocolViolation`; a lost reply raises ``ReplyLost`` from
+the transport.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_osfoundry._checks import check_implements
-from pytest_osfoundry._masking import mask_token, mask_url
+from pytest_osfoundry._masking import mask_url
 from pytest_osfoundry._vocabulary import RELAY_PREFIX, RELAY_SYNC, relay_command_path
-from pytest_osfoundry._wirejson import dumps as _dumps
-from pytest_osfoundry._wirejson import loads as _fast_loads
-from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation
-from pytest_osfoundry.client._transport import FixedHeaders, Transport
+from pytest_osfoundry.client._errors import ProtocolViolation
+from pytest_osfoundry.client._transport import FixedHeaders, Transport, json_call
 
 __all__ = ["RELAY_PREFIX", "RelayApiClient", "RelayClient"]
 
@@ -70,26 +69,8 @@ class RelayClient:
         return self.base_url + relay_command_path(command_id, action)
 
     def _call(self, method: str, url: str, payload: Mapping[str, Any] | None) -> dict[str, Any]:
-        if payload is None:
-            reply = self.transport.request(method, url, self._get_headers, b"")
-        else:
-            reply = self.transport.request(method, url, self._post_headers, _dumps(payload))
-        if reply.status < 200 or reply.status > 299:
-            where = mask_url(url, (self._token,))
-            raise HttpStatusError(
-                reply.status,
-                reply.headers,
-                reply.body,
-                url=where,
-                body_text=mask_token(reply.body.decode("utf-8", "replace"), (self._token,)),
-            )
-        try:
-            data = _fast_loads(reply.body, json.loads)
-        except ValueError:
-            where = mask_url(url, (self._token,))
-            raise ProtocolViolation(
-                f"{method} {where} answered {reply.status} with a body that is not JSON"
-            ) from None
+        headers = self._get_headers if payload is None else self._post_headers
+        data = json_call(self.transport, method, url, headers, payload, (self._token,))
         if not isinstance(data, dict):
             where = mask_url(url, (self._token,))
             raise ProtocolViolation(

@@ -6,21 +6,26 @@ transport that gets no reply raises :class:`~pytest_osfoundry.client._errors.Rep
 any HTTP status, 4xx and 5xx included, is a reply and is returned, not raised.
 Transports never mutate the ``headers`` mapping they are given.
 
-Here: the protocol, :class:`DirectTransport` (a handler called in-process) and
-:class:`RecordingTransport` (a wrapper keeping the exchanges). Over the network it is
+Here: the protocol, :class:`DirectTransport` (a handler called in-process),
+:class:`RecordingTransport` (a wrapper keeping the exchanges) and :func:`json_call`
+(one JSON-over-HTTP exchange through any transport: the relay client's and the relay
+driver client's). Over the network it is
 :class:`~pytest_osfoundry.client._http_transport.HttpTransport`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry._masking import mask_token, mask_url
+from pytest_osfoundry._wirejson import dumps, loads
+from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation, ReplyLost
 from pytest_osfoundry.client._exchange import Exchange
 from pytest_osfoundry.http import Handler, Request, Response
 
@@ -29,6 +34,7 @@ __all__ = [
     "FixedHeaders",
     "RecordingTransport",
     "Transport",
+    "json_call",
     "split_target",
 ]
 
@@ -49,6 +55,44 @@ def split_target(url: str) -> tuple[str, str]:
     """
     parts = urlsplit(url)  # urlsplit keeps its own cache of recent URLs
     return parts.path or "/", parts.query
+
+
+def json_call(
+    transport: Transport,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    payload: Any = None,
+    secrets: Iterable[str | None] = (),
+) -> Any:
+    """One JSON-over-HTTP exchange: ``payload`` sent as the JSON body (``None``: no
+    body), the 2xx answer's body read as JSON and returned.
+
+    ``headers`` are sent as given (a body's ``Content-Type`` included); ``secrets`` are
+    masked in every message.
+
+    Raises:
+        HttpStatusError: the status is not 2xx (the URL and the body masked).
+        ProtocolViolation: the answer's body is not JSON.
+        ReplyLost: no reply (from the transport).
+    """
+    body = b"" if payload is None else dumps(payload)
+    reply = transport.request(method, url, headers, body)
+    if reply.status < 200 or reply.status > 299:
+        raise HttpStatusError(
+            reply.status,
+            reply.headers,
+            reply.body,
+            url=mask_url(url, secrets),
+            body_text=mask_token(reply.body.decode("utf-8", "replace"), secrets),
+        )
+    try:
+        return loads(reply.body, json.loads)
+    except ValueError:
+        raise ProtocolViolation(
+            f"{method} {mask_url(url, secrets)} answered {reply.status} with a body that is "
+            "not JSON"
+        ) from None
 
 
 class FixedHeaders(dict[str, str]):

@@ -22,8 +22,9 @@ book to that):
   :data:`FIXED` and :data:`HUNDRED` of ``c.desktop.changing_list``;
 * MCP revisions and raw replies: :func:`served_revisions` (:class:`Revisions`),
   :func:`need_revision`, :func:`need_legacy`, :data:`NOT_SERVED`,
-  :func:`modern_headers`, :func:`modern_body`, :func:`decode_reply`, :func:`answer_of`,
-  :func:`ledger_of` (:class:`SchemaLedger`);
+  :func:`modern_headers`, :func:`modern_body`, :func:`legacy_headers`,
+  :func:`rpc_body` (any JSON-RPC request, as the kit writes them),
+  :func:`decode_reply`, :func:`answer_of`, :func:`ledger_of` (:class:`SchemaLedger`);
 * authorization: :func:`fetch_metadata`, :func:`challenge_params`, :func:`origin_of`;
 * D18 arithmetic: :func:`js_stringify_length`;
 * the ini option ``osf_extra_checks`` and the hook ``pytest_osf_extra_checks``
@@ -49,10 +50,12 @@ if TYPE_CHECKING:
     from pytest_osfoundry.conformance._eras import (
         NOT_SERVED,
         Revisions,
+        legacy_headers,
         modern_body,
         modern_headers,
         need_legacy,
         need_revision,
+        rpc_body,
         served_revisions,
     )
     from pytest_osfoundry.conformance._expect import CheckFailure, is_utc_timestamp, short
@@ -104,6 +107,7 @@ _LAZY: dict[str, str] = {
     "is_uuid": "pytest_osfoundry._ids",
     "js_stringify_length": "pytest_osfoundry._jslength",
     "ledger_of": "pytest_osfoundry.conformance._wire_schema",
+    "legacy_headers": "pytest_osfoundry.conformance._eras",
     "mann_whitney_z": "pytest_osfoundry.conformance._stats",
     "modern_body": "pytest_osfoundry.conformance._eras",
     "modern_headers": "pytest_osfoundry.conformance._eras",
@@ -111,6 +115,7 @@ _LAZY: dict[str, str] = {
     "need_revision": "pytest_osfoundry.conformance._eras",
     "origin_of": "pytest_osfoundry.conformance._target",
     "overflow_sessions": "pytest_osfoundry.conformance._sessions",
+    "rpc_body": "pytest_osfoundry.conformance._eras",
     "served_revisions": "pytest_osfoundry.conformance._eras",
     "short": "pytest_osfoundry.conformance._expect",
     "started_run": "pytest_osfoundry.conformance._lifecycle",
@@ -146,6 +151,7 @@ __all__ = [
     "is_uuid",
     "js_stringify_length",
     "ledger_of",
+    "legacy_headers",
     "mann_whitney_z",
     "modern_body",
     "modern_headers",
@@ -153,6 +159,7 @@ __all__ = [
     "need_revision",
     "origin_of",
     "overflow_sessions",
+    "rpc_body",
     "served_revisions",
     "short",
     "started_run",

@@ -9,12 +9,12 @@ reply unjudged, for checks about the relay API itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Literal
 from urllib.parse import quote
 
+from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance._expect import Expect, short
 from pytest_osfoundry.conformance._holds import Scope
@@ -174,12 +174,7 @@ class Desktop:
         payload = b""
         if method == "POST":
             headers["Content-Type"] = "application/json"
-            if raw_body is not None:
-                payload = raw_body
-            else:
-                payload = json.dumps(
-                    body if body is not None else {}, ensure_ascii=False, separators=(",", ":")
-                ).encode()
+            payload = raw_body if raw_body is not None else dumps({} if body is None else body)
         return self._wire.http(method, url, headers, payload)
 
     # ------------------------------------------------------------------ sync answers

@@ -18,16 +18,16 @@ the revision it is about.
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
+from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
 from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
 from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance._wire_schema import answer_of
@@ -48,10 +48,12 @@ __all__ = [
     "Revisions",
     "describe_protocol",
     "domain_protocol",
+    "legacy_headers",
     "modern_body",
     "modern_headers",
     "need_legacy",
     "need_revision",
+    "rpc_body",
     "served_revisions",
     "settled_revision",
 ]
@@ -63,7 +65,6 @@ NOT_SERVED = "not applicable: "
 """How the skip reason of a check about a revision the target does not serve begins:
 such a check does not apply, so even ``--osf-strict`` does not count it as a failure."""
 _V = TypeVar("_V")
-_ACCEPT = "application/json, text/event-stream"
 _lock = threading.Lock()
 # id(target) -> (a weak reference to that target, what was found): an id can be
 # reused once a target is gone, so a hit counts only while the reference is alive.
@@ -100,11 +101,25 @@ class Revisions:
         return tuple(v for v in self.served if v in LEGACY_REVISIONS)
 
 
+def legacy_headers(**extra: str) -> dict[str, str]:
+    """The headers of a well-formed request outside a session, as a legacy client sends
+    ``initialize`` (``extra`` added or replacing)."""
+    return {"Content-Type": "application/json", "Accept": ACCEPT, **extra}
+
+
+def rpc_body(
+    rpc_id: int | str | None, method: str, params: Mapping[str, Any] | None = None
+) -> bytes:
+    """A JSON-RPC request body as the kit writes every one (compact UTF-8 JSON; no
+    ``params`` when ``None``; ``rpc_id`` ``None``: a notification)."""
+    return request_body(method, params, rpc_id)
+
+
 def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
     """The headers of a well-formed modern request (``extra`` added or replacing)."""
     headers = {
         "Content-Type": "application/json",
-        "Accept": _ACCEPT,
+        "Accept": ACCEPT,
         PROTOCOL_VERSION_HEADER: MODERN,
         MCP_METHOD_HEADER: method,
     }
@@ -128,8 +143,7 @@ def modern_body(
         }
     if meta is not None:
         body["_meta"] = meta
-    message = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": body}
-    return json.dumps(message).encode()
+    return rpc_body(rpc_id, method, body)
 
 
 def _post(target: Target, headers: dict[str, str], body: bytes, rpc_id: int) -> tuple[int, Any]:
@@ -161,18 +175,13 @@ def _find(target: Target) -> Revisions:
     for offered in LEGACY_REVISIONS:
         rid = target.next_rpc_id()
         init = {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": offered,
-                "capabilities": {},
-                "clientInfo": {"name": CLIENT_NAME, "version": "1"},
-            },
+            "protocolVersion": offered,
+            "capabilities": {},
+            "clientInfo": {"name": CLIENT_NAME, "version": "1"},
         }
-        headers = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        headers = legacy_headers()
         try:
-            status, message = _post(target, headers, json.dumps(init).encode(), rid)
+            status, message = _post(target, headers, request_body("initialize", init, rid), rid)
         except OsfClientError as err:
             no_answer_unless_gone(target, err)
             status, message = 0, None

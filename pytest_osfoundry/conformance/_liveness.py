@@ -35,7 +35,6 @@ reaches the target).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Mapping
@@ -44,6 +43,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
+from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
 from pytest_osfoundry.conformance._stages import Interrupted
 from pytest_osfoundry.http import Response
 
@@ -56,14 +56,11 @@ __all__ = [
     "watch",
 ]
 
-PROBE_BODY = json.dumps(
-    {"jsonrpc": "2.0", "id": "osf-liveness-probe", "method": "tools/list"},
-    separators=(",", ":"),
-).encode()
+PROBE_BODY = request_body("tools/list", None, "osf-liveness-probe")
 """What the liveness probe posts: a ``tools/list`` request (no tool, no token)."""
 _PROBE_HEADERS = {
     "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
+    "Accept": ACCEPT,
 }
 
 

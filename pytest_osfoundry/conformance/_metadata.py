@@ -38,7 +38,7 @@ def metadata_urls(target: Target, challenge: str | None) -> list[str]:
     (the server said where it is); otherwise the path-inserted form, then the root.
     """
     named = (challenge_params(challenge) or {}).get("resource_metadata", "")
-    if named and origin_of(named) == target.origin:
+    if named and origin_of(named, None) == target.origin:
         return [named]
     forms = [path_inserted(target.mcp_url), target.origin + WELL_KNOWN]
     return list(dict.fromkeys(forms))

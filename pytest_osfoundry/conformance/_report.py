@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry._tables import markdown_table
 from pytest_osfoundry.conformance._baseline import Baseline
 from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._layout import where_installed
@@ -405,12 +406,17 @@ def render_markdown(document: dict[str, Any]) -> str:
             + ", ".join(f"`{i}`" for i in summary["stale_baseline_entries"]),
             "",
         ]
-    out += ["| Area | Check | Level | Outcome | Detail |", "|---|---|---|---|---|"]
-    for check in document["checks"]:
-        out.append(
-            f"| {check['area']} | `{check['id']}` | {check['level']} | "
-            f"{_ICON.get(check['outcome'], check['outcome'])} | {_cell(check['message'])} |"
-        )
+    rows = [
+        [
+            check["area"],
+            f"`{check['id']}`",
+            check["level"],
+            _ICON.get(check["outcome"], check["outcome"]),
+            _cell(check["message"]),
+        ]
+        for check in document["checks"]
+    ]
+    out += markdown_table(["Area", "Check", "Level", "Outcome", "Detail"], rows)
     unrun = summary.get("not_run_checks") or []
     if unrun:
         out += ["", f"### Not run ({len(unrun)})", ""]

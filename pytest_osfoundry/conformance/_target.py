@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry.client import (
     HttpTransport,
     McpClient,
@@ -36,6 +37,7 @@ from pytest_osfoundry.client import (
     mask_token,
     mask_url,
 )
+from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
 from pytest_osfoundry.conformance._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
@@ -129,16 +131,6 @@ class Target:
             self._closers.pop()()
 
 
-def origin_of(url: str) -> str:
-    """The origin of ``url`` (scheme and authority, without user info)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, netloc, "", "", ""))
-
-
 def parse_target(spec: str) -> tuple[str, str | None]:
     """``("url", url)`` or ``("embedded", "MODULE:FACTORY" or None)`` for a target spec.
 
@@ -156,8 +148,7 @@ def parse_target(spec: str) -> tuple[str, str | None]:
                 "embedded:tests.conformance.variants:reference"
             )
         return "embedded", ref
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if origin_of(text, None) is None:
         raise TargetError(
             f"--osf-target={mask_url(spec)!r} is neither an http(s) URL of an MCP endpoint nor "
             "'embedded' / 'embedded:MODULE:FACTORY'"
@@ -267,8 +258,8 @@ def probe(target: Target) -> None:
         target.transport.request(
             "POST",
             target.mcp_url,
-            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
-            b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+            {"Content-Type": "application/json", "Accept": ACCEPT},
+            request_body("ping", None, 0),
         )
     except ReplyLost as err:
         raise TargetError(

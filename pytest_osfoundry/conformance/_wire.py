@@ -8,7 +8,6 @@ exchanges that led to it and a ``curl`` line replaying the decisive one
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
@@ -25,6 +24,7 @@ from pytest_osfoundry.client import (
     decode_answer,
     read_answer,
 )
+from pytest_osfoundry.client._jsonrpc import request_body
 from pytest_osfoundry.conformance._expect import Expect
 from pytest_osfoundry.conformance._holds import Scope, guarded
 from pytest_osfoundry.conformance._liveness import watch
@@ -116,12 +116,9 @@ class Wire:
         self.initialized(client)
         if rpc_id is None:
             rpc_id = self._target.next_rpc_id()
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "method": method}
         sent = client.envelope(method, params)  # with _meta in the modern era
-        if sent is not None:
-            payload["params"] = sent
         name = sent.get("name") if method == "tools/call" and sent else None
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        body = request_body(method, sent, rpc_id)
         headers = client.request_headers(method, name if isinstance(name, str) else None)
         return self.http("POST", client.url, headers, body)
 

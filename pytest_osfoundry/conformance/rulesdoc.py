@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_osfoundry import SPEC_REVISION
+from pytest_osfoundry._tables import markdown_table
 from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, Rule, all_checks
 
 __all__ = ["RECONSTRUCTION", "level_source_problems", "main", "render_rules_doc"]
@@ -129,12 +130,11 @@ def render_rules_doc(checks: Sequence[CheckInfo] | None = None) -> str:
     for area in AREAS:
         ids = [c.check_id for c in checks if c.area == area]
         out.append(f"- **{area}**: " + ", ".join(f"`{i}`" for i in ids))
-    out += ["", "## Index", "", "| Check | Rule | Level | Area |", "|---|---|---|---|"]
-    for check in sorted(checks, key=lambda c: (_rule_order(c.rule), c.order)):
-        out.append(
-            f"| [`{check.check_id}`](#{check.rule.lower()}) | {check.rule} | "
-            f"{check.level} | {check.area} |"
-        )
+    index = [
+        [f"[`{check.check_id}`](#{check.rule.lower()})", check.rule, check.level, check.area]
+        for check in sorted(checks, key=lambda c: (_rule_order(c.rule), c.order))
+    ]
+    out += ["", "## Index", "", *markdown_table(["Check", "Rule", "Level", "Area"], index)]
     out += ["", "## Rules and their checks", ""]
     for rule in sorted(RULES.values(), key=lambda r: _rule_order(r.rule_id)):
         mine = [c for c in checks if c.rule == rule.rule_id]

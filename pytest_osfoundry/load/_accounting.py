@@ -30,14 +30,15 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pytest_osfoundry._ids import parse_rfc3339
+from pytest_osfoundry._tables import markdown_table, text_table
 from pytest_osfoundry.load._drain import Final
-from pytest_osfoundry.load._ledger import Ledger
+from pytest_osfoundry.load._ledger import Ledger, percentile
 
 __all__ = ["EXIT", "LATE_PICKUP", "Accounting", "Pickup", "account"]
 
@@ -49,6 +50,7 @@ LATE_PICKUP = 1.1
 
 #: How many runs of each finding the table lists by name (JSON and Markdown list all).
 _TABLE_NAMES = 10
+_LATENCY = ["request", "count", "failures", "p50 ms", "p95 ms", "p99 ms", "max ms"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,13 @@ class Accounting:
         rows += [("not valid", reason) for reason in self.not_valid]
         return rows
 
+    def _latency_rows(self) -> list[list[str]]:
+        return [
+            [r["name"], str(r["requests"]), str(r["failures"]),
+             *(f"{r[p]:g}" for p in ("p50", "p95", "p99", "max"))]
+            for r in self.latency
+        ]
+
     def _findings(self, limit: int | None) -> list[str]:
         named: list[tuple[str, list[str]]] = [
             ("lost", [
@@ -154,17 +163,9 @@ class Accounting:
 
     def table(self) -> str:
         """The accounting as the terminal shows it."""
-        rows = self._summary_rows()
-        width = max(len(k) for k, _ in rows)
-        out = ["osfoundry-load accounting"]
-        out += [f"  {k.ljust(width)}  {v}" for k, v in rows]
-        out += ["", f"  {'request':<28} {'count':>8} {'fail':>6} {'p50 ms':>8} {'p95 ms':>8} "
-                f"{'p99 ms':>8} {'max ms':>8}"]
-        for row in self.latency:
-            out.append(
-                f"  {row['name']:<28} {row['requests']:>8} {row['failures']:>6} "
-                f"{row['p50']:>8g} {row['p95']:>8g} {row['p99']:>8g} {row['max']:>8g}"
-            )
+        out = ["osfoundry-load accounting", *text_table(None, self._summary_rows(), gap="  ")]
+        out += ["", *text_table(["request", "count", "fail", *_LATENCY[3:]],
+                                self._latency_rows(), "lrrrrrr", gap="  ")]
         findings = self._findings(_TABLE_NAMES)
         if findings:
             out += [""] + [f"  {line}" for line in findings]
@@ -172,14 +173,9 @@ class Accounting:
 
     def to_markdown(self) -> str:
         """The accounting as a Markdown page."""
-        out = ["# osfoundry-load accounting", "", "| figure | value |", "|---|---|"]
-        out += [f"| {k} | {v} |" for k, v in self._summary_rows()]
-        out += ["", "## Latency", "",
-                "| request | count | failures | p50 ms | p95 ms | p99 ms | max ms |",
-                "|---|---:|---:|---:|---:|---:|---:|"]
-        for r in self.latency:
-            out.append(f"| {r['name']} | {r['requests']} | {r['failures']} | {r['p50']:g} | "
-                       f"{r['p95']:g} | {r['p99']:g} | {r['max']:g} |")
+        out = ["# osfoundry-load accounting", ""]
+        out += markdown_table(["figure", "value"], self._summary_rows())
+        out += ["", "## Latency", "", *markdown_table(_LATENCY, self._latency_rows(), "lrrrrrr")]
         findings = self._findings(None)
         if findings:
             out += ["", "## Findings", ""] + [f"- {line}" for line in findings]
@@ -189,11 +185,6 @@ class Accounting:
 def _epoch(stamp: object) -> float | None:
     parsed = parse_rfc3339(stamp)
     return None if parsed is None else parsed.timestamp()
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def pickup_waits(finals: Iterable[Final], owner_of: Mapping[str, str]) -> list[float]:
@@ -297,7 +288,7 @@ def account(
         runs=len(waits),
         mean=statistics.fmean(waits) if waits else 0.0,
         median=statistics.median(waits) if waits else 0.0,
-        p95=_percentile(waits, 0.95) if waits else 0.0,
+        p95=percentile(Counter(waits), 0.95),
         max=max(waits) if waits else 0.0,
         late=sum(1 for w in waits if w > LATE_PICKUP * interval),
         interval=interval,

@@ -12,6 +12,9 @@ A :class:`Ledger` holds:
 * ``latencies`` — every exchange's time per request name (:class:`Latencies`);
 * the process's health: its timers' worst lateness and whether Locust warned of CPU.
 
+Its :func:`percentile` is the one the load's report uses, for latencies and pickup
+waits alike.
+
 Every part merges (:meth:`Ledger.merge`) and round-trips through
 :meth:`Ledger.to_dict` / :meth:`Ledger.from_dict` (JSON and msgpack alike).
 """
@@ -82,6 +85,21 @@ def _bucket(ms: float) -> float:
     return round(ms, digits)
 
 
+def percentile(counts: Mapping[float, int], q: float) -> float:
+    """The ``q`` (0-1) quantile of the values ``counts`` counts (value -> how many
+    times): the smallest value with at least that share of the count at or below it
+    (the nearest rank); 0 when nothing was counted."""
+    if not counts:
+        return 0.0
+    need = max(1, math.ceil(q * sum(counts.values())))
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        if seen >= need:
+            return value
+    return max(counts)
+
+
 class Latencies:
     """Response times per ``"TYPE name"``, each kept to two significant figures."""
 
@@ -106,19 +124,8 @@ class Latencies:
         return sum(self.times.get(name, Counter()).values())
 
     def percentile(self, name: str, q: float) -> float:
-        """The ``q`` (0-1) quantile of ``name``'s times: the smallest time with at least
-        that share of exchanges at or below it (0 when none was counted)."""
-        counts = self.times.get(name)
-        if not counts:
-            return 0.0
-        total = sum(counts.values())
-        need = max(1, math.ceil(q * total))
-        seen = 0
-        for ms in sorted(counts):
-            seen += counts[ms]
-            if seen >= need:
-                return ms
-        return max(counts)
+        """The ``q`` (0-1) :func:`percentile` of ``name``'s times (0 when none was counted)."""
+        return percentile(self.times.get(name, {}), q)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data: per name, ``[[ms, count], ...]`` and the failures."""

@@ -11,7 +11,6 @@ as the driver says) and :func:`watch_sharing` (a thread calling back on a change
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,14 +18,17 @@ from typing import Any
 from urllib.parse import quote
 
 from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, FAILED
-from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation, ReplyLost
 from pytest_osfoundry.client._http_transport import HttpTransport
+from pytest_osfoundry.client._transport import json_call
 from pytest_osfoundry.clock import Clock, Signal, Timer
 from pytest_osfoundry.engine._contract import RunOutcome
 
 __all__ = ["DriverClient", "DriverEngine", "DriverError", "DriverRun", "watch_sharing"]
 
 _RETRIES = 3
+_NO_BODY: dict[str, str] = {}
+_JSON_BODY = {"Content-Type": "application/json"}
 
 
 class DriverError(Exception):
@@ -49,19 +51,16 @@ class DriverClient:
 
     def _call(self, method: str, path: str, payload: Any = None, *, wait: bool = False) -> Any:
         transport = self._waiting if wait else self._quick
-        body = b"" if payload is None else json.dumps(payload).encode()
-        headers = {} if payload is None else {"Content-Type": "application/json"}
+        headers = _NO_BODY if payload is None else _JSON_BODY
         try:
-            reply = transport.request(method, self.base + path, headers, body)
+            return json_call(transport, method, self.base + path, headers, payload)
+        except HttpStatusError as err:
+            text = err.body.decode("utf-8", "replace")[:200]
+            raise DriverError(f"{method} {path}: HTTP {err.status}: {text}") from None
+        except ProtocolViolation:
+            raise DriverError(f"{method} {path}: the answer is not JSON") from None
         except ReplyLost as err:
             raise DriverError(f"{method} {path}: {type(err).__name__}: {err}") from None
-        if reply.status != 200:
-            text = reply.body.decode("utf-8", "replace")[:200]
-            raise DriverError(f"{method} {path}: HTTP {reply.status}: {text}")
-        try:
-            return json.loads(reply.body)
-        except ValueError:
-            raise DriverError(f"{method} {path}: the answer is not JSON") from None
 
     def sharing(self, after: int | None = None) -> dict[str, Any]:
         """The sharing settings now (``after``: wait until the revision is past it)."""

@@ -26,11 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry.clock import Clock
 from pytest_osfoundry.http import Request, Response, json_response
 from pytest_osfoundry.server._auth import TokenStore, has_query_token
 from pytest_osfoundry.server._mcp import McpEndpoint
-from pytest_osfoundry.server._origins import OriginPolicy, origin_of
+from pytest_osfoundry.server._origins import OriginPolicy
 from pytest_osfoundry.server._relay_api import RelayApi
 from pytest_osfoundry.server._state import Retention, ServerState
 from pytest_osfoundry.server._tools import READ_SCOPE, RUN_SCOPE

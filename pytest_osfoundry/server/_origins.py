@@ -14,31 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["OriginPolicy", "origin_of"]
+from pytest_osfoundry._origin import origin_of
+
+__all__ = ["OriginPolicy"]
 
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def origin_of(url: str) -> str:
-    """The origin (``scheme://host[:port]``, lower-cased) of an absolute http(s) URL.
-
-    Raises:
-        ValueError: ``url`` is not an absolute ``http``/``https`` URL with a host.
-    """
-    if not isinstance(url, str):
-        raise ValueError(f"expected an http(s) URL, got {url!r}")
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError as err:
-        raise ValueError(f"not a valid URL: {url!r} ({err})") from None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if scheme not in ("http", "https") or not host:
-        raise ValueError(f"expected an absolute http(s) URL, got {url!r}")
-    shown = f"[{host}]" if ":" in host else host
-    default = 80 if scheme == "http" else 443
-    return f"{scheme}://{shown}" + ("" if port in (None, default) else f":{port}")
 
 
 class OriginPolicy:

@@ -42,9 +42,9 @@ def combine(
                         "strategy": label,
                         "n": len(calls),
                         "calls_mean": stats.mean(calls),
-                        "calls_p95": stats.percentile(calls, 95),
+                        "calls_p95": stats.interpolated(calls, 95),
                         "late_mean": stats.mean(late),
-                        "late_p95": stats.percentile(late, 95),
+                        "late_p95": stats.interpolated(late, 95),
                     }
                 )
             out["polling"] = rows
@@ -65,7 +65,7 @@ def combine(
                         "n": len(last),
                         "first_median": stats.median(first),
                         "last_median": stats.median(last),
-                        "last_p95": stats.percentile(last, 95),
+                        "last_p95": stats.interpolated(last, 95),
                     }
                 )
             out["fanout"] = rows
@@ -115,7 +115,7 @@ def _combine_cancel(parts: Sequence[TaskResult]) -> dict[str, Any]:
         "queued_terminal_after_max": max(queued) if queued else None,
         "queued_never_started": len(queued) - sum(r.data["queued_started"] for r in parts),
         "running_terminal_after_mean": stats.mean(running) if running else None,
-        "running_terminal_after_p95": stats.percentile(running, 95) if running else None,
+        "running_terminal_after_p95": stats.interpolated(running, 95) if running else None,
         "running_terminal_after_max": max(running) if running else None,
         "final_status": dict(sorted(states.items())),
     }

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_osfoundry._checks import is_number
+from pytest_osfoundry._tables import text_table
 from pytest_osfoundry.sim._runner import SimRun
 from pytest_osfoundry.sim._seed_figures import SEED, SEED_WALL_SECONDS
 from pytest_osfoundry.sim._tasks import NAMES
@@ -50,22 +51,13 @@ def compare(sim: Any, seed: Any, unit: str = "", digits: int = 1) -> str:
     return f"{_num(sim, unit, digits)} / {_num(seed, unit, digits)} ({delta})"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return ("  " + "   ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def _pickup(sim: dict[str, Any]) -> list[str]:
     seed = SEED["pickup"]
     rows = [[key, compare(sim[key], seed[key], " s")] for key in ("mean", "median", "p95", "max")]
     return [
         f"Pickup wait (queued → started), n = {sim['n']:,}",
         "",
-        *_table(["", "sim / seed (diff)"], rows),
+        *text_table(["", "sim / seed (diff)"], rows),
     ]
 
 
@@ -86,7 +78,7 @@ def _fanout(sim: list[dict[str, Any]]) -> list[str]:
     return [
         f"Runs queued at once (serial relay; result = the server's finished_at; {batches} batches)",
         "",
-        *_table(
+        *text_table(
             ["queued", "first result, median", "last result, median", "last result, p95"], rows
         ),
     ]
@@ -109,7 +101,7 @@ def _polling(sim: list[dict[str, Any]]) -> list[str]:
     return [
         f"Agent polling, {sim[0]['n']:,} runs a row (calls = get_graph_run calls per run)",
         "",
-        *_table(
+        *text_table(
             ["strategy", "calls/run mean", "calls p95", "seen late, mean", "seen late, p95"], rows
         ),
     ]
@@ -142,7 +134,7 @@ def _cancel(sim: dict[str, Any]) -> list[str]:
     return [
         f"Cancel at a random 0-40 s after queueing, n = {sim['n']:,}",
         "",
-        *_table(["", "sim / seed (diff)"], rows),
+        *text_table(["", "sim / seed (diff)"], rows),
     ]
 
 
@@ -166,7 +158,7 @@ def _idempotency(sim: list[dict[str, Any]]) -> list[str]:
         f"Idempotency, replies dropped so the client retries ({reps} repetitions of "
         f"{runs} runs; same key: runs queued = runs)",
         "",
-        *_table(
+        *text_table(
             [
                 "retry behaviour",
                 "calls sent",
@@ -186,7 +178,7 @@ def _pairs(title: str, sim: dict[str, Any], seed: dict[str, Any], keys: Sequence
     for key in keys:
         unit = " s" if key.endswith(("_after_online", "_seconds")) else ""
         rows.append([key.replace("_", " "), compare(sim.get(key), seed.get(key), unit)])
-    return [title, "", *_table(["", "sim / seed (diff)"], rows)]
+    return [title, "", *text_table(["", "sim / seed (diff)"], rows)]
 
 
 def _offline(sim: dict[str, Any]) -> list[str]:
@@ -223,7 +215,8 @@ def _outbox(sim: dict[str, Any]) -> list[str]:
         if mine["delivered_after_start"] is None and mine.get("watched_seconds"):
             delivered += f"  (never, watched {mine['watched_seconds']:g} s)"
         rows.append([case.replace("_", " "), compare(mine["status"], theirs["status"]), delivered])
-    return ["Completion POST lost once", "", *_table(["", "status", "delivered after start"], rows)]
+    headers = ["", "status", "delivered after start"]
+    return ["Completion POST lost once", "", *text_table(headers, rows)]
 
 
 def _truncation(sim: dict[str, Any]) -> list[str]:
@@ -246,7 +239,7 @@ def _truncation(sim: dict[str, Any]) -> list[str]:
         f"through the relay's own envelope (overhead {sim['envelope_overhead']}: its execution "
         "ids are longer)",
         "",
-        *_table(
+        *text_table(
             ["text", "seed envelope: chars", "bytes", "through the relay", "one char more"], rows
         ),
     ]
@@ -259,7 +252,7 @@ def _access(sim: dict[str, Any]) -> list[str]:
         ["same answer as an invented id", _num(sim["same_as_unknown_id"])],
         ["the owner can still read it", _num(sim["owner_can_read"])],
     ]
-    return ["Another agent reading the run", "", *_table(["", "sim / seed"], rows)]
+    return ["Another agent reading the run", "", *text_table(["", "sim / seed"], rows)]
 
 
 _RENDER: dict[str, Callable[[Any], list[str]]] = {

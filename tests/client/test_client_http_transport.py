@@ -19,7 +19,7 @@ import ssl
 import threading
 import tracemalloc
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -713,3 +713,24 @@ def test_https_through_a_proxy_goes_through_its_tunnel(
         tunnel.close()
     assert tunnel.heads[0].startswith(f"CONNECT 127.0.0.1:{server.port} HTTP/1.".encode())
     assert server.requests[0][0].startswith(b"GET /mcp HTTP/1.1\r\n")
+
+
+def test_an_event_stream_ends_where_the_callers_stream_end_says(
+    scripted: type[Scripted],
+) -> None:
+    """The transport reads bytes: where a stream's reply ends is the ``stream_end`` it
+    was given (here: a line ``done``), not a JSON-RPC id it finds itself."""
+    stream = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: a\n\ndone\n"
+    server = scripted([stream])  # the connection stays open after "done"
+    seen: list[bytes] = []
+
+    def stream_end(body: bytes) -> Callable[[bytes], bool] | None:
+        seen.append(body)
+        return (lambda piece: b"done\n" in piece) if body == b"ask" else None
+
+    with HttpTransport(timeout=5.0, stream_end=stream_end) as made:
+        reply = made.request("POST", server.url, {}, b"ask")
+    assert seen == [b"ask"] and reply.body.endswith(b"done\n")
+    server2 = scripted([stream])
+    with HttpTransport(timeout=5.0, stream_end=stream_end) as made:
+        assert made.request("POST", server2.url, {}, b"other").body == b""  # nothing to wait for

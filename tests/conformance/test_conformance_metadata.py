@@ -37,7 +37,16 @@ def test_the_url_the_challenge_names_is_the_only_one_looked_at() -> None:
 
 @pytest.mark.parametrize(
     "challenge",
-    [None, "", 'Bearer scope="osfoundry:run"', 'Bearer resource_metadata="https://elsewhere/x"'],
+    [
+        None,
+        "",
+        'Bearer scope="osfoundry:run"',
+        'Bearer resource_metadata="https://elsewhere/x"',
+        # no http(s) URL at all: not on the target's origin, never a traceback
+        'Bearer resource_metadata="urn:osf"',
+        'Bearer resource_metadata="http://[127.0.0.1/x"',
+        'Bearer resource_metadata="http://127.0.0.1:port/x"',
+    ],
 )
 def test_without_a_usable_challenge_the_path_inserted_form_comes_first_then_the_root(
     challenge: str | None,

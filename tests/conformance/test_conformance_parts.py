@@ -99,7 +99,8 @@ def test_target_specs() -> None:
     assert parse_target("embedded") == ("embedded", None)
     assert parse_target("embedded:pkg.mod:make") == ("embedded", "pkg.mod:make")
     assert parse_target("https://osf.example/mcp") == ("url", "https://osf.example/mcp")
-    for bad in ("embedded:", "embedded:mod", "embedded:a:b:c", "ftp://x/y", "osf.example/mcp"):
+    for bad in ("embedded:", "embedded:mod", "embedded:a:b:c", "ftp://x/y", "osf.example/mcp",
+                "http://osf.example:port/mcp", "http://user@/mcp"):
         with pytest.raises(TargetError):
             parse_target(bad)
 

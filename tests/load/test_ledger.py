@@ -72,3 +72,16 @@ def test_ledgers_merge_and_survive_json() -> None:
 def test_a_message_that_is_no_ledger_is_refused() -> None:
     with pytest.raises(ValueError, match="not a load ledger"):
         Ledger.from_dict({"runs": [["too", "short"]]})
+
+
+def test_the_one_percentile_is_the_nearest_rank_of_counted_values() -> None:
+    from collections import Counter
+
+    from pytest_osfoundry.load._ledger import percentile
+
+    waits = Counter([4.0, 1.0, 3.0, 2.0])
+    assert [percentile(waits, q) for q in (0.0, 0.25, 0.5, 0.51, 0.95, 1.0)] == [
+        1.0, 1.0, 2.0, 3.0, 4.0, 4.0
+    ]
+    assert percentile(Counter({10.0: 99, 500.0: 1}), 0.99) == 10.0  # a measured value
+    assert percentile(Counter(), 0.5) == 0.0

@@ -10,17 +10,17 @@ import pytest
 from pytest_osfoundry.sim import SimParams
 from pytest_osfoundry.sim._fit import fanout_loss, fit_sigma
 from pytest_osfoundry.sim._report import compare
-from pytest_osfoundry.sim._stats import mean, median, percentile, summary
+from pytest_osfoundry.sim._stats import interpolated, mean, median, summary
 from pytest_osfoundry.sim._tasks import derive_seed
 
 
 def test_percentile_interpolates_linearly() -> None:
     sample = [1, 2, 3, 4]
-    assert percentile(sample, 0) == 1
-    assert percentile(sample, 100) == 4
+    assert interpolated(sample, 0) == 1
+    assert interpolated(sample, 100) == 4
     assert median(sample) == 2.5
-    assert percentile(list(range(1, 101)), 95) == pytest.approx(95.05)
-    assert percentile([7], 95) == 7
+    assert interpolated(list(range(1, 101)), 95) == pytest.approx(95.05)
+    assert interpolated([7], 95) == 7
     assert mean([1, 2, 3, 6]) == 3
 
 
@@ -42,7 +42,7 @@ def test_empty_samples_are_refused(fn: Any) -> None:
 
 def test_bad_percentiles_are_refused() -> None:
     with pytest.raises(ValueError, match="from 0 to 100"):
-        percentile([1.0], 101)
+        interpolated([1.0], 101)
     with pytest.raises(ValueError, match="NaN"):
         mean([float("nan")])
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX
 from pytest_osfoundry.http import DropConnection, HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
@@ -29,11 +30,6 @@ __all__ = ["Fault", "InstrumentedServer", "Lane", "RelayRequest"]
 #: a request the relay sends elsewhere is recorded as no known action).
 RELAY_SYNC = RELAY_PREFIX + "/sync"
 RELAY_COMMANDS = RELAY_PREFIX + "/commands/"
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON, as the reference server writes it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def bearer_token(header: str | None) -> str:
