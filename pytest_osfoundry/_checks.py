@@ -43,6 +43,18 @@ def is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _as_float(value: float, name: str) -> float:
+    """``value`` as a float; an integer too large for one is refused (ValueError), not an
+    ``OverflowError`` from deep inside."""
+    try:
+        return float(value)
+    except OverflowError:
+        bits = int(value).bit_length()
+        raise ValueError(
+            f"{name} must be a finite number, got an integer of {bits} bits"
+        ) from None
+
+
 def check_flag(value: object, name: str) -> bool:
     """``value`` if it is ``True`` or ``False`` (not ``1``, ``"yes"`` or ``None``)."""
     if not isinstance(value, bool):
@@ -61,7 +73,7 @@ def check_number(
     """``value`` as a float: a number, not NaN, within ``[low, high]``, finite by default."""
     if not is_number(value):
         raise ArgumentTypeError(f"{name} must be a number, got {value!r}")
-    number = float(value)
+    number = _as_float(value, name)
     if math.isnan(number) or (finite and math.isinf(number)):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if low is not None and number < low:
@@ -80,7 +92,7 @@ def check_seconds(
     """
     if not is_number(value):
         raise ArgumentTypeError(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)
+    seconds = _as_float(value, name)
     if positive:
         if not seconds > 0 or (finite and math.isinf(seconds)):
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")

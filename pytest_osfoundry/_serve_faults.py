@@ -93,8 +93,7 @@ def _bounded(
     ``whole``) from ``low`` to ``high``, compared exactly (no conversion to overflow)."""
     if value is None:
         return
-    kind = isinstance(value, int) if whole else is_number(value)
-    if kind and not isinstance(value, bool) and low <= value <= high:  # type: ignore[operator]
+    if is_number(value) and (isinstance(value, int) or not whole) and low <= value <= high:
         return
     what = ("a whole number" if whole else "a number") + unit
     raise ValueError(f"{name}: {what} from {_plain(low)} to {_plain(high)}, got {shown(value)}")

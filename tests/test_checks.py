@@ -214,3 +214,11 @@ def test_argument_checks_are_not_hand_rolled() -> None:
         if re.search(r"isinstance\([^()]*, bool\)", path.read_text(encoding="utf-8"))
     }
     assert found <= set(_BOOL_TESTS_WITH_A_REASON), sorted(found - set(_BOOL_TESTS_WITH_A_REASON))
+
+
+@pytest.mark.parametrize("check", [check_number, check_seconds])
+def test_an_integer_past_a_float_is_refused_naming_the_argument(check: Any) -> None:
+    """``osf(latency=10**400)``: a ValueError naming the argument, not an OverflowError."""
+    message = r"^latency must be a finite number, got an integer of 1329 bits$"
+    with pytest.raises(ValueError, match=message):
+        check(10**400, "latency")

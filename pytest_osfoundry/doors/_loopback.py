@@ -55,6 +55,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
+from pytest_osfoundry._checks import is_number
 from pytest_osfoundry._masking import mask_token, secrets_in
 from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
 from pytest_osfoundry.doors._loopback_http import HttpConnection, Refused
@@ -342,7 +343,7 @@ class LoopbackServer:
         except Exception as err:  # a bug in the delay: no delay, one line, no request data
             _log.error("loopback: the request's delay failed: %s", type(err).__name__)
             return 0.0
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        if not is_number(seconds):
             _log.error("loopback: the request's delay is not a number of seconds")
             return 0.0
         return float(seconds) if math.isfinite(seconds) and seconds > 0 else 0.0
