@@ -223,6 +223,12 @@ class Handout:
         self._next_desktop += 1
         return index
 
+    def agents_of(self, count: int) -> list[tuple[int, int]]:
+        """The distinct ``(account, agent token)`` pairs the first ``count`` calls of
+        :meth:`agent` give (the credentials a run of ``count`` agents uses)."""
+        return list(dict.fromkeys(self._agents[i % len(self._agents)]
+                                  for i in range(min(count, len(self._agents)))))
+
     def agent(self) -> tuple[int, int]:
         """The next ``(account index, agent token index)``, cycling."""
         pair = self._agents[self._next_agent % len(self._agents)]
