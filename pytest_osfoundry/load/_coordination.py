@@ -244,7 +244,7 @@ class MasterSide:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         """SIGINT or SIGTERM: the first ends the load, one during the drain ends that."""
-        if self._finishing:
+        if self._finishing or self._interrupted is not None:
             if not self.hurry.is_set():
                 self._cut = self._elapsed()
                 log.warning("osfoundry-load: interrupted during the drain: judging now")

@@ -120,6 +120,7 @@ def preflight(
 
     firsts = [next((c for c in checks if c.agent is None), None),
               next((c for c in checks if c.agent is not None), None)]
+    problems: list[str] = []
     for check in firsts:
         if check is None:
             continue
@@ -127,9 +128,12 @@ def preflight(
             problem = _check(target, check, transport())
         except _Unreachable as err:
             raise PreflightFailed(str(err)) from None
-        if problem is not None and problem.endswith(_NOT_FOUND):
-            raise PreflightFailed(problem)  # a wrong path: every account would say so
-    problems = sorted(p for p in run_map(one, checks) if p is not None)
+        if problem is not None:
+            if problem.endswith(_NOT_FOUND):
+                raise PreflightFailed(problem)  # a wrong path: every account would say so
+            problems.append(problem)
+    rest = [c for c in checks if c not in firsts]
+    problems = sorted(problems + [p for p in run_map(one, rest) if p is not None])
     if problems:
         named = problems[:NAMED]
         more = f"; and {len(problems) - len(named)} more" if len(problems) > len(named) else ""
