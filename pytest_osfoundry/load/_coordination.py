@@ -238,6 +238,8 @@ class MasterSide:
         self._started = (time.time(), time.monotonic())
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self._on_signal)
+        log.info("osfoundry-load: the load started (an interrupt ends it, and the drain and "
+                 "the accounting follow)")
 
     def _elapsed(self) -> float:
         return 0.0 if self._started is None else time.monotonic() - self._started[1]

@@ -15,6 +15,7 @@ without workers.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,10 @@ def _options(parser: argparse.ArgumentParser, **_: Any) -> None:
     add_options(parser)
 
 
+#: The desktops' logger: a line per pass and per command of every desktop (INFO).
+RELAY_LOGGER = "pytest_osfoundry.relay"
+
+
 @events.init.add_listener
 def _init(environment: Environment, **_: Any) -> None:
     refuse_frozen_time()
@@ -61,6 +66,9 @@ def _init(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     if options is None or runner is None:
         return
+    if str(getattr(options, "loglevel", "INFO")).upper() != "DEBUG":
+        # Thousands of desktops' passes are no log to read: their warnings stay.
+        logging.getLogger(RELAY_LOGGER).setLevel(logging.WARNING)
     master: Callable[[], MasterSide] | None = None
     if isinstance(runner, (MasterRunner, LocalRunner)):
         master = _master(environment, options)
