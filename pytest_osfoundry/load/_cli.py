@@ -4,7 +4,8 @@ It runs Locust's own command line on ``load/locustfile.py``, so every
 Locust option works as Locust documents it, and returns the accounting's exit status
 (:data:`~pytest_osfoundry.load._accounting.EXIT`: 0 green, 1 red, 3 not valid; 2 for
 a command line, an accounts file or a preflight it cannot use; 130 for an interrupt
-before the load started) instead of Locust's. A worker (``--worker``) returns Locust's. Nothing here may run with freezegun active.
+before the load started) instead of Locust's. A worker (``--worker``) returns
+Locust's. Nothing here may run with freezegun active.
 """
 
 from __future__ import annotations
