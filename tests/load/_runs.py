@@ -112,15 +112,15 @@ class Running:
                 self._err.append(line.decode(errors="replace"))
                 self._seen.notify_all()
 
-    def wait_for(self, text: str, timeout: float = 60.0) -> None:
-        """Wait until a line of the load's stderr holds ``text``; fail the test if none
-        does within ``timeout`` seconds or the load ended first."""
+    def wait_for(self, *texts: str, timeout: float = 60.0) -> None:
+        """Wait until a line of the load's stderr holds one of ``texts``; fail the test
+        if none does within ``timeout`` seconds or the load ended first."""
         deadline = time.monotonic() + timeout
         with self._seen:
-            while not any(text in line for line in self._err):
+            while not any(text in line for line in self._err for text in texts):
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.proc.poll() is not None and not self._readers[1].is_alive()):
-                    pytest.fail(f"the load never said {text!r}:\n{''.join(self._err)}")
+                    pytest.fail(f"the load never said {texts!r}:\n{''.join(self._err)}")
                 self._seen.wait(min(left, 0.1))
 
     def finish(self, timeout: float = RUN_LIMIT) -> LoadRun:
