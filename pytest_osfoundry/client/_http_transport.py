@@ -364,6 +364,12 @@ def _route(parts: SplitResult, proxies: Mapping[str, str]) -> _Route:
     )
 
 
+def _printable(name: str) -> str:
+    """A header's name as an error may show it: its visible ASCII characters only."""
+    shown = "".join(c for c in name if 0x21 <= ord(c) <= 0x7E)
+    return repr(shown[:64])
+
+
 def _target(parts: SplitResult) -> str:
     """The request target: the path (``/`` if none) and query, percent-encoded where
     they must be (spaces, non-ASCII), percent signs kept."""
@@ -703,10 +709,22 @@ class HttpTransport:
         may carry another request."""
         try:
             conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
-            for name, value in fields:
+        except ValueError:  # a method or target http.client cannot write (CR/LF, ...)
+            raise ValueError(
+                f"{method} {reading.where} cannot be sent: its method or target holds a "
+                "character a request line cannot carry"
+            ) from None
+        for name, value in fields:
+            try:
                 conn.putheader(name, value)
-        except ValueError as err:  # a header http.client cannot write (not Latin-1, CR/LF)
-            raise ValueError(f"a header of {method} {target} cannot be sent: {err}") from None
+            except ValueError:  # UnicodeEncodeError too
+                # Named, never shown: the value may be a credential (http.client's own
+                # message repeats it whole).
+                raise ValueError(
+                    f"the {_printable(name)} header of {method} {reading.where} cannot be "
+                    "sent: its value holds a character a header cannot carry (CR, LF or "
+                    "another control character, or one outside Latin-1)"
+                ) from None
         if body:
             conn.hold_head()
         try:

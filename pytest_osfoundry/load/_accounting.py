@@ -15,14 +15,24 @@ public tools:
   desktop had nothing else queued or running, against the pass interval (the seed:
   at most one interval, half of one on average); reported, not judged, with the count
   over 1.1 intervals;
+* **refused** — a credential of the target refused (401/403) or one of its URLs not
+  found (404) during the run, per account and credential (the ledger's ``refused``);
 * **latency** — percentiles of every tool call and relay action.
 
+Runs that are not this load's (left queued by an earlier load, or queued by anyone
+else: their arguments name no run or another run) are dropped before the accounting
+(:meth:`~pytest_osfoundry.load._ledger.Ledger.drop_foreign`) and only counted.
+
 The verdict and the exit status (:data:`EXIT`): ``green`` (0); ``red`` (1) when a run
-was duplicated or ran twice, or was lost in a valid run; ``not valid`` (3) when the
-load generator could not keep up (Locust's CPU warning, its timers late by more than
-a tenth of an interval, a worker's ledger missing) and nothing else was found — a
+was duplicated or ran twice, when a credential or URL was refused, when the server
+stopped answering (``failures``), or when a run was lost in a valid run; ``not
+valid`` (3) when the run cannot say whether the server held (an interrupted run, the
+load generator could not keep up: Locust's CPU warning, its timers late by more than
+a tenth of an interval, a worker's ledger missing) and nothing red was found — a
 lost run then may be the generator's doing, so it is listed but not judged.
-Duplicates and double runs are the server's whatever the generator's pace.
+Duplicates, double runs and refusals are the server's whatever the generator's pace.
+The verdict's line names its first reason (``red: account 0's desktop token refused
+(401), 22 exchanges``).
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from pytest_osfoundry._tables import markdown_table, text_table
 from pytest_osfoundry.load._drain import Final
 from pytest_osfoundry.load._ledger import Ledger, percentile
 
-__all__ = ["EXIT", "LATE_PICKUP", "Accounting", "Pickup", "account"]
+__all__ = ["EXIT", "LATE_PICKUP", "Accounting", "Pickup", "account", "refusals"]
 
 #: The exit status of each verdict.
 EXIT = {"green": 0, "red": 1, "not valid": 3}
@@ -86,6 +96,11 @@ class Accounting:
     not_valid: list[str]
     processes: int
     late_max: float
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    foreign: int = 0
+    interrupted: dict[str, Any] | None = None
+    summary: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ output
@@ -106,7 +121,7 @@ class Accounting:
             return f"{seconds:.3f} s ({seconds / p.interval:.2f} intervals)"
 
         rows = [
-            ("verdict", self.verdict),
+            ("verdict", self.summary or self.verdict),
             ("runs queued", str(self.runs)),
             ("final statuses", ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))),
             ("cancels asked", str(self.cancels)),
@@ -114,6 +129,7 @@ class Accounting:
             ("duplicated (agent+key)", str(len(self.duplicated))),
             ("ran twice", str(len(self.ran_twice))),
             ("starts never answered", str(len(self.unanswered))),
+            ("refused", str(sum(r["count"] for r in self.refused))),
             ("pass interval", f"{self.interval:.3f} s (time scale {self.scale:g})"),
             ("pickup, idle desktop", f"{p.runs} runs"),
         ]
@@ -129,6 +145,14 @@ class Accounting:
             ("processes reporting", str(self.processes)),
             ("timers late by at most", f"{self.late_max:.3f} s"),
         ]
+        if self.foreign:
+            rows.append(("other runs, not counted", f"{self.foreign} (not this load's: queued "
+                         "before it or by others)"))
+        rows += [("red", reason) for reason in self.failures]
+        rows += [("red", _refusal_text(r)) for r in self.refused[:_TABLE_NAMES]]
+        if len(self.refused) > _TABLE_NAMES:
+            rows.append(("red", f"... and {len(self.refused) - _TABLE_NAMES} more refusals "
+                         "(see the JSON)"))
         rows += [("not valid", reason) for reason in self.not_valid]
         return rows
 
@@ -182,6 +206,31 @@ class Accounting:
         return "\n".join(out) + "\n"
 
 
+def _refusal_text(refusal: Mapping[str, Any]) -> str:
+    """One refusal as a line: whose credential, which status, how many, which requests."""
+    requests = ", ".join(f"{name} {n}" for name, n in sorted(refusal["requests"].items()))
+    count = refusal["count"]
+    what = f"{count} exchange{'s' if count != 1 else ''} ({requests})"
+    if refusal["credential"] in ("mcp_url", "relay_url"):
+        return (f"the {refusal['credential']} was not found ({refusal['status']}) for account "
+                f"{refusal['account']}, {what}")
+    return (f"account {refusal['account']}'s {refusal['credential']} refused "
+            f"({refusal['status']}), {what}")
+
+
+def refusals(ledger: Ledger) -> list[dict[str, Any]]:
+    """The ledger's refused exchanges, one entry per account, credential and status."""
+    grouped: dict[tuple[int, str, int], dict[str, int]] = defaultdict(dict)
+    for (acc, credential, status, name), count in ledger.refused.items():
+        requests = grouped[(acc, credential, status)]
+        requests[name] = requests.get(name, 0) + count
+    return [
+        {"account": acc, "credential": credential, "status": status,
+         "count": sum(requests.values()), "requests": dict(sorted(requests.items()))}
+        for (acc, credential, status), requests in sorted(grouped.items())
+    ]
+
+
 def _epoch(stamp: object) -> float | None:
     parsed = parse_rfc3339(stamp)
     return None if parsed is None else parsed.timestamp()
@@ -224,12 +273,18 @@ def account(
     scale: float = 1.0,
     owner_of: Mapping[str, str] | None = None,
     not_valid: Iterable[str] = (),
+    failures: Iterable[str] = (),
+    foreign: int = 0,
+    interrupted: Mapping[str, Any] | None = None,
 ) -> Accounting:
     """Judge the run: ``ledger`` merged from every process, ``finals`` from the drain.
 
     ``interval`` is the pass interval in wall-clock seconds; ``owner_of`` maps an agent
     label to its owner (by default the label before its first ``.``); ``not_valid``
-    holds the reasons the load generator could not keep up, if any.
+    holds the reasons the run cannot be judged (the load generator could not keep up,
+    the run was interrupted: ``interrupted`` says when), if any; ``failures`` the
+    server's failures seen outside any one run (it stopped answering); ``foreign``
+    how many runs that are not this load's were dropped before judging.
     """
     owners = dict(owner_of) if owner_of is not None else {}
     for final in finals.values():
@@ -306,12 +361,20 @@ def account(
         }
         for name in sorted(lat.times)
     ]
-    if duplicated or ran_twice or (lost and not reasons):
-        verdict = "red"
+    refused = refusals(ledger)
+    red = list(failures)
+    red += [_refusal_text(r) for r in refused]
+    red += [f"agent {d['agent']} key {d['key']} queued {len(d['command_ids'])} runs"
+            for d in duplicated]
+    red += [f"{r['command_id']} started {r['starts']} times" for r in ran_twice]
+    if not reasons:
+        red += [f"{len(lost)} runs lost"] if lost else []
+    if red:
+        verdict, summary = "red", f"red: {red[0]}"
     elif reasons:
-        verdict = "not valid"
+        verdict, summary = "not valid", f"not valid: {reasons[0]}"
     else:
-        verdict = "green"
+        verdict, summary = "green", "green"
     return Accounting(
         verdict=verdict,
         exit_status=EXIT[verdict],
@@ -329,4 +392,9 @@ def account(
         not_valid=reasons,
         processes=ledger.sources,
         late_max=ledger.late_max,
+        refused=refused,
+        failures=list(failures),
+        foreign=foreign,
+        interrupted=dict(interrupted) if interrupted is not None else None,
+        summary=summary,
     )

@@ -27,7 +27,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
+
+from pytest_osfoundry.client._exchange import MIN_SECRET
 
 __all__ = ["Account", "AccountsError", "Handout", "Target", "read_target", "write_target"]
 
@@ -76,11 +78,7 @@ class Target:
             raise AccountsError(f"{where}: expected a JSON object, got {type(data).__name__}")
         urls: dict[str, str] = {}
         for name in ("mcp_url", "relay_url"):
-            value = data.get(name)
-            parts = urlsplit(value) if isinstance(value, str) else None
-            if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-                raise AccountsError(f"{where}: {name} must be an http(s) URL, got {value!r}")
-            urls[name] = str(value)
+            urls[name] = _url(data.get(name), f"{where}: {name}")
         raw = data.get("accounts")
         if not isinstance(raw, list) or not raw:
             raise AccountsError(f"{where}: accounts must be a non-empty list")
@@ -104,6 +102,9 @@ class Target:
                 or not all(isinstance(t, str) and t for t in agents)
             ):
                 raise AccountsError(f"{at}: agent_tokens must be a non-empty list of strings")
+            _check_token(desktop, f"{at}: desktop_token")
+            for number, token in enumerate(agents):
+                _check_token(token, f"{at}: agent_tokens[{number}]")
             if project in projects:
                 raise AccountsError(f"{at}: project {project!r} is listed twice")
             if desktop in desktops:
@@ -112,7 +113,59 @@ class Target:
             projects.add(project)
             desktops.add(desktop)
             accounts.append(Account(project, desktop, tuple(agents)))
+        for name, url in urls.items():
+            if any(_holds(url, token) for acc in accounts
+                   for token in (acc.desktop_token, *acc.agent_tokens)):
+                # A URL is printed in errors and logs; a token is never.
+                raise AccountsError(
+                    f"{where}: {name} holds one of the accounts' tokens: a token goes in its "
+                    "token field only (a URL is printed, a token never is)"
+                )
         return cls(urls["mcp_url"], urls["relay_url"], tuple(accounts))
+
+
+def _url(value: object, at: str) -> str:
+    """``value`` if it is an http(s) URL; :class:`AccountsError` naming ``at`` otherwise.
+
+    The message never repeats the value: a field that should hold a URL may hold a
+    token put there by mistake.
+    """
+    if not isinstance(value, str):
+        raise AccountsError(f"{at} must be an http(s) URL, got {type(value).__name__}")
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise AccountsError(
+            f"{at} must be an http(s) URL (scheme://host[:port]/path), got a string of "
+            f"{len(value)} characters that is not one"
+        )
+    if any(not 0x21 <= ord(c) <= 0x7E for c in value):
+        raise AccountsError(f"{at} holds a space, a control character or a non-ASCII one")
+    return value
+
+
+def _check_token(token: str, at: str) -> None:
+    """Refuse a token an ``Authorization`` header cannot carry, never echoing it.
+
+    A bearer token is visible ASCII (RFC 6750's token68 and every real token format):
+    a CR, LF, space, other control character or non-ASCII character would be refused
+    by the HTTP layer on every request, or split the header.
+    """
+    if any(not 0x21 <= ord(c) <= 0x7E for c in token):
+        raise AccountsError(
+            f"{at} holds a character an HTTP header cannot carry (a CR, LF, space, other "
+            "control character or non-ASCII character): a bearer token is visible ASCII"
+        )
+
+
+def _holds(url: str, token: str) -> bool:
+    """Whether ``token`` appears in ``url``, as written or percent-encoded (a token of
+    fewer than ``MIN_SECRET`` characters is too short to tell from a URL's own text)."""
+    if len(token) < MIN_SECRET:
+        return False
+    return token in url or quote(token, safe="") in url
 
 
 def read_target(path: str | os.PathLike[str]) -> Target:
@@ -185,6 +238,12 @@ class Handout:
         index = self._next_desktop
         self._next_desktop += 1
         return index
+
+    def agents_of(self, count: int) -> list[tuple[int, int]]:
+        """The distinct ``(account, agent token)`` pairs the first ``count`` calls of
+        :meth:`agent` give (the credentials a run of ``count`` agents uses)."""
+        return list(dict.fromkeys(self._agents[i % len(self._agents)]
+                                  for i in range(min(count, len(self._agents)))))
 
     def agent(self) -> tuple[int, int]:
         """The next ``(account index, agent token index)``, cycling."""

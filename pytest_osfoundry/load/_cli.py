@@ -3,8 +3,9 @@
 It runs Locust's own command line on ``load/locustfile.py``, so every
 Locust option works as Locust documents it, and returns the accounting's exit status
 (:data:`~pytest_osfoundry.load._accounting.EXIT`: 0 green, 1 red, 3 not valid; 2 for
-a command line or accounts file it cannot use) instead of Locust's. A worker
-(``--worker``) returns Locust's. Nothing here may run with freezegun active.
+a command line, an accounts file or a preflight it cannot use; 130 for an interrupt
+before the load started) instead of Locust's. A worker (``--worker``) returns
+Locust's. Nothing here may run with freezegun active.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         locust.main.main()
+    except KeyboardInterrupt:
+        # Before the load started (the preflight, a master waiting for its workers):
+        # once it runs, the load takes its interrupts itself (_coordination).
+        print("osfoundry-load: interrupted before the load started: nothing to judge",
+              file=sys.stderr)
+        return 130
     except SystemExit as done:
         code = done.code
         if _coordination.verdict:
@@ -61,8 +68,9 @@ def _own_help() -> None:
         usage="osfoundry-load [osfoundry-load options] [Locust options]",
         description="Locust with the kit's agents and desktops against an osFoundry server, "
         "then an accounting of every run (docs/load.md). Exit status: 0 green, 1 red (a run "
-        "lost, duplicated or executed twice), 2 usage, 3 not valid (the load generator could "
-        "not keep up). Every Locust option below works as Locust documents it.",
+        "lost, duplicated or executed twice, a token or URL refused, the server gone), 2 usage "
+        "or a failed preflight, 3 not valid (interrupted, or the load generator could not keep "
+        "up). Every Locust option below works as Locust documents it.",
         add_help=False,
     )
     add_options(parser)

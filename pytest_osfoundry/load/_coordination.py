@@ -19,12 +19,26 @@ workers on any machines:
 Locust's master stops when its run time is up, before the workers' last statistics
 report arrives; gathering the ledgers inside ``test_stopping`` is what makes the
 accounting whole.
+
+**Interrupts.** Once the load has started, the master (or the single process) takes
+SIGINT and SIGTERM itself: the first ends the load as its run time would (the drain
+and the accounting follow), and the accounting says "not valid: interrupted at 8 s of
+60 s" (with no ``-t`` an interrupt is how a run ends, and is only recorded); an
+interrupt during the drain ends the drain at once, and the accounting is still
+printed and written.
+
+Each run of the load has an id of its own (the master's), in every run's arguments:
+the runs of earlier loads or of anyone else are not this load's, and are dropped
+before judging. At the end the master asks the server once more: a server that no
+longer answers is named ("the server stopped answering at 31 s").
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -38,12 +52,14 @@ from locust.rpc import Message
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
 from pytest_osfoundry._lateness import LatenessProbe
+from pytest_osfoundry.client._errors import ConnectionLost
 from pytest_osfoundry.load._accounting import Accounting, account
 from pytest_osfoundry.load._accounts import Handout, Target
 from pytest_osfoundry.load._drain import drain
 from pytest_osfoundry.load._ledger import Ledger
+from pytest_osfoundry.load._preflight import unreachable
 from pytest_osfoundry.load._rhythm import Rhythm
-from pytest_osfoundry.load._transport import agent_client
+from pytest_osfoundry.load._transport import agent_client, wire
 
 __all__ = ["MasterSide", "WorkerSide", "sides", "verdict", "worker_side"]
 
@@ -60,6 +76,8 @@ ANSWER_TIMEOUT = 60.0
 PROBE_MIN = 0.05
 #: Reads of the drain in flight at once.
 DRAIN_CONCURRENCY = 32
+#: Seconds the master waits for each worker's answer after a second interrupt.
+HURRIED_ANSWER_TIMEOUT = 5.0
 
 #: The last accounting this process made (the exit status osfoundry-load returns).
 verdict: list[Accounting] = []
@@ -121,9 +139,23 @@ class WorkerSide:
             waiting.set(msg.data)
 
     def _on_request(
-        self, request_type: str, name: str, response_time: float, exception: Any = None, **_: Any
+        self, request_type: str, name: str, response_time: float, exception: Any = None,
+        context: Any = None, **_: Any
     ) -> None:
-        self.ledger.latencies.add(f"{request_type} {name}", response_time, exception is not None)
+        ledger = self.ledger
+        ledger.latencies.add(f"{request_type} {name}", response_time, exception is not None)
+        if not isinstance(context, dict):
+            return
+        if context.get("status") is not None:
+            ledger.answered_last = time.time()
+        elif isinstance(exception, ConnectionLost):
+            ledger.unanswered += 1
+        refused = context.get("refused")
+        if refused is not None and "account" in context:
+            credential = str(context.get("credential")) if refused == "token" else (
+                "relay_url" if request_type == "relay" else "mcp_url")
+            ledger.refused[(int(context["account"]), credential, int(context["status"]),
+                            f"{request_type} {name}")] += 1
 
     def _on_spawned(self, **_: Any) -> None:
         """Every user is started: from now on this process's timers must be on time."""
@@ -157,6 +189,9 @@ class WorkerSide:
         part.latencies = self.ledger.latencies
         part.late_max = self.ledger.late_max
         part.cpu_warning = self.ledger.cpu_warning
+        part.refused = self.ledger.refused
+        part.answered_last = self.ledger.answered_last
+        part.unanswered = self.ledger.unanswered
         self._send(LEDGER, {"ledger": part.to_dict()})
 
     def _send(self, kind: str, data: dict[str, Any]) -> None:
@@ -175,15 +210,70 @@ class MasterSide:
         self.handout = handout
         self.rhythm = rhythm
         self.options = options
+        self.run_id = uuid.uuid4().hex
+        """This run's id, in every run's arguments: what tells its runs from others'."""
         self._runs: dict[str, Ledger] = {}
         self._ledgers: dict[str, Ledger] = {}
         self._finished = False
+        self._done = Event()
+        self._started: tuple[float, float] | None = None  # (epoch, monotonic)
+        self._interrupted: float | None = None  # seconds into the load
+        self._cut: float | None = None  # seconds into the load the drain was cut
+        self._finishing = False
+        self.hurry = Event()
+        """Set by an interrupt during the drain: end it, and judge, at once."""
         runner = env.runner
         assert runner is not None
         runner.register_message(CLAIM, self._on_claim)
         runner.register_message(RUNS, self._on_runs)
         runner.register_message(LEDGER, self._on_ledger)
+        env.events.test_start.add_listener(self._on_start)
         env.events.test_stopping.add_listener(self.finish)
+
+    # ------------------------------------------------------------------ interrupts
+    def _on_start(self, **_: Any) -> None:
+        """The load starts: its clock starts, and the interrupts are the load's."""
+        if self._started is not None:
+            return
+        self._started = (time.time(), time.monotonic())
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._on_signal)
+        log.info("osfoundry-load: the load started (an interrupt ends it, and the drain and "
+                 "the accounting follow)")
+
+    def _elapsed(self) -> float:
+        return 0.0 if self._started is None else time.monotonic() - self._started[1]
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        """SIGINT or SIGTERM: the first ends the load, one during the drain ends that."""
+        if self._finishing or self._interrupted is not None:
+            if not self.hurry.is_set():
+                self._cut = self._elapsed()
+                log.warning("osfoundry-load: interrupted during the drain: judging now")
+                self.hurry.set()
+            return
+        if self._interrupted is None:
+            self._interrupted = self._elapsed()
+            log.warning("osfoundry-load: interrupted at %.0f s: ending the load (the drain and "
+                        "the accounting follow; interrupt again to end the drain at once)",
+                        self._interrupted)
+            runner = self.env.runner
+            if runner is not None:
+                gevent.spawn(runner.quit)
+
+    def _interruption(self) -> tuple[dict[str, Any] | None, list[str]]:
+        """What the interrupts did, as the report's field and the not-valid reasons."""
+        if self._interrupted is None and self._cut is None:
+            return None, []
+        run_time = getattr(self.options, "run_time", None)
+        of = float(run_time) if run_time else None
+        reasons: list[str] = []
+        if self._interrupted is not None and of is not None:
+            reasons.append(f"interrupted at {self._interrupted:.0f} s of {of:.0f} s")
+        if self._cut is not None:
+            reasons.append(f"the drain was cut short by an interrupt at {self._cut:.0f} s: "
+                           "runs not yet terminal then are listed, not judged")
+        return {"at": self._interrupted, "of": of, "drain_cut_at": self._cut}, reasons
 
     def _reply(self, kind: str, data: dict[str, Any], node: str) -> None:
         runner = self.env.runner
@@ -196,7 +286,7 @@ class MasterSide:
     def _on_claim(self, environment: Environment, msg: Message, **_: Any) -> None:
         data = msg.data or {}
         grant: dict[str, Any] = {"id": data.get("id"), "mcp_url": self.target.mcp_url,
-                                 "relay_url": self.target.relay_url}
+                                 "relay_url": self.target.relay_url, "run": self.run_id}
         if data.get("role") == "desktop":
             index = self.handout.desktop()
             if index is None:
@@ -230,19 +320,37 @@ class MasterSide:
         for node in nodes:
             self._reply(kind, {}, node)
 
-    @staticmethod
-    def _wait(got: dict[str, Ledger], nodes: list[str]) -> list[str]:
+    def _wait(self, got: dict[str, Ledger], nodes: list[str]) -> list[str]:
         """Wait (bounded) until every node answered; the nodes that did not."""
-        with gevent.Timeout(ANSWER_TIMEOUT, False):
-            while any(node not in got for node in nodes):
-                gevent.sleep(0.05)
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        while any(node not in got for node in nodes):
+            left = deadline - time.monotonic()
+            if self.hurry.is_set():
+                left = min(left, HURRIED_ANSWER_TIMEOUT)
+            if left <= 0:
+                break
+            gevent.sleep(min(0.05, left))
         return [node for node in nodes if node not in got]
 
     def finish(self, environment: Environment, **_: Any) -> None:
-        """The end of the run: stop the agents, drain, gather every ledger, judge."""
+        """The end of the run: stop the agents, drain, gather every ledger, judge.
+
+        Once: a second ``test_stopping`` (the run time falling due during the drain of
+        an interrupted run) waits here until the accounting is written."""
         if self._finished:
+            self._done.wait()
             return
         self._finished = True
+        self._finishing = True
+        try:
+            self._finish(environment)
+        finally:
+            self._done.set()
+
+    def _sleep(self, seconds: float) -> None:
+        self.hurry.wait(seconds)
+
+    def _finish(self, environment: Environment) -> None:
         nodes = self._nodes()
         reasons: list[str] = []
         if not nodes:
@@ -252,6 +360,7 @@ class MasterSide:
         reasons += [f"worker {node} sent no runs (its agents' ledger is missing)"
                     for node in missing]
         runs = Ledger.combined(self._runs.values())
+        runs.drop_foreign(self.run_id)
         rhythm = self.rhythm
         log.info("osfoundry-load: draining %d runs (at most %g s)", len(runs.runs),
                  rhythm.wall(self.options.drain))
@@ -262,13 +371,15 @@ class MasterSide:
             limit=rhythm.wall(self.options.drain),
             period=max(0.05, rhythm.pass_interval / 4),
             mapper=pool.imap_unordered,
-            sleep=gevent.sleep,
+            sleep=self._sleep,
+            stop=self.hurry.is_set,
         )
         self._broadcast(REPORT, nodes)
         missing = self._wait(self._ledgers, nodes)
         reasons += [f"worker {node} sent no ledger" for node in missing]
         ledger = Ledger.combined(self._ledgers.values())
         ledger.runs = runs.runs
+        foreign = len(ledger.drop_foreign(self.run_id))
         # The drain needed the desktops' starts too: read those runs now.
         extra = drain(
             _only_unread(ledger, finals),
@@ -276,7 +387,8 @@ class MasterSide:
             limit=rhythm.pass_interval,
             period=max(0.05, rhythm.pass_interval / 4),
             mapper=pool.imap_unordered,
-            sleep=gevent.sleep,
+            sleep=self._sleep,
+            stop=self.hurry.is_set,
         )
         finals.update(extra)
         runner = self.env.runner
@@ -285,15 +397,32 @@ class MasterSide:
         if runner is not None and runner.exceptions:
             reasons.append(f"{len(runner.exceptions)} kinds of error were raised in the load's "
                            "users (Locust's error report lists them)")
-        if not runs.runs:
+        failures = self._gone(ledger)
+        interrupted, interrupts = self._interruption()
+        reasons = interrupts + reasons
+        if not runs.runs and not failures:
             reasons.append("no agent queued a run: there is nothing to judge")
         owners = {f"{a}.{t}": str(a) for a, acc in enumerate(self.target.accounts)
                   for t in range(len(acc.agent_tokens))}
         result = account(ledger, finals, interval=rhythm.pass_interval, scale=rhythm.scale,
-                         owner_of=owners, not_valid=reasons)
+                         owner_of=owners, not_valid=reasons, failures=failures,
+                         foreign=foreign, interrupted=interrupted)
         verdict.append(result)
         self._write(result)
         environment.process_exit_code = result.exit_status
+
+    def _gone(self, ledger: Ledger) -> list[str]:
+        """The server's absence at the end, named with when it last answered."""
+        cause = unreachable(self.target, wire)
+        if cause is None:
+            return []
+        started = self._started[0] if self._started is not None else 0.0
+        if ledger.answered_last and started:
+            when = f"at {max(0.0, ledger.answered_last - started):.0f} s"
+        else:
+            when = "before the load's first exchange"
+        return [f"the server stopped answering {when} ({ledger.unanswered} exchanges found no "
+                f"server; at the end: {cause})"]
 
     def _client_for(self, agent: str) -> Any:
         index, token = (int(x) for x in agent.split(".", 1))

@@ -6,7 +6,8 @@ an agent was answered whose last view was not terminal yet, and every command a
 desktop started that no agent's ledger names (a duplicate whose reply was lost: the
 run's arguments name its agent). It reads them in rounds, a round every ``period``
 seconds, until all are terminal or ``limit`` seconds have passed; the desktops keep
-running meanwhile.
+running meanwhile. ``stop`` ends it at once (a second interrupt): the reads not yet
+made are not made, and each such run keeps its last known view.
 """
 
 from __future__ import annotations
@@ -72,19 +73,21 @@ def drain(
     mapper: Mapper | None = None,
     sleep: Callable[[float], None] = time.sleep,
     now: Callable[[], float] = time.monotonic,
+    stop: Callable[[], bool] = lambda: False,
 ) -> dict[str, Final]:
     """Read every run of ``ledger`` until terminal or ``limit`` seconds passed.
 
     ``client_for(agent)`` is the tool client of an agent label; ``mapper`` runs a
     round's reads (``map`` by default; a pool's ``imap_unordered`` reads them at once).
-    Returns the final view of every known run, by command id.
+    Returns the final view of every known run, by command id. ``stop()`` true ends the
+    drain before its next read.
     """
     runs = known_runs(ledger)
     clients: dict[str, ToolClient] = {}
 
     def read(command_id: str) -> Final:
         known = runs[command_id]
-        if known.agent is None:
+        if known.agent is None or stop():
             return known
         client = clients.get(known.agent)
         if client is None:
@@ -107,7 +110,7 @@ def drain(
             break
         for final in run_map(read, pending):
             runs[final.command_id] = final
-        if now() >= deadline or all(runs[c].terminal for c in pending):
+        if now() >= deadline or stop() or all(runs[c].terminal for c in pending):
             break
         sleep(min(period, max(0.0, deadline - now())))
     return runs

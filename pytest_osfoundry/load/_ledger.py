@@ -6,10 +6,18 @@ A :class:`Ledger` holds:
   idempotency key, the command id(s) the server answered, the last view the agent
   read, whether it asked to cancel;
 * ``starts`` — one :class:`Start` per command a desktop started executing (counted:
-  a command started twice is an execution that ran twice), with the agent and key the
-  run's arguments carry (:func:`tag`), so a run the agent never heard of (a duplicate
-  whose reply was lost) is still traced to its agent and key;
+  a command started twice is an execution that ran twice), with the agent, key and
+  load run the run's arguments carry (:func:`tag`), so a run the agent never heard of
+  (a duplicate whose reply was lost) is still traced to its agent and key, and a run
+  that is not this load's (left queued by an earlier load, or queued by anyone else)
+  is told apart (:meth:`Ledger.drop_foreign`);
 * ``latencies`` — every exchange's time per request name (:class:`Latencies`);
+* ``refused`` — the exchanges the server refused a credential or a URL of the
+  target: a token answered 401/403, a fixed URL (the relay sync, an MCP request
+  outside a session) answered 404 — per account, credential, status and request;
+* ``answered_last`` and ``unanswered`` — when the server last answered this process
+  (epoch seconds) and how many exchanges found no server (connection refused or
+  reset before any answer);
 * the process's health: its timers' worst lateness and whether Locust warned of CPU.
 
 Its :func:`percentile` is the one the load's report uses, for latencies and pickup
@@ -27,15 +35,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TAG", "Latencies", "Ledger", "RunRecord", "Start", "tag", "tag_of"]
+__all__ = ["TAG", "Latencies", "Ledger", "RunRecord", "Start", "run_of", "tag", "tag_of"]
 
-#: The argument every load run carries: ``{"osf_load": {"agent": ..., "key": ...}}``.
+#: The argument every load run carries:
+#: ``{"osf_load": {"agent": ..., "key": ..., "run": ...}}``.
 TAG = "osf_load"
 
 
-def tag(agent: str, key: str) -> dict[str, Any]:
-    """The arguments a load run is queued with: which agent, which key."""
-    return {TAG: {"agent": agent, "key": key}}
+def tag(agent: str, key: str, run: str = "") -> dict[str, Any]:
+    """The arguments a load run is queued with: which agent, which key, which load run
+    (the master's id of this run of ``osfoundry-load``)."""
+    return {TAG: {"agent": agent, "key": key, "run": run}}
+
+
+def run_of(arguments: object) -> str | None:
+    """The load run named in a run's arguments, or ``None`` when they name none."""
+    if not isinstance(arguments, Mapping):
+        return None
+    value = arguments.get(TAG)
+    run = value.get("run") if isinstance(value, Mapping) else None
+    return run if isinstance(run, str) and run else None
 
 
 def tag_of(arguments: object) -> tuple[str, str] | None:
@@ -70,11 +89,13 @@ class RunRecord:
 
 @dataclass
 class Start:
-    """A command a desktop started: how often, and the agent and key it was queued with."""
+    """A command a desktop started: how often, the agent and key it was queued with,
+    and the load run its arguments name (``None``: none)."""
 
     count: int
     agent: str | None
     key: str | None
+    run: str | None = None
 
 
 def _bucket(ms: float) -> float:
@@ -157,6 +178,12 @@ class Ledger:
         """Locust warned that this process's CPU was overloaded."""
         self.sources = 0
         """How many processes' ledgers this one holds (1 for a process's own)."""
+        self.refused: Counter[tuple[int, str, int, str]] = Counter()
+        """Refused exchanges by (account, credential or URL field, status, request)."""
+        self.answered_last = 0.0
+        """When the server last answered an exchange of these processes (epoch s; 0: never)."""
+        self.unanswered = 0
+        """Exchanges that found no server (no status line came back)."""
 
     def started(self, command_id: str, arguments: object) -> None:
         """A desktop started executing ``command_id`` (queued with ``arguments``)."""
@@ -166,8 +193,16 @@ class Ledger:
             return
         tagged = tag_of(arguments)
         self.starts[command_id] = Start(
-            1, tagged[0] if tagged else None, tagged[1] if tagged else None
+            1, tagged[0] if tagged else None, tagged[1] if tagged else None, run_of(arguments)
         )
+
+    def drop_foreign(self, run: str) -> list[str]:
+        """Forget the starts of runs that are not load run ``run``'s (left queued by an
+        earlier load, or queued by anyone else); their command ids, sorted."""
+        foreign = sorted(c for c, s in self.starts.items() if s.run != run)
+        for command_id in foreign:
+            del self.starts[command_id]
+        return foreign
 
     def merge(self, other: Ledger) -> None:
         """Add ``other`` (another process's ledger) to this one."""
@@ -175,13 +210,16 @@ class Ledger:
         for command_id, start in other.starts.items():
             mine = self.starts.get(command_id)
             if mine is None:
-                self.starts[command_id] = Start(start.count, start.agent, start.key)
+                self.starts[command_id] = Start(start.count, start.agent, start.key, start.run)
             else:
                 mine.count += start.count
         self.latencies.merge(other.latencies)
         self.late_max = max(self.late_max, other.late_max)
         self.cpu_warning = self.cpu_warning or other.cpu_warning
         self.sources += other.sources
+        self.refused.update(other.refused)
+        self.answered_last = max(self.answered_last, other.answered_last)
+        self.unanswered += other.unanswered
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (lists, dicts, strings, numbers) for a message or a file."""
@@ -189,11 +227,14 @@ class Ledger:
             "runs": [
                 [r.agent, r.key, r.command_ids, r.view, r.cancelled, r.error] for r in self.runs
             ],
-            "starts": {c: [s.count, s.agent, s.key] for c, s in self.starts.items()},
+            "starts": {c: [s.count, s.agent, s.key, s.run] for c, s in self.starts.items()},
             "latencies": self.latencies.to_dict(),
             "late_max": self.late_max,
             "cpu_warning": self.cpu_warning,
             "sources": max(1, self.sources),
+            "refused": [[*key, count] for key, count in self.refused.items()],
+            "answered_last": self.answered_last,
+            "unanswered": self.unanswered,
         }
 
     @classmethod
@@ -206,12 +247,16 @@ class Ledger:
                     RunRecord(str(agent), str(key), [str(i) for i in ids], view, bool(cancelled),
                               error)
                 )
-            for command_id, (count, agent, key) in data["starts"].items():
-                made.starts[str(command_id)] = Start(int(count), agent, key)
+            for command_id, (count, agent, key, run) in data["starts"].items():
+                made.starts[str(command_id)] = Start(int(count), agent, key, run)
             made.latencies = Latencies.from_dict(data["latencies"])
             made.late_max = float(data["late_max"])
             made.cpu_warning = bool(data["cpu_warning"])
             made.sources = int(data["sources"])
+            for account, credential, status, name, count in data["refused"]:
+                made.refused[(int(account), str(credential), int(status), str(name))] += int(count)
+            made.answered_last = float(data["answered_last"])
+            made.unanswered = int(data["unanswered"])
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"not a load ledger: {err!r}") from None
         return made

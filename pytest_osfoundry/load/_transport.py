@@ -20,6 +20,12 @@ a reply dropped after the server answered (:class:`~pytest_osfoundry.faults.Drop
 then reaches it as the ``ReplyLost`` the client sees, and counts as the failure it
 is to the client, never as a success.
 
+Each exchange's ``context`` (Locust's per-request context) holds the user's own
+context given at construction (which account, which credential), the HTTP
+``status`` (``None`` when no reply came back) and ``refused``: ``"token"`` when the
+server refused the credential (401 or 403), ``"url"`` when a URL that exists on any
+working target answered 404 (:func:`refusal_of`), else ``None``.
+
 This module imports nothing of Locust: ``fire`` is any callable taking Locust's
 keyword arguments.
 """
@@ -53,6 +59,7 @@ __all__ = [
     "StatsTransport",
     "agent_client",
     "name_of",
+    "refusal_of",
     "wire",
 ]
 
@@ -115,6 +122,22 @@ def _classify(method: str, url: str, body: bytes) -> tuple[str, str, int | str |
     return MCP, str(rpc), rid
 
 
+def refusal_of(kind: str, name: str, status: int, in_session: bool) -> str | None:
+    """Whether an answer refused the target's credential or URL, and which.
+
+    ``"token"``: 401 or 403, on any request (the token is unknown, or not one of its
+    role: an agent's on the relay API, a desktop's on a tool call). ``"url"``: 404 to
+    the relay sync or to an MCP request outside a session (``in_session`` false) --
+    paths that exist on every working target; a 404 elsewhere has its own meaning (an
+    unknown command on the relay API, an expired MCP session). ``None`` otherwise.
+    """
+    if status in (401, 403):
+        return "token"
+    if status == 404 and ((kind == RELAY and name == "sync") or (kind == MCP and not in_session)):
+        return "url"
+    return None
+
+
 def _answer_failure(response: Response, request_id: int | str) -> str | None:
     """Why the JSON-RPC answer to ``request_id`` is a failure, or ``None``."""
     try:
@@ -132,15 +155,18 @@ def _answer_failure(response: Response, request_id: int | str) -> str | None:
 class StatsTransport:
     """Reports every exchange through ``inner`` to ``fire`` (see the module docstring)."""
 
-    __slots__ = ("fire", "inner")
+    __slots__ = ("context", "fire", "inner")
 
-    def __init__(self, inner: Transport, fire: Fire) -> None:
+    def __init__(
+        self, inner: Transport, fire: Fire, context: Mapping[str, Any] | None = None
+    ) -> None:
         if not callable(getattr(inner, "request", None)):
             raise TypeError(f"inner must be a Transport, got {inner!r}")
         if not callable(fire):
             raise TypeError(f"fire must be callable, got {fire!r}")
         self.inner = inner
         self.fire = fire
+        self.context = dict(context or {})
 
     def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Send through ``inner``; report the exchange, a lost reply as a failure."""
@@ -149,7 +175,7 @@ class StatsTransport:
         try:
             response = self.inner.request(method, url, headers, body)
         except ReplyLost as err:
-            self._fire(kind, name, started, 0, err)
+            self._fire(kind, name, started, 0, err, None, None)
             raise
         failure: Exception | None = None
         if response.status >= 400:
@@ -157,13 +183,16 @@ class StatsTransport:
         elif request_id is not None:
             why = _answer_failure(response, request_id)
             failure = ExchangeFailed(why) if why else None
-        self._fire(kind, name, started, len(response.body), failure)
+        in_session = any(k.lower() == "mcp-session-id" for k in headers)
+        refused = refusal_of(kind, name, response.status, in_session)
+        self._fire(kind, name, started, len(response.body), failure, response.status, refused)
         return response
 
     def _fire(
-        self, kind: str, name: str, started: float, length: int, failure: Exception | None
+        self, kind: str, name: str, started: float, length: int, failure: Exception | None,
+        status: int | None, refused: str | None,
     ) -> None:
-        context: dict[str, Any] = {}
+        context: dict[str, Any] = {**self.context, "status": status, "refused": refused}
         self.fire(
             request_type=kind,
             name=name,

@@ -41,11 +41,11 @@ from pytest_osfoundry.client import (
 )
 from pytest_osfoundry.engine._contract import Engine, StartedRun
 from pytest_osfoundry.engine._fake_engine import FakeEngine
-from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
 from pytest_osfoundry.load._clock import UserClock
 from pytest_osfoundry.load._coordination import WorkerSide, worker_side
 from pytest_osfoundry.load._ledger import Ledger, RunRecord, tag
+from pytest_osfoundry.load._preflight import desktop_sessions
 from pytest_osfoundry.load._transport import StatsTransport, wire
 from pytest_osfoundry.relay._desktop import FakeRelay
 from pytest_osfoundry.relay._outbox import MemoryOutbox
@@ -54,8 +54,6 @@ __all__ = ["AgentUser", "DesktopUser"]
 
 #: Passes, events and executed ids a load desktop keeps of each (its memory is bounded).
 DESKTOP_HISTORY = 100
-#: Sessions each desktop shares.
-SESSIONS = 3
 #: The shortest wait of an agent asking whether its owner's sessions are listed yet.
 SESSIONS_POLL_MIN = 0.05
 
@@ -90,9 +88,13 @@ class AgentUser(User):
         opts = self.environment.parsed_options
         grant = self.side.claim("agent")
         self.label = f"{grant['account']}.{grant['agent']}"
+        self.run_id = str(grant["run"])
         faulty = FaultyTransport(wire(), DropReplies(fraction=opts.lost_replies, seed=None))
-        self.client = McpClient(StatsTransport(faulty, self.environment.events.request.fire),
-                                grant["mcp_url"], grant["token"])
+        context = {"account": grant["account"], "credential": f"agent token {grant['agent']}"}
+        self.client = McpClient(
+            StatsTransport(faulty, self.environment.events.request.fire, context),
+            grant["mcp_url"], grant["token"],
+        )
         self.clock = UserClock()
         self.rhythm = rhythm
         self.agent = ScriptedAgent(
@@ -105,7 +107,8 @@ class AgentUser(User):
         self.sessions = self._sessions(grant["project_id"])
 
     def _sessions(self, project_id: str) -> list[str]:
-        """The owner's shared sessions, once its desktop has synced them."""
+        """The owner's shared sessions, once its desktop has synced them (none when the
+        load ends first: the task then stops the user, which Locust logs as no error)."""
         period = max(SESSIONS_POLL_MIN, self.rhythm.pass_interval / 4)
         while not self.side.finishing.is_set():
             try:
@@ -117,13 +120,13 @@ class AgentUser(User):
             if ids:
                 return ids
             gevent.sleep(period)
-        raise StopUser()
+        return []
 
     @task
     def queue_one_run(self) -> None:
         """Queue one run and follow it to its end (or to the end of the load)."""
         side = self.side
-        if side.finishing.is_set():
+        if side.finishing.is_set() or not self.sessions:
             raise StopUser()
         rng = self._rng
         rhythm = self.rhythm
@@ -132,8 +135,8 @@ class AgentUser(User):
                         if rng.random() < rhythm.cancel_share else None)
         side.agents_busy += 1
         try:
-            run = self.agent.start(rng.choice(self.sessions), tag(self.label, key), key=key,
-                                   cancel_after=cancel_after)
+            run = self.agent.start(rng.choice(self.sessions), tag(self.label, key, self.run_id),
+                                   key=key, cancel_after=cancel_after)
 
             def settled() -> bool:
                 if run.done.is_set:
@@ -168,8 +171,11 @@ class DesktopUser(User):
         self.side = _side(self)
         rhythm = self.side.rhythm()
         grant = self.side.claim("desktop")
-        client = RelayClient(StatsTransport(wire(), self.environment.events.request.fire),
-                             grant["relay_url"], grant["token"])
+        context = {"account": grant["account"], "credential": "desktop token"}
+        client = RelayClient(
+            StatsTransport(wire(), self.environment.events.request.fire, context),
+            grant["relay_url"], grant["token"],
+        )
         self.clock = UserClock()
         engine = FakeEngine(self.clock, default=rhythm.graph(), seed=None,
                             stop_latency=rhythm.wall(rhythm.stop_latency))
@@ -183,7 +189,7 @@ class DesktopUser(User):
             history=DESKTOP_HISTORY,
         )
         self.halted = False
-        self.relay.share(grant["project_id"], make_sessions(SESSIONS, seed=grant["account"]))
+        self.relay.share(grant["project_id"], desktop_sessions(grant["account"]))
         self.relay.start(phase=random.uniform(0, rhythm.pass_interval))
         self.side.desktops.append(self)
 

@@ -4,8 +4,10 @@
 as Locust documents it (``--headless``, ``-t``, ``--master``, ``--worker``,
 ``--master-host``, ``--expect-workers``, the web UI ...); this file adds the load's own
 options (``osfoundry-load --help`` lists them under "osfoundry-load") and, at Locust's
-``init``, sets each user class's count and wires the process's sides
-(``_coordination``): a worker's (its users' grants and
+``init``, sets each user class's count, runs the preflight on the master
+(``_preflight``: every URL answers, every token the run uses is accepted in its role,
+or the load ends with exit status 2 before any user starts) and wires the process's
+sides (``_coordination``): a worker's (its users' grants and
 ledger), the master's (the handout, the drain, the accounting), or both in a run
 without workers.
 """
@@ -13,9 +15,11 @@ without workers.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from gevent.pool import Pool
 from locust import events
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner
@@ -24,10 +28,15 @@ from pytest_osfoundry._process_time import refuse_frozen_time
 from pytest_osfoundry.load._accounts import AccountsError, Handout, read_target
 from pytest_osfoundry.load._coordination import MasterSide, sides
 from pytest_osfoundry.load._options import add_options
+from pytest_osfoundry.load._preflight import PreflightFailed, checks_of, preflight
 from pytest_osfoundry.load._rhythm import Rhythm
+from pytest_osfoundry.load._transport import wire
 from pytest_osfoundry.load._users import AgentUser, DesktopUser
 
 __all__ = ["AgentUser", "DesktopUser"]
+
+#: Credentials the preflight tries at once.
+PREFLIGHT_CONCURRENCY = 16
 
 
 def rhythm_of(options: Any) -> Rhythm:
@@ -46,6 +55,10 @@ def _options(parser: argparse.ArgumentParser, **_: Any) -> None:
     add_options(parser)
 
 
+#: The desktops' logger: a line per pass and per command of every desktop (INFO).
+RELAY_LOGGER = "pytest_osfoundry.relay"
+
+
 @events.init.add_listener
 def _init(environment: Environment, **_: Any) -> None:
     refuse_frozen_time()
@@ -53,6 +66,9 @@ def _init(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     if options is None or runner is None:
         return
+    if str(getattr(options, "loglevel", "INFO")).upper() != "DEBUG":
+        # Thousands of desktops' passes are no log to read: their warnings stay.
+        logging.getLogger(RELAY_LOGGER).setLevel(logging.WARNING)
     master: Callable[[], MasterSide] | None = None
     if isinstance(runner, (MasterRunner, LocalRunner)):
         master = _master(environment, options)
@@ -60,7 +76,8 @@ def _init(environment: Environment, **_: Any) -> None:
 
 
 def _master(environment: Environment, options: Any) -> Callable[[], MasterSide]:
-    """Read the target, set each user class's count; the master's side, to be made."""
+    """Read the target, set each user class's count, run the preflight; the master's
+    side, to be made."""
     if not options.target:
         raise SystemExit("osfoundry-load: --target ACCOUNTS_FILE is required (on the master)")
     try:
@@ -70,6 +87,11 @@ def _master(environment: Environment, options: Any) -> Callable[[], MasterSide]:
     except AccountsError as err:
         raise SystemExit(f"osfoundry-load: {err}") from None
     agents = options.agents or sum(len(a.agent_tokens) for a in target.accounts[:desktops])
+    try:
+        preflight(target, checks_of(desktops, handout.agents_of(agents)), wire,
+                  mapper=Pool(PREFLIGHT_CONCURRENCY).imap_unordered)
+    except PreflightFailed as err:
+        raise SystemExit(f"osfoundry-load: preflight: {err}") from None
     DesktopUser.fixed_count = desktops
     AgentUser.fixed_count = agents
     if options.num_users is None:

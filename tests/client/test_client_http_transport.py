@@ -439,6 +439,20 @@ def test_tokens_in_the_url_are_masked_in_errors(transport: HttpTransport) -> Non
     assert caught.value.url == f"http://127.0.0.1:{port}/mcp?access_token=***"
 
 
+@pytest.mark.parametrize("value", ["Bearer s3cret\r\nX-Evil: 1", "Bearer s3cret\n",
+                                   "Bearer s3cret\u2026tok"])
+def test_a_header_that_cannot_be_sent_is_named_never_shown(
+    scripted: type[Scripted], transport: HttpTransport, value: str
+) -> None:
+    server = scripted([_ok(b"{}")])
+    with pytest.raises(ValueError) as caught:
+        transport.request("POST", server.url, {"Authorization": value}, b"{}")
+    text = str(caught.value) + repr(caught.value)
+    assert "s3cret" not in text
+    assert "the 'Authorization' header of POST " in text
+    assert server.requests == []  # nothing went out
+
+
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [

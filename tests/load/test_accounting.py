@@ -148,3 +148,47 @@ def test_an_unanswered_start_is_listed_unless_a_desktop_ran_its_run() -> None:
         {"agent": "0.0", "key": "lonely", "error": "no reply after 20 start calls"}
     ]
     assert result.verdict == "green"
+
+
+def test_a_refused_credential_is_red_and_named_first() -> None:
+    ledger, finals = _green()
+    ledger.refused[(0, "desktop token", 401, "relay sync")] = 22
+    ledger.refused[(1, "agent token 0", 401, "MCP list_graph_sessions")] = 77
+    ledger.refused[(1, "relay_url", 404, "relay sync")] = 2
+    ledger.cpu_warning = True  # a refusal is the server's whatever the generator's pace
+    result = account(ledger, finals, interval=INTERVAL)
+    assert (result.verdict, result.exit_status) == ("red", 1)
+    assert result.summary == "red: account 0's desktop token refused (401), 22 exchanges " \
+                             "(relay sync 22)"
+    assert result.refused[1] == {"account": 1, "credential": "agent token 0", "status": 401,
+                                 "count": 77, "requests": {"MCP list_graph_sessions": 77}}
+    table = result.table()
+    assert "account 1's agent token 0 refused (401), 77 exchanges" in table
+    assert "the relay_url was not found (404) for account 1, 2 exchanges (relay sync 2)" in table
+    assert json.loads(result.to_json())["refused"][0]["count"] == 22
+
+
+def test_a_server_that_stopped_answering_is_red() -> None:
+    ledger, finals = _green()
+    gone = "the server stopped answering at 31 s (9 exchanges found no server; ...)"
+    result = account(ledger, finals, interval=INTERVAL, failures=[gone])
+    assert (result.verdict, result.summary) == ("red", f"red: {gone}")
+    assert gone in result.table() and gone in result.to_markdown()
+
+
+def test_an_interrupted_run_is_not_valid_and_says_when() -> None:
+    ledger, finals = _green()
+    result = account(ledger, finals, interval=INTERVAL,
+                     not_valid=["interrupted at 8 s of 60 s"],
+                     interrupted={"at": 8.2, "of": 60.0, "drain_cut_at": None})
+    assert (result.verdict, result.exit_status) == ("not valid", 3)
+    assert result.summary == "not valid: interrupted at 8 s of 60 s"
+    assert "verdict                    not valid: interrupted at 8 s of 60 s" in result.table()
+    assert json.loads(result.to_json())["interrupted"]["at"] == 8.2
+
+
+def test_runs_not_the_loads_are_counted_apart() -> None:
+    ledger, finals = _green()
+    result = account(ledger, finals, interval=INTERVAL, foreign=2)
+    assert (result.verdict, result.runs, result.foreign) == ("green", 3, 2)
+    assert "other runs, not counted" in result.table()

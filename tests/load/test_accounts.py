@@ -55,6 +55,36 @@ def test_a_bad_file_is_refused_naming_the_entry_never_a_token(tmp_path, change, 
     assert "secret" not in str(err.value)
 
 
+@pytest.mark.parametrize("token", ["desk-secret-0\r\nX-Evil: 1", "desk-secret-0\n",
+                                   "desk secret 0", "desk-secret-\u00e9", "desk-secret-\x00"])
+@pytest.mark.parametrize("field", ["desktop_token", "agent_tokens"])
+def test_a_token_a_header_cannot_carry_is_refused_never_echoed(tmp_path, token, field) -> None:
+    data = _target().to_dict()
+    data["accounts"][1][field] = token if field == "desktop_token" else ["ok-token-1", token]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AccountsError) as err:
+        read_target(path)
+    where = "desktop_token" if field == "desktop_token" else "agent_tokens[1]"
+    assert f"accounts[1]: {where} holds a character an HTTP header cannot carry" in str(err.value)
+    assert "secret" not in str(err.value)
+
+
+@pytest.mark.parametrize("url", ["desk-secret-1", "http://127.0.0.1:1/mcp?token=desk-secret-1",
+                                 "http://desk-secret-1@127.0.0.1:1/mcp",
+                                 "http://127.0.0.1:1/agent-secret-0-1"])
+@pytest.mark.parametrize("field", ["mcp_url", "relay_url"])
+def test_a_token_in_a_url_field_is_refused_never_echoed(tmp_path, url, field) -> None:
+    data = _target().to_dict()
+    data[field] = url
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AccountsError) as err:
+        read_target(path)
+    assert field in str(err.value)
+    assert "secret" not in str(err.value)
+
+
 def test_unreadable_and_unparsable_files_are_named(tmp_path) -> None:
     with pytest.raises(AccountsError, match="cannot read it"):
         read_target(tmp_path / "missing.json")

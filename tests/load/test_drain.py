@@ -92,3 +92,20 @@ def test_a_drain_with_everything_ended_reads_nothing() -> None:
     finals = drain(ledger, lambda agent: (_ for _ in ()).throw(AssertionError(agent)),
                    limit=5.0, period=1.0)
     assert finals["c"].terminal
+
+
+def test_a_stopped_drain_reads_no_more() -> None:
+    calls: list[tuple[str, str]] = []
+    script: dict[str, list[Any]] = {"slow": ["queued"], "gone": ["running"], "dup": ["queued"]}
+    stopped: list[bool] = []
+    clock = Clock()
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        stopped.append(True)  # an interrupt during the first wait
+
+    finals = drain(_ledger(), lambda agent: Scripted(script, calls, agent), limit=100.0,
+                   period=1.0, sleep=sleep, now=clock.now, stop=lambda: bool(stopped))
+    assert len(calls) == 3  # one round, then no read
+    assert clock.t == 1.0
+    assert not finals["slow"].terminal

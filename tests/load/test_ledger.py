@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_osfoundry.load import Ledger
-from pytest_osfoundry.load._ledger import Latencies, RunRecord, tag, tag_of
+from pytest_osfoundry.load._ledger import Latencies, RunRecord, run_of, tag, tag_of
 
 
 def test_a_runs_tag_names_its_agent_and_key() -> None:
@@ -85,3 +85,27 @@ def test_the_one_percentile_is_the_nearest_rank_of_counted_values() -> None:
     ]
     assert percentile(Counter({10.0: 99, 500.0: 1}), 0.99) == 10.0  # a measured value
     assert percentile(Counter(), 0.5) == 0.0
+
+
+def test_runs_of_another_load_run_are_dropped_as_foreign() -> None:
+    ledger = Ledger()
+    ledger.started("mine", tag("0.0", "k1", "run-a"))
+    ledger.started("earlier", tag("0.0", "k0", "run-0"))
+    ledger.started("untagged", {"x": 1})
+    ledger.started("older-format", {"osf_load": {"agent": "0.0", "key": "k9"}})
+    assert run_of(tag("0.0", "k1", "run-a")) == "run-a"
+    assert ledger.drop_foreign("run-a") == ["earlier", "older-format", "untagged"]
+    assert list(ledger.starts) == ["mine"]
+
+
+def test_refusals_and_answers_merge_and_survive_json() -> None:
+    a, b = Ledger(), Ledger()
+    a.refused[(0, "desktop token", 401, "relay sync")] = 3
+    b.refused[(0, "desktop token", 401, "relay sync")] = 2
+    b.refused[(1, "mcp_url", 404, "MCP initialize")] = 1
+    a.answered_last, b.answered_last = 10.0, 12.5
+    a.unanswered, b.unanswered = 1, 4
+    merged = Ledger.combined(Ledger.from_dict(json.loads(json.dumps(x.to_dict()))) for x in (a, b))
+    assert merged.refused == {(0, "desktop token", 401, "relay sync"): 5,
+                              (1, "mcp_url", 404, "MCP initialize"): 1}
+    assert (merged.answered_last, merged.unanswered) == (12.5, 5)

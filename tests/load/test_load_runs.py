@@ -1,6 +1,7 @@
 """osfoundry-load end to end: Locust in subprocesses, loopback only, a few seconds each.
 
-* ``serve --accounts`` as the target of 1 master + 2 workers: the accounting is green.
+* ``serve --accounts`` as the target of 1 master + 2 workers: the accounting is green,
+  and a run an earlier load left queued is run by a desktop but not counted.
 * Two broken variants of the reference server (``variants.py``), each run short in one
   process: idempotency ignored (duplicates named) and a share of completions lost
   (the lost runs named).
@@ -15,15 +16,17 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_osfoundry.client import HttpTransport, McpClient, RelayClient
 from pytest_osfoundry.load import read_target
-from tests.load._runs import LoadRun, load_command, run_load
+from pytest_osfoundry.load._ledger import tag
+from pytest_osfoundry.load._preflight import desktop_sessions
+from tests.load._runs import LoadRun, load_command, run_load, serve
 from tests.load.variants import LosesCompletions, serving
 
 ACCOUNTS = 3
@@ -52,20 +55,8 @@ def _judged(run: LoadRun) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], Path]]:
     """``osfoundry-fake serve --accounts 3 --agents-per-account 2``; its line and file."""
-    folder = tmp_path_factory.mktemp("serve")
-    accounts = folder / "accounts.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_osfoundry", "serve", "--accounts", str(ACCOUNTS),
-         "--agents-per-account", str(AGENTS), "--accounts-file", str(accounts)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    try:
-        assert proc.stdout is not None
-        line = json.loads(proc.stdout.readline())
-        yield line, accounts
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve(tmp_path_factory.mktemp("serve"), accounts=ACCOUNTS, agents=AGENTS) as made:
+        yield made
 
 
 def test_serve_accounts_writes_a_private_file_and_prints_no_token(served) -> None:
@@ -82,10 +73,27 @@ def test_serve_accounts_writes_a_private_file_and_prints_no_token(served) -> Non
             assert token not in json.dumps(line)
 
 
+def _queue_an_earlier_loads_run(accounts: Path) -> str:
+    """Queue a run on account 0 as an earlier load left it (its arguments name another
+    load run); its command id."""
+    target = read_target(accounts)
+    acc = target.accounts[0]
+    with HttpTransport(timeout=10.0, max_bytes=1 << 20) as wire:
+        sessions = desktop_sessions(0)
+        RelayClient(wire, target.relay_url, acc.desktop_token).sync(acc.project_id, sessions)
+        ticket = McpClient(wire, target.mcp_url, acc.agent_tokens[0]).run_graph_session(
+            sessions[0]["graph_session_id"], "earlier-key", tag("0.0", "earlier-key", "earlier")
+        )
+    return str(ticket["command_id"])
+
+
 def test_master_and_two_workers_against_serve_are_green(served, tmp_path: Path) -> None:
     _, accounts = served
+    earlier = _queue_an_earlier_loads_run(accounts)
     run = run_load(tmp_path, accounts, run_time="10s", workers=2, extra=("--drain", "100"))
     report = _judged(run)
+    assert report["foreign"] == 1  # the earlier load's run: run by a desktop, not counted
+    assert earlier not in run.stdout
     assert run.status == 0, run.stdout + run.stderr
     assert report["verdict"] == "green"
     assert report["runs"] > 0

@@ -11,7 +11,7 @@ from pytest_osfoundry.client._errors import ToolError
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
 from pytest_osfoundry.http import Response
 from pytest_osfoundry.load import StatsTransport
-from pytest_osfoundry.load._transport import name_of
+from pytest_osfoundry.load._transport import name_of, refusal_of
 from pytest_osfoundry.server import ReferenceServer
 
 URL = "http://127.0.0.1:9/mcp"
@@ -153,3 +153,35 @@ def test_an_answer_is_judged_by_the_kit_s_reply_reader(
         assert said is None, said
     else:
         assert said is not None and str(said).startswith(failure), said
+
+
+def test_each_exchange_says_whose_it_was_and_whether_it_was_refused(world) -> None:
+    server, info = world
+    fired = Fired()
+    who = {"account": 2, "credential": "desktop token"}
+    transport = StatsTransport(DirectTransport(server), fired, who)
+    with pytest.raises(Exception):  # noqa: B017 - the client's error for a 401 is not ours
+        RelayClient(transport, "http://127.0.0.1:9", "wrong-token").sync("proj_x", [])
+    assert fired[-1]["context"] == {**who, "status": 401, "refused": "token"}
+    McpClient(transport, URL, info.agent_token).list_graph_sessions(info.project_id)
+    assert fired[-1]["context"] == {**who, "status": 200, "refused": None}
+    with pytest.raises(Exception):  # noqa: B017
+        McpClient(transport, "http://127.0.0.1:9/elsewhere", info.agent_token).list_tools()
+    assert fired[-1]["context"]["refused"] == "url"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "status", "in_session", "expected"),
+    [
+        ("relay", "sync", 401, False, "token"),
+        ("MCP", "get_graph_run", 403, True, "token"),
+        ("relay", "sync", 404, False, "url"),
+        ("MCP", "initialize", 404, False, "url"),
+        ("MCP", "get_graph_run", 404, True, None),  # an expired session: its own meaning
+        ("relay", "control", 404, False, None),  # an unknown command (R13)
+        ("relay", "sync", 500, False, None),
+        ("MCP", "run_graph_session", 200, True, None),
+    ],
+)
+def test_refusals(kind, name, status, in_session, expected) -> None:
+    assert refusal_of(kind, name, status, in_session) == expected

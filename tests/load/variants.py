@@ -6,6 +6,10 @@
   answered ``200`` and dropped, so their runs stay ``running`` for ever (D17's promise
   broken by the server); the first, so that a short run that completes anything loses
   something.
+* :class:`RevokesThenDies` — accepts each of two chosen tokens once (the load's
+  preflight), then refuses it (401): account 0's desktop token at every later relay
+  call, account 1's first agent token at every later tool call; once each was refused
+  it stops answering (its port closed: connections refused).
 
 :func:`serving` serves one on loopback with ``accounts`` load accounts and writes the
 accounts file for ``osfoundry-load --target``.
@@ -22,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_osfoundry._cli import provision_accounts
-from pytest_osfoundry._vocabulary import RELAY_COMMANDS
+from pytest_osfoundry._vocabulary import RELAY_COMMANDS, RELAY_PREFIX
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response, json_response
 from pytest_osfoundry.load import Target, write_target
@@ -63,7 +67,37 @@ class LosesCompletions(HandlerWrapper[Handler]):
         return self.inner(request)
 
 
-VARIANTS = {"ignores-keys": IgnoresKeys, "loses-completions": LosesCompletions}
+class RevokesThenDies(HandlerWrapper[Handler]):
+    """Refuses two tokens after their first use, then stops answering (see the module)."""
+
+    def __init__(self, inner: Handler) -> None:
+        super().__init__(inner)
+        self._lock = threading.Lock()
+        self._uses: dict[str, int] = {}
+        self.revoked: set[str] = set()
+        self.refused: dict[str, int] = {}
+        self.loop: LoopbackServer | None = None
+
+    def __call__(self, request: Request, /) -> Response:
+        auth = request.header("authorization") or ""
+        token = auth.removeprefix("Bearer ")
+        counted = (request.path.startswith(RELAY_PREFIX)
+                   or b'"tools/call"' in request.body)
+        with self._lock:
+            if token in self.revoked and counted:
+                self._uses[token] = self._uses.get(token, 0) + 1
+                if self._uses[token] > 1:
+                    self.refused[token] = self.refused.get(token, 0) + 1
+                    if len(self.refused) == len(self.revoked) and self.loop is not None:
+                        # A second later: the refusal just made reaches its client first.
+                        threading.Timer(1.0, self.loop.close).start()
+                        self.loop = None
+                    return json_response(401, {"error": "invalid_token"})
+        return self.inner(request)
+
+
+VARIANTS = {"ignores-keys": IgnoresKeys, "loses-completions": LosesCompletions,
+            "revokes-then-dies": RevokesThenDies}
 
 
 @contextmanager
@@ -74,6 +108,9 @@ def serving(variant: str, accounts_file: Path, *, accounts: int,
     made = provision_accounts(server, accounts, agents)
     handler = VARIANTS[variant](server)
     loop = LoopbackServer(handler, workers=8)
+    if isinstance(handler, RevokesThenDies):
+        handler.loop = loop
+        handler.revoked = {made[0].desktop_token, made[1].agent_tokens[0]}
     try:
         write_target(accounts_file, Target(loop.origin + "/mcp", loop.origin, tuple(made)))
         yield handler
