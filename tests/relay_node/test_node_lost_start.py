@@ -51,7 +51,8 @@ async function runCase(answers, passes) {{
     sessions: [{{ graph_session_id: 'gs1', slug: 's' }}] }}] }};
   const engine = {{ start: async () => {{
     record.runs += 1;
-    return {{ done: Promise.resolve({{ status: 'completed', result: 1 }}), cancel: async () => {{}} }};
+    const done = Promise.resolve({{ status: 'completed', result: 1 }});
+    return {{ done, cancel: async () => {{}} }};
   }} }};
   const relay = new Relay({{ api, sharing, engine, outbox, interval: 0.05, controlPoll: 0.001,
     log: (line) => {{
