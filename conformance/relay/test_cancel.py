@@ -200,10 +200,10 @@ def check_lost_start_next_pass(osf_relay_conf: RelayConformance) -> None:
     )
     conf.wait_request(
         "start",
-        f"the start asked again after its answers were lost for {lifted - first.at:.2f} s "
-        f"({len(lost)} tries, {passes} pass(es)): R14, a start with no answer is asked again "
-        "on the next passes until one comes; a relay that gives it up leaves the run "
-        "'running' on the server for ever",
+        f"the start to be asked again after {len(lost)} tries lost over "
+        f"{lifted - first.at:.2f} s and {passes} later pass(es) (R14: a start with no answer "
+        "is asked again on the following passes until one comes; given up, the run stays "
+        "'running' on the server for ever)",
         timeout=5 * interval + 5,
         after=lifted,
         command_id=command_id,

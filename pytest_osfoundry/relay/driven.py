@@ -50,10 +50,21 @@ from pytest_osfoundry.relay._driver_seams import (
 )
 from pytest_osfoundry.relay._outbox import FileOutbox, Outbox
 
-__all__ = ["DrivenRelay", "EnvError", "StartRetrying", "main", "read_env", "shares_from"]
+__all__ = [
+    "START_ATTEMPTS",
+    "DrivenRelay",
+    "EnvError",
+    "StartRetrying",
+    "main",
+    "read_env",
+    "shares_from",
+]
 
 REQUIRED = ("OSF_RELAY_URL", "OSF_DESKTOP_TOKEN", "OSF_RELAY_DRIVER", "OSF_RELAY_STATE_DIR")
 log = logging.getLogger("pytest_osfoundry.relay.driven")
+
+START_ATTEMPTS = 3
+"""R14: how many times in a row a pass sends a start that has no answer."""
 
 
 class EnvError(ValueError):
@@ -113,7 +124,7 @@ class StartRetrying:
     is the inner client's.
     """
 
-    def __init__(self, inner: RelayClient, attempts: int = 3) -> None:
+    def __init__(self, inner: RelayClient, attempts: int = START_ATTEMPTS) -> None:
         self.inner = inner
         self.attempts = attempts
 
