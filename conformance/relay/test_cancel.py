@@ -5,10 +5,13 @@ engine cancels once, and the completion is ``cancelled`` — also when the Graph
 finished between the flag and the stop. A start answered ``cancelled`` (the agent
 cancelled while the sync was being answered) is never run. A start whose answer is
 lost after the server applied it is asked again; the Graph runs once and completes.
+A start whose answers stay lost for longer than any run of tries within one pass is
+asked again on a later pass: the relay never gives the command up.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pytest_osfoundry.conformance import check
@@ -141,6 +144,71 @@ def check_lost_start(osf_relay_conf: RelayConformance) -> None:
         "and its answer was lost, and the start was never asked again (R14: no sync hands "
         "out a started command, so the run would stay 'running' for ever)",
     )
+    conf.expect(
+        len(conf.runs_of(command_id)) == 1,
+        f"the engine ran the command {len(conf.runs_of(command_id))} times, not once",
+    )
+    conf.expect(
+        body.get("status") == "completed",
+        f"the run was completed {body.get('status')!r}; its Graph completed",
+    )
+
+
+LOST_INTERVALS = 1.5
+"""How long (in intervals, from the first start) every start answer is lost in
+``R14-relay-lost-start-next-pass``; and at least until the relay's next pass has
+synced, so that no run of tries within one pass outlasts it."""
+
+
+@check(
+    "R14-relay-lost-start-next-pass",
+    "A start whose every answer is lost for 1.5 intervals and past the relay's next pass "
+    "(dropped after the server applied it, then answered 503) is asked again on a later "
+    "pass; the Graph runs once and the run completes.",
+    area="relay",
+)
+def check_lost_start_next_pass(osf_relay_conf: RelayConformance) -> None:
+    conf = osf_relay_conf
+    interval = conf.timing.expected_interval
+    sessions = conf.share(2)
+    conf.start()
+    dropping = conf.fault(Fault("start", "drop-after", times=None))
+    command_id = conf.queue(sessions[0]["graph_session_id"])
+    first = conf.wait_request(
+        "start", "the command's start", timeout=10 * interval + 5, command_id=command_id
+    )
+    # The server applied the first start: the run is `running` and no sync hands the
+    # command out again. Half the time the answers are dropped, then refused with 503.
+    conf.settle(LOST_INTERVALS / 2 * interval)
+    refusing = conf.fault(Fault("start", "status", status=503, times=None))
+    dropping.times = 0
+    conf.wait_request(
+        "sync",
+        "the relay's next pass (a sync after its start's answer was lost)",
+        timeout=10 * interval + 5,
+        after=first.at + 1e-6,
+    )
+    conf.settle(max(0.0, first.at + LOST_INTERVALS * interval - time.time()))
+    lifted = time.time()
+    refusing.times = 0
+    lost = [r for r in conf.requests("start", command_id) if r.at < lifted]
+    dropped = sum(1 for r in lost if r.status == 0)
+    passes = sum(1 for r in conf.requests("sync") if first.at <= r.at < lifted)
+    conf.notes.append(
+        f"{len(lost)} start(s) lost over {lifted - first.at:.2f} s ({dropped} dropped, "
+        f"{len(lost) - dropped} answered 503), {passes} sync(s) in that time"
+    )
+    conf.wait_request(
+        "start",
+        f"the start to be asked again after {len(lost)} tries lost over "
+        f"{lifted - first.at:.2f} s and {passes} later pass(es) (R14: a start with no answer "
+        "is asked again on the following passes until one comes; given up, the run stays "
+        "'running' on the server for ever)",
+        timeout=5 * interval + 5,
+        after=lifted,
+        command_id=command_id,
+    )
+    body = _body(conf, command_id)
     conf.expect(
         len(conf.runs_of(command_id)) == 1,
         f"the engine ran the command {len(conf.runs_of(command_id))} times, not once",

@@ -34,6 +34,12 @@
 //   D17 every completion is written to the outbox before it is posted and removed only
 //       after a 2xx answer; a command whose completion waits there is never run again.
 //   D18 completions are bounded by boundedCompletion (bounded.mjs).
+//   R14 a start with no answer (none, a time-out, a 5xx, a body that is not the API's)
+//       is sent again, same execution id, up to START_ATTEMPTS times in a row; when
+//       none is answered the command is kept and, on every following pass right after
+//       the outbox, re-checked (D13) and started again the same way until an answer
+//       comes (a 401/403 keeps it too, R15). `running`: it runs once; `cancelled`: not
+//       run, nothing posted; any other refusal (404, 409, 400): dropped, logged.
 //   R15 a 401 or 403 (the desktop token refused) ends the pass there: nothing more is
 //       sent until the next pass (at most one sync a pass), the outbox is kept, and a
 //       `token-refused` line says so.
@@ -57,7 +63,8 @@ export const CONTROL_POLL_SECONDS = 3;
 export const MAX_SYNC_SESSIONS = 100;
 /** The error of a command refused by the re-check before run (D13). */
 export const NO_LONGER_SHARED = 'Graph session is no longer shared with this project';
-/** How many times a start is sent when its answer is lost (the server may have applied it). */
+/** How many times in a row a pass sends a start whose answer is lost (the server may have
+ * applied it); unanswered, it is asked again the same way on every following pass. */
 export const START_ATTEMPTS = 3;
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -115,6 +122,8 @@ export class Relay {
     this.stopWatching = undefined;
     this.lastProjects = undefined;
     this.refused = false;
+    /** R14: command id -> {projectId, command, executionId} of starts with no answer yet. */
+    this.unanswered = new Map();
   }
 
   log(kind, commandId, detail = '') {
@@ -182,6 +191,14 @@ export class Relay {
     this.log('pass', null, reason);
     this.refused = false;
     await this.#flushOutbox();
+    for (const { projectId, command } of [...this.unanswered.values()]) {
+      if (!this.running || this.refused) return;
+      try {
+        await this.#handle(projectId, command);
+      } catch (err) {
+        this.log('command-error', command.command_id, describe(err));
+      }
+    }
     if (this.refused) return;
     let projects;
     try {
@@ -210,6 +227,10 @@ export class Relay {
       this.log('synced', null, `${project.project_id}: ${commands.length} queued`);
       for (const command of commands) {
         if (!this.running || this.refused) return;
+        if (this.unanswered.has(command?.command_id)) {
+          this.log('skipped', command.command_id, 'its start was asked again this pass');
+          continue;
+        }
         try {
           await this.#handle(project.project_id, command);
         } catch (err) {
@@ -229,7 +250,7 @@ export class Relay {
       this.log('skipped', commandId, 'its completion waits in the outbox');
       return;
     }
-    const executionId = this.newExecutionId();
+    const executionId = this.unanswered.get(commandId)?.executionId ?? this.newExecutionId();
     let shared;
     try {
       shared = await this.#stillShared(projectId, command);
@@ -239,11 +260,12 @@ export class Relay {
       return;
     }
     if (!shared) {
+      this.unanswered.delete(commandId);
       this.log('recheck-cancelled', commandId, NO_LONGER_SHARED);
       await this.#complete(commandId, { executionId, status: 'cancelled', error: NO_LONGER_SHARED });
       return;
     }
-    const status = await this.#start(commandId, executionId);
+    const status = await this.#start(projectId, command, executionId);
     if (status === undefined) return;
     if (status !== 'running') {
       this.log('not-started', commandId, `the server answered ${JSON.stringify(status)}`);
@@ -279,21 +301,32 @@ export class Relay {
     return session !== undefined && session.slug === command.slug;
   }
 
-  async #start(commandId, executionId) {
+  /** The start's answer (a status), or undefined: refused (dropped) or kept to ask again. */
+  async #start(projectId, command, executionId) {
     // A lost answer may hide a start the server applied (it then answers `running`
-    // again), so a start is re-sent at once, with the same execution id.
-    for (let attempt = 1; attempt <= START_ATTEMPTS; attempt += 1) {
+    // again, and no sync hands the command out any more), so it is asked again, with
+    // the same execution id: a few times now, then on every following pass (R14).
+    const commandId = command.command_id;
+    for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.api.start(commandId, executionId);
+        const status = await this.api.start(commandId, executionId);
+        this.unanswered.delete(commandId);
+        return status;
       } catch (err) {
-        const final = attempt === START_ATTEMPTS || (err instanceof HttpError && err.status < 500);
-        this.log('start-failed', commandId, `${describe(err)}${final ? '' : ' (sending it again)'}`);
-        this.#tokenRefused(err);
-        if (final) return undefined;
+        if (err instanceof HttpError && err.status < 500 && !this.#tokenRefused(err)) {
+          this.unanswered.delete(commandId);
+          this.log('start-refused', commandId, `${describe(err)}; the command is dropped`);
+          return undefined;
+        }
+        if (attempt === START_ATTEMPTS || this.refused) {
+          this.unanswered.set(commandId, { projectId, command, executionId });
+          this.log('start-unanswered', commandId, `${describe(err)}; asked again next pass`);
+          return undefined;
+        }
+        this.log('start-unanswered', commandId, `${describe(err)}; sending it again`);
         await sleep(Math.min(this.controlPollMs, 1000));
       }
     }
-    return undefined;
   }
 
   /** Control polls until the run ends; true when a cancel was asked (and sent once). */

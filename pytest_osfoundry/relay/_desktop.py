@@ -27,6 +27,13 @@ What it does, rule by rule:
   a 2xx; ``outbox=False`` turns the outbox off (a lost POST is then lost for good).
 * **D18** Completions are bounded by
   :func:`~pytest_osfoundry.relay._bounded.bounded_completion`.
+* **R14** A start with no definitive answer (no reply, a 5xx, an answer that is not
+  the API's, or the token refused) may have been applied: the command is kept
+  (:class:`UnansweredStart`) and, on every following pass, right after the outbox,
+  re-checked (D13) and started again with the same execution id until an answer
+  comes — ``running``: it runs, once; ``cancelled``: it is not run and nothing is
+  posted; a refusal (404, 409, 400, ...): it is dropped, with a ``start-refused``
+  event. A sync that hands it out meanwhile does not start it a second time that pass.
 * **R15** A 401 or 403 on any relay call (the desktop token refused) ends the pass
   there: nothing more is sent until the next pass, so a refused token costs at most
   one sync a pass; the outbox keeps what was not delivered, and a ``token-refused``
@@ -58,7 +65,16 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload, runtime_checkable
+from typing import (
+    Any,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeGuard,
+    TypeVar,
+    overload,
+    runtime_checkable,
+)
 
 from pytest_osfoundry._checks import (
     check_flag,
@@ -95,6 +111,7 @@ __all__ = [
     "PassReason",
     "PassRecord",
     "RelayEvent",
+    "UnansweredStart",
     "check_offline_mode",
 ]
 
@@ -191,6 +208,28 @@ class RelayEvent(NamedTuple):
     command_id: str | None = None
     detail: str = ""
     error: OsfClientError | None = None
+
+
+class UnansweredStart(NamedTuple):
+    """R14: a start sent with no definitive answer, kept to be asked again next pass."""
+
+    project_id: str
+    command: Mapping[str, Any]
+    execution_id: str
+
+
+def start_unanswered(err: OsfClientError) -> bool:
+    """R14: whether a start that raised ``err`` may have been applied and must be asked
+    again: no reply, a 5xx, a body that is not the API's, or the token refused (R15:
+    asked again once it is accepted). Any other refusal (404, 409, 400, ...) is final."""
+    if isinstance(err, HttpStatusError):
+        return err.status >= 500 or token_refused(err)
+    return True
+
+
+def token_refused(err: OsfClientError) -> TypeGuard[HttpStatusError]:
+    """R15: whether ``err`` is the desktop token refused (a 401 or 403)."""
+    return isinstance(err, HttpStatusError) and err.status in TOKEN_REFUSED
 
 
 @dataclass
@@ -315,6 +354,9 @@ class FakeRelay:
         self.current: str | None = None
         self.current_run: StartedRun | None = None
         """The engine's handle of the run in :attr:`current` (``None`` between runs)."""
+        self.unanswered: dict[str, UnansweredStart] = {}
+        """R14: the starts with no definitive answer yet, by command id, oldest first
+        (asked again each pass until answered)."""
         self._listeners: list[Callable[[RelayEvent], None]] = []
 
     def on_event(self, listener: Callable[[RelayEvent], None]) -> None:
@@ -494,6 +536,10 @@ class FakeRelay:
         self._refused = False
         try:
             self._flush_outbox()
+            for lost in list(self.unanswered.values()):
+                if not (self.running and self.online) or self._refused:
+                    break
+                yield from self._handle(lost.project_id, lost.command)
             for project_id, share in list(self._shares.items()):
                 if not share.enabled:
                     continue
@@ -509,6 +555,10 @@ class FakeRelay:
                 for command in commands:
                     if not (self.running and self.online) or self._refused:
                         break
+                    command_id = command.get("command_id") if isinstance(command, Mapping) else None
+                    if isinstance(command_id, str) and command_id in self.unanswered:
+                        self._event("skipped", command_id, "its start was asked again this pass")
+                        continue
                     yield from self._handle(project_id, command)
         finally:
             self._busy = False
@@ -529,8 +579,12 @@ class FakeRelay:
         if self.outbox is not None and any(cid == command_id for cid, _ in self.outbox.items()):
             self._event("skipped", command_id, "its completion waits in the outbox")
             return
-        execution_id = f"exec_{uuid4_hex(self._rng.getrandbits(128))}"
+        lost = self.unanswered.get(command_id)
+        execution_id = (
+            lost.execution_id if lost else f"exec_{uuid4_hex(self._rng.getrandbits(128))}"
+        )
         if not self._still_shared(project_id, command):
+            self.unanswered.pop(command_id, None)
             self._event("recheck-cancelled", command_id, NO_LONGER_SHARED)
             self._complete(
                 command_id,
@@ -542,9 +596,15 @@ class FakeRelay:
         try:
             status = self.client.start(command_id, execution_id)
         except OsfClientError as err:
-            self._event("start-failed", command_id, str(err))
+            if not start_unanswered(err):
+                self.unanswered.pop(command_id, None)
+                self._event("start-refused", command_id, f"{err}: the command is dropped")
+                return
+            self.unanswered[command_id] = UnansweredStart(project_id, command, execution_id)
+            self._event("start-unanswered", command_id, f"{err}: asked again next pass")
             self._token_refused(err)
             return
+        self.unanswered.pop(command_id, None)
         if status != RUNNING:
             self._event("not-started", command_id, f"server answered {status!r}")
             return
@@ -654,7 +714,7 @@ class FakeRelay:
         """R15: whether ``err`` is the desktop token refused (401, 403). If so the pass
         sends nothing more (:attr:`_refused`), and the first refusal of the pass is
         logged as a ``token-refused`` event."""
-        if not (isinstance(err, HttpStatusError) and err.status in TOKEN_REFUSED):
+        if not token_refused(err):
             return False
         if not self._refused:
             self._refused = True

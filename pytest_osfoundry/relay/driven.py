@@ -29,12 +29,19 @@ from typing import Any
 
 from pytest_osfoundry._masking import mask_token
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
-from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry.client._errors import OsfClientError
 from pytest_osfoundry.client._http_transport import HttpTransport
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.clock import ProcessGen, RealClock
 from pytest_osfoundry.relay._cli import log_to_stderr
-from pytest_osfoundry.relay._desktop import FakeRelay, PassRecord, ProjectShare, session_dict
+from pytest_osfoundry.relay._desktop import (
+    FakeRelay,
+    PassRecord,
+    ProjectShare,
+    session_dict,
+    start_unanswered,
+    token_refused,
+)
 from pytest_osfoundry.relay._driver_seams import (
     DriverClient,
     DriverEngine,
@@ -43,10 +50,21 @@ from pytest_osfoundry.relay._driver_seams import (
 )
 from pytest_osfoundry.relay._outbox import FileOutbox, Outbox
 
-__all__ = ["DrivenRelay", "EnvError", "StartRetrying", "main", "read_env", "shares_from"]
+__all__ = [
+    "START_ATTEMPTS",
+    "DrivenRelay",
+    "EnvError",
+    "StartRetrying",
+    "main",
+    "read_env",
+    "shares_from",
+]
 
 REQUIRED = ("OSF_RELAY_URL", "OSF_DESKTOP_TOKEN", "OSF_RELAY_DRIVER", "OSF_RELAY_STATE_DIR")
 log = logging.getLogger("pytest_osfoundry.relay.driven")
+
+START_ATTEMPTS = 3
+"""R14: how many times in a row a pass sends a start that has no answer."""
 
 
 class EnvError(ValueError):
@@ -96,14 +114,17 @@ def shares_from(sharing: Mapping[str, Any]) -> dict[str, ProjectShare]:
 
 
 class StartRetrying:
-    """A relay client whose start is retried, same execution id, when its reply is lost.
+    """A relay client whose start is sent again at once, same execution id, while it has
+    no answer (no reply, a 5xx), up to ``attempts`` times in all.
 
-    R9 from the relay's side: the server may have applied a start whose answer never
-    came back; asking again is safe (it answers ``running`` again) and is the only way
-    the run does not stay ``running`` for ever. Every other call is the inner client's.
+    R14 from the relay's side: the server may have applied a start whose answer never
+    came back; asking again is safe (it answers ``running`` again). A refused token is
+    not retried (R15). When every try of a pass is lost, the relay keeps the start and
+    asks again next pass (:class:`~pytest_osfoundry.relay.FakeRelay`). Every other call
+    is the inner client's.
     """
 
-    def __init__(self, inner: RelayClient, attempts: int = 3) -> None:
+    def __init__(self, inner: RelayClient, attempts: int = START_ATTEMPTS) -> None:
         self.inner = inner
         self.attempts = attempts
 
@@ -112,12 +133,14 @@ class StartRetrying:
         return self.inner.sync(project_id, sessions)
 
     def start(self, command_id: str, execution_id: str) -> str:
-        """The inner start, asked again (up to ``attempts`` in all) while its reply is lost."""
+        """The inner start, asked again (up to ``attempts`` in all) while it has no answer."""
         for _ in range(self.attempts - 1):
             try:
                 return self.inner.start(command_id, execution_id)
-            except ReplyLost as err:
-                log.info("start-reply-lost %s %s: asking again", command_id, err)
+            except OsfClientError as err:
+                if not start_unanswered(err) or token_refused(err):
+                    raise
+                log.info("start-unanswered %s %s: asking again", command_id, err)
         return self.inner.start(command_id, execution_id)
 
     def control(self, command_id: str) -> dict[str, Any]:

@@ -415,6 +415,16 @@ class WrongChannel(DrivenRelay):
         setattr(engine, "start", wrong)  # noqa: B010
 
 
+# ---------------------------------------------------------------- R14
+class GivesUpLostStart(DrivenRelay):
+    """Sends a start up to 3 times in a row while it has no answer, then gives the
+    command up (both kit relays before issue 43's R14 fix)."""
+
+    def _handle(self, project_id: str, command: Mapping[str, Any]) -> ProcessGen:
+        yield from super()._handle(project_id, command)
+        self.unanswered.clear()
+
+
 # ---------------------------------------------------------------- R15
 class _Hammering:
     """A relay client that retries a 401 at once, up to 1,000 times."""
@@ -554,6 +564,7 @@ BROKEN: dict[str, Patch] = {
     "ignores-interval": _plain(IgnoresInterval),
     "ignores-control-poll": _plain(IgnoresControlPoll),
     "wrong-channel": _plain(WrongChannel),
+    "gives-up-lost-start": _plain(GivesUpLostStart),
     "hammers-refused-token": _plain(HammersRefusedToken),
 }
 
@@ -632,6 +643,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "ignores-interval": {"D11-relay-cadence"},
     "ignores-control-poll": {"D14-relay-control-cadence"},
     "wrong-channel": {"D14-relay-channel"},
+    "gives-up-lost-start": {"R14-relay-lost-start-next-pass"},
     "hammers-refused-token": {"R15-relay-refused-token"},
 }
 

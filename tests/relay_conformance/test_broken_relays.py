@@ -40,6 +40,8 @@ UNAFFECTED["python-compact"] = "D18-relay-bound-ascii"
 # Errors cut in bytes or code points pass the ASCII error's cut.
 UNAFFECTED["error-cut-bytes"] = "D18-relay-error-cut"
 UNAFFECTED["error-cut-code-points"] = "D18-relay-error-cut"
+# Three tries in a row pass a start whose answer is lost once.
+UNAFFECTED["gives-up-lost-start"] = "R14-relay-lost-start"
 
 #: The checks each legal variation must pass (those its freedom touches).
 LEGAL_CHECKS = {

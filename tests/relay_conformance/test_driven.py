@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pytest_osfoundry.client._errors import ReplyLost
+from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError, ReplyLost
 from pytest_osfoundry.relay._driver_seams import DriverError
 from pytest_osfoundry.relay.driven import EnvError, StartRetrying, read_env, shares_from
 
@@ -80,15 +80,20 @@ def test_shares_from_keeps_ticked_sessions_in_order_without_the_ticked_field():
 
 
 class _LosingStarts:
-    def __init__(self, losses: int) -> None:
+    def __init__(self, losses: int, error: OsfClientError | None = None) -> None:
         self.losses = losses
+        self.error = error or ReplyLost("no reply")
         self.calls: list[tuple[str, str]] = []
 
     def start(self, command_id: str, execution_id: str) -> str:
         self.calls.append((command_id, execution_id))
         if len(self.calls) <= self.losses:
-            raise ReplyLost("no reply")
+            raise self.error
         return "running"
+
+
+def _status(code: int) -> HttpStatusError:
+    return HttpStatusError(code, {}, b"{}", url="http://127.0.0.1/start")
 
 
 def test_a_lost_start_is_asked_again_with_the_same_execution_id():
@@ -98,3 +103,16 @@ def test_a_lost_start_is_asked_again_with_the_same_execution_id():
     assert inner.calls == [("c1", "exec_1")] * 3
     with pytest.raises(ReplyLost):
         StartRetrying(_LosingStarts(losses=3)).start("c1", "exec_1")  # type: ignore[arg-type]
+
+
+def test_a_start_answered_5xx_is_asked_again_a_refusal_is_not():
+    """A 5xx may hide an applied start, as a lost reply does; a 401 is the token refused
+    (R15: nothing more this pass), a 404 or 409 a final answer."""
+    answered = _LosingStarts(losses=2, error=_status(503))
+    assert StartRetrying(answered).start("c1", "exec_1") == "running"  # type: ignore[arg-type]
+    assert len(answered.calls) == 3
+    for code in (401, 403, 404, 409):
+        refused = _LosingStarts(losses=1, error=_status(code))
+        with pytest.raises(HttpStatusError):
+            StartRetrying(refused).start("c1", "exec_1")  # type: ignore[arg-type]
+        assert len(refused.calls) == 1, code

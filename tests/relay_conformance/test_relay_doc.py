@@ -34,6 +34,7 @@ from pytest_osfoundry.conformance.relay._harness import (
     READY_SECONDS,
 )
 from pytest_osfoundry.relay._bounded import bounded_completion
+from pytest_osfoundry.relay.driven import START_ATTEMPTS
 from tests.relay_node._node import NO_NODE, NODES
 from tests.server.osf_server_kit import GS1, RELAY, Srv, session
 
@@ -330,6 +331,14 @@ def test_the_python_figure_the_doc_quotes_for_its_last_vector() -> None:
 )
 def test_the_figures_the_doc_quotes_are_the_suites(phrase: str) -> None:
     assert phrase in " ".join(DOC.split())
+
+
+def test_the_lost_start_tries_the_doc_gives_are_both_relays() -> None:
+    """R14: "up to N times in a row" a pass, N the kit relay's and the Node example's."""
+    node = (ROOT / "examples" / "relay-node" / "relay.mjs").read_text(encoding="utf-8")
+    declared = re.search(r"export const START_ATTEMPTS = (\d+);", node)
+    assert declared is not None and int(declared.group(1)) == START_ATTEMPTS
+    assert f"up to {START_ATTEMPTS} times in a row" in " ".join(DOC.split())
 
 
 def test_the_doc_names_the_node_example_as_the_relay_to_copy() -> None:
