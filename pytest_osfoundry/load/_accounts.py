@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from pytest_osfoundry.client._exchange import MIN_SECRET
+from pytest_osfoundry._masking import MIN_SECRET
 
 __all__ = ["Account", "AccountsError", "Handout", "Target", "read_target", "write_target"]
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osfoundry._masking import mask_url
 from pytest_osfoundry.client import McpClient, RelayClient
 from pytest_osfoundry.client._errors import (
     HttpStatusError,
@@ -38,7 +39,6 @@ from pytest_osfoundry.client._errors import (
     ReplyLost,
     ToolError,
 )
-from pytest_osfoundry.client._exchange import mask_url
 from pytest_osfoundry.client._transport import Transport
 from pytest_osfoundry.engine._sessions import make_sessions
 from pytest_osfoundry.load._accounts import Target
