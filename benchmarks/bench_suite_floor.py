@@ -50,7 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_latency import _CREDS, far_server, run_suite
 
-from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance.suite._options import Settings
 
 DEFAULT_CONCURRENCY = Settings().osf_concurrency
 """``--osf-concurrency``'s default, which every run here uses unless told another."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_osfoundry import SPEC_REVISION
-from pytest_osfoundry.conformance._registry import AREAS, RULES, CheckInfo, all_checks
+from pytest_osfoundry.conformance.suite._registry import AREAS, RULES, CheckInfo, all_checks
 
 __all__ = ["main", "render_rules_doc"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import CheckInfo
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 
 VARIANTS_MODULE = "tests.conformance.variants"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import (
+from pytest_osfoundry.conformance.suite._registry import (
     CheckInfo,
     _check_modules,
     all_checks,
@@ -183,7 +183,7 @@ def test_checks_that_send_nothing_themselves_declare_shared_evidence() -> None:
 
 
 def test_shared_evidence_is_declared_with_the_check() -> None:
-    from pytest_osfoundry.conformance._registry import check
+    from pytest_osfoundry.conformance.suite._registry import check
 
     def judge(osf_conf: object) -> None:
         """A check body (never run)."""
@@ -297,7 +297,7 @@ def test_no_other_sync_overlaps_a_list_changing_sync(
 
 _COUNT_CONTEXTS = """
 import pytest
-from pytest_osfoundry.conformance import _harness
+from pytest_osfoundry.conformance.server import _harness
 
 made = []
 _init = _harness.Conformance.__init__

@@ -15,7 +15,7 @@ import ast
 import re
 from pathlib import Path
 
-from pytest_osfoundry.conformance._registry import all_checks
+from pytest_osfoundry.conformance.suite._registry import all_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 MACHINERY = sorted((ROOT / "pytest_osfoundry").rglob("*.py"))
@@ -25,14 +25,14 @@ _ID_START = re.compile(r"[DR][0-9]{1,2}-")
 #: Where the kit's code may name a rule-book check id, and why: none of them lists
 #: the checks (a new check adds nothing here).
 NAMED_ON_PURPOSE = {
-    ("pytest_osfoundry/conformance/_baseline.py", "D6-get-other-agent"): "an example id",
+    ("pytest_osfoundry/conformance/reporting/_baseline.py", "D6-get-other-agent"): "an example id",
     ("pytest_osfoundry/conformance/rulesdoc.py", "D6-get-other-agent"): "an example id",
     ("pytest_osfoundry/conformance/rulesdoc.py", "D4-empty-before-share"): "the page's prose",
     ("pytest_osfoundry/conformance/rulesdoc.py", "R3-project-not-connected"): "the page's prose",
     ("pytest_osfoundry/conformance/rulesdoc.py", "R3-session-other-account"): "the page's prose",
     ("pytest_osfoundry/conformance/rulesdoc.py", "R13-other-owner-404"): "the page's prose",
     ("pytest_osfoundry/conformance/rulesdoc.py", "R12-other-owner-sync"): "the page's prose",
-    ("pytest_osfoundry/conformance/_checkids.py", "R14-relay-lost-start"): "a renamed check",
+    ("pytest_osfoundry/conformance/suite/_checkids.py", "R14-relay-lost-start"): "a renamed check",
 }
 
 

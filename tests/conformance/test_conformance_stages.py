@@ -15,11 +15,11 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance._crowding import InFlight
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import CheckInfo, check
-from pytest_osfoundry.conformance._stages import Interrupted, Stages, no_stage
+from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
+from pytest_osfoundry.conformance.scheduling._in_flight import InFlight
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stages, no_stage
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
 from tests.conformance.osf_conformance_kit import made_info
 
 

@@ -2,7 +2,7 @@
 
 The holders of the shared session list first (``holds_list``), then the long chains of
 requests (``long_chain``), then the rest in collection order
-(:func:`~pytest_osfoundry.conformance._concurrent.start_order`). A declaration is kept
+(:func:`~pytest_osfoundry.conformance.scheduling._runner.start_order`). A declaration is kept
 true by the check itself (``holds_list``: the list may be held only so declared, and a
 declared check that never holds fails) or, for ``long_chain``, by a serial run against
 the reference server here.
@@ -16,12 +16,12 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance._concurrent import Phases
-from pytest_osfoundry.conformance._desktop import Desktop
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import CheckInfo, all_checks
-from pytest_osfoundry.conformance._stages import no_stage
+from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
+from pytest_osfoundry.conformance.scheduling._runner import Phases
+from pytest_osfoundry.conformance.scheduling._waits import no_stage
+from pytest_osfoundry.conformance.server._desktop import Desktop
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, all_checks
 from tests.conformance.osf_conformance_kit import SuiteRun, made_info
 
 LONG = 7

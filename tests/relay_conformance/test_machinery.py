@@ -14,24 +14,24 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._baseline import parse_baseline
-from pytest_osfoundry.conformance._checkids import (
-    RENAMED_CHECKS,
-    current_check_id,
-    former_check_ids,
+from pytest_osfoundry.conformance.command._process import (
+    RelayCommandError,
+    RelayProcess,
+    split_command,
 )
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._registry import all_checks, find_check
 from pytest_osfoundry.conformance.relay import RelaySuite
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
 from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
-from pytest_osfoundry.conformance.relay._process import (
-    RelayCommandError,
-    RelayProcess,
-    split_command,
+from pytest_osfoundry.conformance.reporting._baseline import parse_baseline
+from pytest_osfoundry.conformance.suite._checkids import (
+    RENAMED_CHECKS,
+    current_check_id,
+    former_check_ids,
 )
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.suite._registry import all_checks, find_check
 from pytest_osfoundry.http import DropConnection, Request
 from pytest_osfoundry.server import ReferenceServer
 

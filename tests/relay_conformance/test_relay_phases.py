@@ -11,9 +11,9 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 from tests.conformance.osf_conformance_kit import made_info
 
 

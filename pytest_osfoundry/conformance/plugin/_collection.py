@@ -1,7 +1,7 @@
 """Collecting the rule book: its modules under their one name, each check one item.
 
 * :class:`CheckModule` imports a check module by the name
-  :func:`~pytest_osfoundry.conformance._layout.check_module_name` gives (never by
+  :func:`~pytest_osfoundry.conformance.suite._layout.check_module_name` gives (never by
   path), and the rule book's folders are plain folders, not packages.
 * :class:`CheckItem` is one check named by its check id; a failed check prints its
   line and message, no traceback (:class:`CheckFailureRepr`).
@@ -21,11 +21,15 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._checkids import former_check_ids
-from pytest_osfoundry.conformance._harness import CheckFailure
-from pytest_osfoundry.conformance._layout import check_module_name, rulebook_dir, where_installed
-from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._stash import BASELINE, COLLECTED, run_settings
+from pytest_osfoundry.conformance.plugin._stash import BASELINE, COLLECTED, run_settings
+from pytest_osfoundry.conformance.server._harness import CheckFailure
+from pytest_osfoundry.conformance.suite._checkids import former_check_ids
+from pytest_osfoundry.conformance.suite._layout import (
+    check_module_name,
+    rulebook_dir,
+    where_installed,
+)
+from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = [
     "CheckFailureRepr",
@@ -44,7 +48,7 @@ class CheckModule(pytest.Module):
 
     pytest would name ``conformance/checks/test_access.py`` of a checkout after the
     folders above it (``conformance.checks.test_access``), a second copy of the
-    module; :func:`~pytest_osfoundry.conformance._layout.check_module_name` gives
+    module; :func:`~pytest_osfoundry.conformance.suite._layout.check_module_name` gives
     the name the registry knows it by.
     """
 
@@ -102,7 +106,7 @@ def pytest_pycollect_makemodule(
 class CheckItem(pytest.Function):
     """A conformance check: one test item named by its check id.
 
-    A :class:`~pytest_osfoundry.conformance._harness.CheckFailure` is shown with short
+    A :class:`~pytest_osfoundry.conformance.server._harness.CheckFailure` is shown with short
     tracebacks (unless ``--tb`` says otherwise): the check's line and its message.
     """
 
@@ -165,7 +169,7 @@ def pytest_pycollect_makeitem(
     collector: pytest.Module | pytest.Class, name: str, obj: object
 ) -> list[pytest.Function] | None:
     """Collect each check as one item named by its check id (``-k`` also matches the
-    ids it had before, :data:`~pytest_osfoundry.conformance._checkids.RENAMED_CHECKS`)."""
+    ids it had before, :data:`~pytest_osfoundry.conformance.suite._checkids.RENAMED_CHECKS`)."""
     info = check_info(obj)
     if info is None or not callable(obj):
         return None

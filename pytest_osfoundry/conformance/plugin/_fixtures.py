@@ -1,8 +1,8 @@
 """The suite's fixtures: ``osf_target`` (the target, once per process) and ``osf_conf``.
 
-``osf_conf`` is a fresh :class:`~pytest_osfoundry.conformance._harness.Conformance`
+``osf_conf`` is a fresh :class:`~pytest_osfoundry.conformance.server._harness.Conformance`
 for the check being run, closed after it; :func:`new_context` makes the same for a
-concurrent pre-run (:mod:`~pytest_osfoundry.conformance._concurrent`), and
+concurrent pre-run (:mod:`~pytest_osfoundry.conformance.scheduling._runner`), and
 :func:`attach_context` reports a pre-run's context as the check's own.
 """
 
@@ -13,14 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
-from pytest_osfoundry.conformance._eras import settled_revision
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._liveness import liveness_of, stop_if_gone
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._stages import Interrupted
-from pytest_osfoundry.conformance._stash import (
+from pytest_osfoundry.conformance.plugin._stash import (
     CONF,
     PREFLIGHTED,
     SECRETS,
@@ -28,7 +21,14 @@ from pytest_osfoundry.conformance._stash import (
     WATCHER,
     run_settings,
 )
-from pytest_osfoundry.conformance._target import Target, TargetError, probe, resolve_target
+from pytest_osfoundry.conformance.scheduling._runner import RUNNER_PLUGIN, ConcurrentRunner
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.server._eras import settled_revision
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.server._liveness import liveness_of, stop_if_gone
+from pytest_osfoundry.conformance.server._target import Target, TargetError, probe, resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = ["attach_context", "new_context", "osf_conf", "osf_target"]
 

@@ -7,7 +7,7 @@ level, outcome, one-line message, request count and (when it failed) the failing
 exchange, which xdist ships to the controller. Under ``--osf-strict`` a check that
 could not run fails. A check a stopped run never reached shows nothing in the
 terminal (:func:`pytest_report_teststatus`). :class:`ResultsGatherer` folds every
-report into the run's :class:`~pytest_osfoundry.conformance._report.Results`.
+report into the run's :class:`~pytest_osfoundry.conformance.reporting._results.Results`.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
-from pytest_osfoundry.conformance._eras import NOT_SERVED
-from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
-from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._relay_evidence import (
+from pytest_osfoundry.conformance.plugin._stash import CONF, SECRETS, run_settings
+from pytest_osfoundry.conformance.relay._evidence import (
     RELAY_CONF,
     relay_evidence,
     relay_lines,
     stderr_lines,
 )
-from pytest_osfoundry.conformance._report import Results
-from pytest_osfoundry.conformance._stash import CONF, SECRETS, run_settings
+from pytest_osfoundry.conformance.reporting._outcome import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.reporting._results import Results
+from pytest_osfoundry.conformance.server._eras import NOT_SERVED
+from pytest_osfoundry.conformance.server._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance.suite._registry import check_info
 
 if TYPE_CHECKING:
     from pytest_osfoundry.conformance.relay._harness import RelayConformance

@@ -1,6 +1,6 @@
 """The relay suite's pytest hooks: ``--osf-relay-command`` points pytest at the relay checks.
 
-Registered beside the suite's own hooks (:mod:`pytest_osfoundry.conformance._plugin`,
+Registered beside the suite's own hooks (:mod:`pytest_osfoundry.conformance.plugin._setup`,
 which collects, masks and reports every check, relay checks included: levels,
 baseline, strict, JSON / Markdown / JUnit). This module adds what is the relay
 suite's alone:
@@ -9,14 +9,14 @@ suite's alone:
   book's ``relay/`` folder;
 * the preflight (:mod:`~pytest_osfoundry.conformance.relay._preflight`): a problem
   is one ``ERROR:`` line and exit status 4, the reports written all the same
-  (:func:`~pytest_osfoundry.conformance._finish.refuse`, as the server suite's);
+  (:func:`~pytest_osfoundry.conformance.plugin._sessionfinish.refuse`, as the server suite's);
 * the real-time checks are deselected unless ``--osf-relay-realtime``;
 * the fixtures ``osf_relay`` (the run's :class:`RelaySuite`) and ``osf_relay_conf``
   (one :class:`RelayConformance` per check, its relay stopped after);
 * a relay check's report tells of what its relay had done when the check ended, every
   part of it alike; with ``--osf-relay-record=DIR``, every relay check's record in
   ``DIR/<check id>.json``, passed or failed
-  (:func:`~pytest_osfoundry.conformance._relay_evidence.relay_record`);
+  (:func:`~pytest_osfoundry.conformance.relay._evidence.relay_record`);
 * Ctrl-C kills every relay and wakes every check's wait at once
   (:meth:`RelaySuite.interrupt`); at the end, no relay process is left (their process
   groups are killed) and no check's door stays open.
@@ -33,22 +33,22 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance._ending import INTERRUPTED, REFUSED
-from pytest_osfoundry.conformance._finish import refuse
-from pytest_osfoundry.conformance._layout import RELAY_CHECKS, checks_dir
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._relay_evidence import (
+from pytest_osfoundry.conformance.command._process import RelayCommandError, kill_all, split_command
+from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
+from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
+from pytest_osfoundry.conformance.relay._evidence import (
     RELAY_CONF,
     relay_record,
     write_relay_record,
 )
-from pytest_osfoundry.conformance._stages import Interrupted
-from pytest_osfoundry.conformance._stash import SECRETS, SUITE_PATHS, WATCHER
-from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
 from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
-from pytest_osfoundry.conformance.relay._process import RelayCommandError, kill_all, split_command
+from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.suite._layout import RELAY_CHECKS, checks_dir
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = [
     "REALTIME_OPT_IN",

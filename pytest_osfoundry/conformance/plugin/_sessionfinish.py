@@ -5,7 +5,7 @@ they end:
 
 * :func:`pytest_sessionfinish` (before pytest's JUnit writer) reports every collected
   check that never reported, makes the exit status and the report's ``ok`` agree
-  (:mod:`~pytest_osfoundry.conformance._ending`; a stale baseline entry or a stopped
+  (:mod:`~pytest_osfoundry.conformance.reporting._outcome`; a stale baseline entry or a stopped
   run fails it) and writes the JSON, Markdown and baseline files.
 * :func:`refuse` ends a run refused before any check (a bad option, a bad target or
   relay command, a refused preflight, Ctrl-C during the preflight): pytest calls no
@@ -27,26 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.conformance._baseline import Baseline
-from pytest_osfoundry.conformance._crowding import summary_line
-from pytest_osfoundry.conformance._ending import (
-    Unrun,
-    exit_reason,
-    planned_checks,
-    stop_reason,
-    unrun_reports,
-)
-from pytest_osfoundry.conformance._eras import describe_protocol
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._outputs import writable_path_problem
-from pytest_osfoundry.conformance._registry import all_checks
-from pytest_osfoundry.conformance._report import (
-    Results,
-    Summary,
-    report_document,
-    terminal_lines,
-)
-from pytest_osfoundry.conformance._stash import (
+from pytest_osfoundry.conformance.plugin._stash import (
     BASELINE,
     COLLECTED,
     RESULTS,
@@ -58,8 +39,27 @@ from pytest_osfoundry.conformance._stash import (
     is_worker,
     run_settings,
 )
-from pytest_osfoundry.conformance._target import describe_target
-from pytest_osfoundry.conformance._writing import write_junit, write_reports
+from pytest_osfoundry.conformance.reporting._baseline import Baseline
+from pytest_osfoundry.conformance.reporting._outcome import (
+    Unrun,
+    exit_reason,
+    planned_checks,
+    stop_reason,
+    unrun_reports,
+)
+from pytest_osfoundry.conformance.reporting._output_paths import writable_path_problem
+from pytest_osfoundry.conformance.reporting._results import (
+    Results,
+    Summary,
+    report_document,
+    terminal_lines,
+)
+from pytest_osfoundry.conformance.reporting._writers import write_junit, write_reports
+from pytest_osfoundry.conformance.scheduling._in_flight import summary_line
+from pytest_osfoundry.conformance.server._eras import describe_protocol
+from pytest_osfoundry.conformance.server._target import describe_target
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import all_checks
 
 __all__ = ["pytest_sessionfinish", "pytest_terminal_summary", "pytest_testnodedown", "refuse"]
 
@@ -119,7 +119,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     First (before pytest's JUnit writer) every check that never reported is reported
     skipped with the reason the run stopped; then the exit status and the report's
-    ``ok`` are made to agree (:mod:`~pytest_osfoundry.conformance._ending`): a stale
+    ``ok`` are made to agree (:mod:`~pytest_osfoundry.conformance.reporting._outcome`): a stale
     baseline entry or a stopped run fails it. On an xdist worker, only hand the
     controller the revisions settled there. A collect-only run reports nothing.
     """
@@ -163,11 +163,11 @@ def refuse(
     """Write every report a run refused before any check asks for, and its JUnit XML.
 
     Each check the run would have made
-    (:func:`~pytest_osfoundry.conformance._ending.planned_checks`) is listed as not
+    (:func:`~pytest_osfoundry.conformance.reporting._outcome.planned_checks`) is listed as not
     run with ``reason``; ``ok`` is false and the
     exit status ``exit_status`` (the usage error's 4, or 2 for Ctrl-C). ``settings``
     are the run's, or -- when an option itself was refused -- whatever can be read
-    (:meth:`~pytest_osfoundry.conformance._options.Settings.readable`). No baseline is
+    (:meth:`~pytest_osfoundry.conformance.suite._options.Settings.readable`). No baseline is
     written (nothing was checked), nor a file at a path that cannot take one. Never
     raises: the caller raises the refusal itself.
     """

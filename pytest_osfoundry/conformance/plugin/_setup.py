@@ -1,18 +1,18 @@
 """The conformance suite's pytest hooks and fixtures.
 
 :mod:`pytest_osfoundry.plugin` (the pytest11 entry point, which also registers the
-``--osf-...`` options of :mod:`~pytest_osfoundry.conformance._options`) registers this
+``--osf-...`` options of :mod:`~pytest_osfoundry.conformance.suite._options`) registers this
 module only when a run is about the suite: a target is given, or a test path lies in
 the suite's folder. Projects that use the kit for its fixtures never load it.
 
 * ``pytest --osf-target=...`` with no test paths runs the suite shipped in this
-  rule book (:mod:`pytest_osfoundry.conformance._layout`), from any folder.
+  rule book (:mod:`pytest_osfoundry.conformance.suite._layout`), from any folder.
 * Each check is collected as one item named by its check id, marked ``documented``
   or ``reconstructed``; ``--osf-level=documented`` deselects the reconstructed ones,
   opt-in checks are deselected unless enabled, and baseline entries become
   non-strict ``xfail`` markers.
 * Fixtures: ``osf_target`` (session: the resolved target, embedded server started)
-  and ``osf_conf`` (one :class:`~pytest_osfoundry.conformance._harness.Conformance`
+  and ``osf_conf`` (one :class:`~pytest_osfoundry.conformance.server._harness.Conformance`
   per check).
 * Reports: every test report of a check is masked (no credential reaches the
   terminal, JUnit XML or any file) and carries an ``osf`` attribute (id, level,
@@ -22,13 +22,13 @@ the suite's folder. Projects that use the kit for its fixtures never load it.
 
 This module holds the run's set-up (options, preflight, the header) and, as it is
 registered, registers each of the suite's other hook modules as a plugin of its own
-(:data:`HOOK_MODULES`): :mod:`~pytest_osfoundry.conformance._collection`,
-:mod:`~pytest_osfoundry.conformance._suite_fixtures`,
-:mod:`~pytest_osfoundry.conformance._makereport` and
-:mod:`~pytest_osfoundry.conformance._finish`. pytest finds each hook and fixture on
+(:data:`HOOK_MODULES`): :mod:`~pytest_osfoundry.conformance.plugin._collection`,
+:mod:`~pytest_osfoundry.conformance.plugin._fixtures`,
+:mod:`~pytest_osfoundry.conformance.plugin._makereport` and
+:mod:`~pytest_osfoundry.conformance.plugin._sessionfinish`. pytest finds each hook and fixture on
 the module that defines it; no module re-exports another's
 (``tests/test_plugin.py``). The run's state is kept under the keys of
-:mod:`~pytest_osfoundry.conformance._stash`.
+:mod:`~pytest_osfoundry.conformance.plugin._stash`.
 """
 
 from __future__ import annotations
@@ -39,19 +39,10 @@ import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance._baseline import BaselineError, read_baseline
-from pytest_osfoundry.conformance._concurrent import RUNNER_PLUGIN, ConcurrentRunner
-from pytest_osfoundry.conformance._ending import INTERRUPTED, REFUSED, EndWatcher
-from pytest_osfoundry.conformance._extra import extra_check_paths
-from pytest_osfoundry.conformance._finish import refuse
-from pytest_osfoundry.conformance._gc import freeze_collected
-from pytest_osfoundry.conformance._layout import checks_dir
-from pytest_osfoundry.conformance._makereport import ResultsGatherer
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._outputs import check_output_paths
-from pytest_osfoundry.conformance._preflight import PreflightError, preflight
-from pytest_osfoundry.conformance._report import Results
-from pytest_osfoundry.conformance._stash import (
+from pytest_osfoundry.conformance.plugin._fixtures import attach_context, new_context
+from pytest_osfoundry.conformance.plugin._makereport import ResultsGatherer
+from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+from pytest_osfoundry.conformance.plugin._stash import (
     BASELINE,
     PREFLIGHTED,
     RESULTS,
@@ -63,13 +54,22 @@ from pytest_osfoundry.conformance._stash import (
     is_worker,
     run_settings,
 )
-from pytest_osfoundry.conformance._suite_fixtures import attach_context, new_context
-from pytest_osfoundry.conformance._target import (
+from pytest_osfoundry.conformance.reporting._baseline import BaselineError, read_baseline
+from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED, EndWatcher
+from pytest_osfoundry.conformance.reporting._output_paths import check_output_paths
+from pytest_osfoundry.conformance.reporting._results import Results
+from pytest_osfoundry.conformance.scheduling._gc import freeze_collected
+from pytest_osfoundry.conformance.scheduling._runner import RUNNER_PLUGIN, ConcurrentRunner
+from pytest_osfoundry.conformance.server._preflight import PreflightError, preflight
+from pytest_osfoundry.conformance.server._target import (
     TargetError,
     describe_target,
     parse_target,
     resolve_target,
 )
+from pytest_osfoundry.conformance.suite._extra import extra_check_paths
+from pytest_osfoundry.conformance.suite._layout import checks_dir
+from pytest_osfoundry.conformance.suite._options import Settings
 
 __all__ = [
     "CHECKS_DIR",
@@ -87,10 +87,10 @@ __all__ = [
 CHECKS_DIR = checks_dir()
 
 HOOK_MODULES: dict[str, str] = {
-    "osfoundry-conformance-collection": "pytest_osfoundry.conformance._collection",
-    "osfoundry-conformance-fixtures": "pytest_osfoundry.conformance._suite_fixtures",
-    "osfoundry-conformance-makereport": "pytest_osfoundry.conformance._makereport",
-    "osfoundry-conformance-finish": "pytest_osfoundry.conformance._finish",
+    "osfoundry-conformance-collection": "pytest_osfoundry.conformance.plugin._collection",
+    "osfoundry-conformance-fixtures": "pytest_osfoundry.conformance.plugin._fixtures",
+    "osfoundry-conformance-makereport": "pytest_osfoundry.conformance.plugin._makereport",
+    "osfoundry-conformance-finish": "pytest_osfoundry.conformance.plugin._sessionfinish",
 }
 """The suite's other hook modules, each registered as a plugin of its own under its
 name here: collecting the rule book, the ``osf_target`` and ``osf_conf`` fixtures,
@@ -115,7 +115,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     A refused option (an unreadable baseline, a report path that cannot be written, a
     malformed target) ends the run here: its reports are written
-    (:func:`~pytest_osfoundry.conformance._finish.refuse`), then the usage error."""
+    (:func:`~pytest_osfoundry.conformance.plugin._sessionfinish.refuse`), then the usage error."""
     register_hook_modules(config.pluginmanager)
     settings = Settings.from_config(config)
     config.stash[SETTINGS] = settings
@@ -246,7 +246,7 @@ def _name_what_runs(config: pytest.Config) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Leave what the run keeps (modules, items) out of the collector's full passes
-    (:mod:`~pytest_osfoundry.conformance._gc`)."""
+    (:mod:`~pytest_osfoundry.conformance.scheduling._gc`)."""
     if run_settings(session.config).active:
         freeze_collected()
 

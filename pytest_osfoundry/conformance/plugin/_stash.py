@@ -1,6 +1,6 @@
 """The state one suite run keeps on pytest's config and items: every StashKey, once.
 
-The suite's hook modules (:mod:`~pytest_osfoundry.conformance._plugin` and the
+The suite's hook modules (:mod:`~pytest_osfoundry.conformance.plugin._setup` and the
 modules it gathers its hooks from) read and write the run's state only through the
 keys defined here, so a value one hook stores is the value another finds.
 :func:`run_settings` reads the ``--osf-...`` options once per run.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osfoundry.conformance._baseline import Baseline
-from pytest_osfoundry.conformance._ending import EndWatcher
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._report import Results, Summary
-from pytest_osfoundry.conformance._target import Target
+from pytest_osfoundry.conformance.reporting._baseline import Baseline
+from pytest_osfoundry.conformance.reporting._outcome import EndWatcher
+from pytest_osfoundry.conformance.reporting._results import Results, Summary
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.suite._options import Settings
 
 __all__ = [
     "BASELINE",
@@ -61,7 +61,7 @@ SETTLED_OUTPUT = "osf_settled_revisions"
 
 
 def run_settings(config: pytest.Config) -> Settings:
-    """The run's :class:`~pytest_osfoundry.conformance._options.Settings`, read once."""
+    """The run's :class:`~pytest_osfoundry.conformance.suite._options.Settings`, read once."""
     found = config.stash.get(SETTINGS, None)
     if found is None:
         found = Settings.from_config(config)

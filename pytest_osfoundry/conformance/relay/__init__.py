@@ -14,12 +14,42 @@ API of a relay check (the rule book's import nothing else of the relay suite):
 
 The decorator and everything else a check shares with the server suite are
 :mod:`pytest_osfoundry.conformance`'s.
+
+The names are imported when first used (PEP 562), as the suite's own: a server run
+imports :mod:`~pytest_osfoundry.conformance.relay._evidence` (what a relay check's
+report shows) and nothing of the relay suite's machinery.
 """
 
 from __future__ import annotations
 
-from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
-from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
-from pytest_osfoundry.conformance.relay._instrumented import Fault
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
+    from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
+    from pytest_osfoundry.conformance.relay._instrumented import Fault
+
+_LAZY: dict[str, str] = {
+    "Fault": "pytest_osfoundry.conformance.relay._instrumented",
+    "RelayConformance": "pytest_osfoundry.conformance.relay._harness",
+    "RelaySuite": "pytest_osfoundry.conformance.relay._harness",
+    "RunPlan": "pytest_osfoundry.conformance.relay._driver",
+    "RunRecord": "pytest_osfoundry.conformance.relay._driver",
+    "Timing": "pytest_osfoundry.conformance.relay._harness",
+}
+"""Each public name and the module that defines it."""
 
 __all__ = ["Fault", "RelayConformance", "RelaySuite", "RunPlan", "RunRecord", "Timing"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names above, taken from their modules (imported when first asked)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -25,8 +25,7 @@ from typing import Any
 
 from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance.command._process import RelayProcess, kill_all, split_command
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
@@ -41,7 +40,8 @@ from pytest_osfoundry.conformance.relay._instrumented import (
     Lane,
     RelayRequest,
 )
-from pytest_osfoundry.conformance.relay._process import RelayProcess, kill_all, split_command
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
 from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
@@ -143,7 +143,7 @@ class RelaySuite:
 
     def interrupt(self) -> None:
         """Ctrl-C: kill every relay at once and wake every check's wait, which raises
-        :class:`~pytest_osfoundry.conformance._stages.Interrupted` (the run is ending)."""
+        :class:`~pytest_osfoundry.conformance.scheduling._waits.Interrupted` (the run is ending)."""
         self.interrupted.set()
         kill_all()
         self.server.wake_all()

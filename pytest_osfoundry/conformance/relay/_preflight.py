@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
+from pytest_osfoundry.conformance.command._process import RelayCommandError
 from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
-from pytest_osfoundry.conformance.relay._process import RelayCommandError
 
 __all__ = ["RelayPreflightError", "relay_preflight"]
 

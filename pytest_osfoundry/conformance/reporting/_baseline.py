@@ -11,7 +11,7 @@ With ``--osf-baseline`` a listed check that fails is reported as failed *as
 expected* and does not fail the run; a listed check that passes fails the run as a
 stale entry (remove it); an unlisted failure fails the run. ``--osf-write-baseline``
 writes the checks failing now in this format. A check's former id (a check renamed,
-:data:`~pytest_osfoundry.conformance._checkids.RENAMED_CHECKS`) is read as its id now.
+:data:`~pytest_osfoundry.conformance.suite._checkids.RENAMED_CHECKS`) is read as its id now.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_osfoundry.conformance._checkids import current_check_id, is_check_id
+from pytest_osfoundry.conformance.suite._checkids import current_check_id, is_check_id
 
 __all__ = ["Baseline", "BaselineError", "decode_baseline", "read_baseline", "write_baseline"]
 

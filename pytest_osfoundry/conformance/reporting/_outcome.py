@@ -1,7 +1,7 @@
 """How a run ended, and the checks it never ran: so no report is greener than the exit code.
 
 A run can end in many ways: every check ran; some failed; the target stopped
-answering (:mod:`~pytest_osfoundry.conformance._liveness`); ``-x``/``--maxfail``;
+answering (:mod:`~pytest_osfoundry.conformance.server._liveness`); ``-x``/``--maxfail``;
 Ctrl-C; an internal error; a collection error; a refusal before any check (a bad
 option, a bad ``embedded:MODULE:FACTORY``, a refused preflight, of either suite).
 :class:`EndWatcher` (a plugin registered with the suite's) notes what pytest tells it
@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import (
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import (
     RELAY_AREA,
     CheckInfo,
     all_checks,

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._baseline import Baseline
-from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
-from pytest_osfoundry.conformance._layout import where_installed
-from pytest_osfoundry.conformance._registry import AREAS
+from pytest_osfoundry.conformance.reporting._baseline import Baseline
+from pytest_osfoundry.conformance.reporting._outcome import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.suite._layout import where_installed
+from pytest_osfoundry.conformance.suite._registry import AREAS
 
 __all__ = ["CheckResult", "Results", "Summary", "render_markdown", "write_json_report"]
 
@@ -51,7 +51,7 @@ class CheckResult:
     exchange: dict[str, Any] | None = None
     relay: dict[str, Any] | None = None
     """A failed relay check's record of what its relay sent (see
-    :mod:`~pytest_osfoundry.conformance._relay_evidence`); ``None`` otherwise."""
+    :mod:`~pytest_osfoundry.conformance.relay._evidence`); ``None`` otherwise."""
     duration: float = 0.0
     requests: int = 0
     """The HTTP requests the check sent (its clean-up excluded)."""
@@ -98,7 +98,7 @@ class Summary:
     """``(check id, reason)`` of every check that did not run, in report order."""
     stopped: str | None = None
     """Why the run stopped before its end, or why pytest does not exit 0 although no
-    check says so (:mod:`~pytest_osfoundry.conformance._ending`); ``None``: it ran to
+    check says so (:mod:`~pytest_osfoundry.conformance.reporting._outcome`); ``None``: it ran to
     its end."""
 
     @property

@@ -2,7 +2,7 @@
 for a run refused before any check, the JUnit XML pytest never writes then.
 
 A refused run (a bad option, a bad target, a refused preflight: see
-:func:`~pytest_osfoundry.conformance._finish.refuse`) ends with a usage error before
+:func:`~pytest_osfoundry.conformance.plugin._sessionfinish.refuse`) ends with a usage error before
 pytest's own JUnit writer would run; :func:`write_junit` writes that file instead,
 one errored test case per check the run would have made.
 """
@@ -14,10 +14,14 @@ from typing import Any
 from xml.etree import ElementTree
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.conformance._baseline import write_baseline
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._report import Results, render_markdown, write_json_report
-from pytest_osfoundry.conformance._target import describe_target
+from pytest_osfoundry.conformance.reporting._baseline import write_baseline
+from pytest_osfoundry.conformance.reporting._results import (
+    Results,
+    render_markdown,
+    write_json_report,
+)
+from pytest_osfoundry.conformance.server._target import describe_target
+from pytest_osfoundry.conformance.suite._options import Settings
 
 __all__ = ["write_junit", "write_reports"]
 

@@ -3,23 +3,23 @@
 The checks spend their time waiting on the network, so when the first check of a
 batch is about to run, :class:`ConcurrentRunner` runs every check still to come in
 this process in a thread pool -- each with its own fresh
-:class:`~pytest_osfoundry.conformance._harness.Conformance` context, closed after it
+:class:`~pytest_osfoundry.conformance.server._harness.Conformance` context, closed after it
 -- and stores each outcome (returned, or the exception raised, pytest's skip and fail
 outcomes included). Each item's call then *replays* its stored outcome, in pytest's
 usual order, so reports, xfail/baseline handling, ``-x``, ``-k``, ``--lf``, JUnit XML
 and the terminal summary are those of a serial run (apart from timings). Under xdist
 each worker pre-runs the items it has been given.
 
-Isolation: a check whose :class:`~pytest_osfoundry.conformance._registry.CheckInfo`
+Isolation: a check whose :class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`
 is ``exclusive`` (its evidence depends on time: a race, latencies) runs alone, once
 the concurrent ones of its batch have ended; a ``last`` one (it judges what the whole
 process received) runs after those, alongside the other ``last`` ones. Each of them
-has a thread and a :mod:`~pytest_osfoundry.conformance._stages` stage of its own from
+has a thread and a :mod:`~pytest_osfoundry.conformance.scheduling._waits` stage of its own from
 the start of the batch, so one declared ``waits_within`` does its other work
 meanwhile and waits only around the part that needs it. Every other check
-shares the fixed session list (:mod:`~pytest_osfoundry.conformance._sessions`) and
+shares the fixed session list (:mod:`~pytest_osfoundry.conformance.server._sessions`) and
 judges only its own command ids; the few that share another list hold it meanwhile
-(:mod:`~pytest_osfoundry.conformance._holds`), so they run concurrently too.
+(:mod:`~pytest_osfoundry.conformance.scheduling._shared_list`), so they run concurrently too.
 The concurrent ones start in the order their checks declare (:func:`start_order`):
 the list's holders, then the long chains, then the rest in collection order.
 
@@ -27,7 +27,7 @@ A batch ends one way whatever stops it (:func:`run_phases`, :class:`PreRunner`):
 Ctrl-C, or the target found gone, starts no further check, lets the running ones end
 for a moment, and replays the outcome of every check that ended; the rest are
 reported as not run, by the same path as a serial run's
-(:mod:`~pytest_osfoundry.conformance._ending`).
+(:mod:`~pytest_osfoundry.conformance.reporting._outcome`).
 
 ``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
 """
@@ -44,12 +44,12 @@ from typing import Any, Generic, Protocol, TypeVar
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_osfoundry.conformance._crowding import InFlight, amend
-from pytest_osfoundry.conformance._ending import INTERRUPTED, NOT_RUN_PREFIX
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._liveness import liveness_of
-from pytest_osfoundry.conformance._registry import CheckInfo, check_info
-from pytest_osfoundry.conformance._stages import Interrupted, Stage, Stages, Treatment
+from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.scheduling._in_flight import InFlight, amend
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stage, Stages, Treatment
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.server._liveness import liveness_of
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, check_info
 
 __all__ = [
     "GRACE_SECONDS",
@@ -93,7 +93,7 @@ def start_order(info: CheckInfo) -> tuple[bool, bool]:
     against a far-away server a long chain started last would keep the run waiting
     after everything else had ended (the longest-first rule of scheduling many jobs
     on a few workers). Both are the check's own declarations
-    (:class:`~pytest_osfoundry.conformance._registry.CheckInfo`), so a check brings
+    (:class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`), so a check brings
     its place with it and a project's own checks are scheduled as the rule book's.
     """
     return (not info.holds_list, not info.long_chain)
@@ -239,7 +239,7 @@ def run_phases(
     """Run ``one`` on every item of ``phases``, never more than ``workers`` at work at
     once: the concurrent ones in a pool; each exclusive and ``last`` one in a thread of
     its own from the start, where it waits at its stage
-    (:mod:`~pytest_osfoundry.conformance._stages`, a wait lets its slot go): the
+    (:mod:`~pytest_osfoundry.conformance.scheduling._waits`, a wait lets its slot go): the
     exclusive ones alone once nothing else runs, one by one, then the ``last`` ones
     alongside each other -- whole, or (those in ``phases.within``) only where their body
     says. Used by the server suite and the relay suite alike; ``name`` prefixes the
@@ -248,7 +248,7 @@ def run_phases(
     The one way a batch ends early: once ``stopping()`` names a reason (the target is
     gone), or on Ctrl-C (``on_interrupt()`` is called first: whatever the checks wait
     on lets go of them), no check starts any more, the checks waiting at a stage are
-    woken (:class:`~pytest_osfoundry.conformance._stages.Interrupted`) and those
+    woken (:class:`~pytest_osfoundry.conformance.scheduling._waits.Interrupted`) and those
     running get :data:`GRACE_SECONDS` to end. Returns the reason the batch stopped
     (``None``: every check ended); Ctrl-C is raised again once the batch stopped.
     """
@@ -316,7 +316,7 @@ def run_check(
 
     ``in_flight`` counts the checks running meanwhile: a check failing at the
     connection level while others ran gets the concurrency hint in its message
-    (:mod:`~pytest_osfoundry.conformance._crowding`); nothing is retried.
+    (:mod:`~pytest_osfoundry.conformance.scheduling._in_flight`); nothing is retried.
     """
     outcome = Outcome(conf)
     in_flight = in_flight if in_flight is not None else InFlight()
@@ -377,7 +377,7 @@ class PreRunner(Generic[_O]):
     every check that ended and replays those as usual; every other item of the run
     goes through pytest's protocol unreported (its set-up skips, so nothing of it
     runs), and the suite's end reports it as not run with the reason
-    (:mod:`~pytest_osfoundry.conformance._ending`). Once the loop has replayed what
+    (:mod:`~pytest_osfoundry.conformance.reporting._outcome`). Once the loop has replayed what
     ended, Ctrl-C is raised again (pytest's own interrupted ending follows), or a gone
     target fails the run (:meth:`after_loop`).
     """
@@ -482,7 +482,7 @@ class ConcurrentRunner(PreRunner[Outcome]):
     ``make_context(item, target)`` builds a check's fresh context; ``attach(item, conf)``
     hands the pre-run context to the reporting (exchanges, notes, request count);
     ``on_interrupt()`` is called on Ctrl-C in the middle of a batch. A target found gone
-    (:mod:`~pytest_osfoundry.conformance._liveness`) stops the batch and, after the
+    (:mod:`~pytest_osfoundry.conformance.server._liveness`) stops the batch and, after the
     loop, the run.
     """
 

@@ -4,7 +4,7 @@ Under ``--osf-concurrency`` the checks run alongside each other (only those whos
 evidence is timing run alone: the race of R5-concurrent-same-key and the opt-in
 timing check). A sync *replaces* the project's shared sessions (D10), and every sync
 of the other checks puts the fixed list back
-(:mod:`~pytest_osfoundry.conformance._sessions`). So a check that shares a list of its
+(:mod:`~pytest_osfoundry.conformance.server._sessions`). So a check that shares a list of its
 own (a hundred sessions, an overflow) and then reads what it shared *holds* the list
 for those few requests (``with c.desktop.changing_list():``) instead of running
 alone: meanwhile the other checks' syncs wait, and their other requests go on -- the
@@ -41,8 +41,8 @@ from typing import Literal
 
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Transport
-from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX
+from pytest_osfoundry.conformance.scheduling._per_target import kept_on
 from pytest_osfoundry.http import Response
 
 __all__ = [

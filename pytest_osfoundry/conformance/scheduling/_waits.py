@@ -146,7 +146,7 @@ class Stage:
         self.idle: Idle = nullcontext
         """What the check's waits are counted as idle by (the runner's count of checks in
         flight, once the check's body runs: see
-        :class:`~pytest_osfoundry.conformance._crowding.InFlight`)."""
+        :class:`~pytest_osfoundry.conformance.scheduling._in_flight.InFlight`)."""
         self.waited = False
         """Whether the check has waited at this stage (entered :meth:`alone` or
         returned from :meth:`after_the_rest`)."""

@@ -2,7 +2,7 @@
 
 Every method calls as the agent (``--osf-agent-token``) unless ``by`` names another
 client (``c.roles.other_agent``, ``c.roles.read_agent``, ...). Runs queued here are
-tracked (:class:`~pytest_osfoundry.conformance._runs.Runs`), so clean-up ends them
+tracked (:class:`~pytest_osfoundry.conformance.server._runs.Runs`), so clean-up ends them
 even when the check expected a refusal.
 """
 
@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_osfoundry.client import McpClient, ToolReply
-from pytest_osfoundry.conformance._desktop import Desktop
-from pytest_osfoundry.conformance._expect import Expect, short
-from pytest_osfoundry.conformance._roles import Roles
-from pytest_osfoundry.conformance._runs import Runs
-from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.conformance.server._desktop import Desktop
+from pytest_osfoundry.conformance.server._roles import Roles
+from pytest_osfoundry.conformance.server._runs import Runs
+from pytest_osfoundry.conformance.server._wire import Wire
+from pytest_osfoundry.conformance.suite._expect import Expect, short
 
 __all__ = ["Agent"]
 

@@ -16,15 +16,15 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from pytest_osfoundry.client import OsfClientError, RelayClient
-from pytest_osfoundry.conformance._expect import Expect, short
-from pytest_osfoundry.conformance._holds import Scope
-from pytest_osfoundry.conformance._registry import CheckInfo
-from pytest_osfoundry.conformance._roles import Roles
-from pytest_osfoundry.conformance._runs import Runs, new_execution_id
-from pytest_osfoundry.conformance._sessions import FIXED
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire import Wire
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX, RUNNING
+from pytest_osfoundry.conformance.scheduling._shared_list import Scope
+from pytest_osfoundry.conformance.server._roles import Roles
+from pytest_osfoundry.conformance.server._runs import Runs, new_execution_id
+from pytest_osfoundry.conformance.server._sessions import FIXED
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.server._wire import Wire
+from pytest_osfoundry.conformance.suite._expect import Expect, short
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 from pytest_osfoundry.http import Response
 
 __all__ = ["RELAY_ACTIONS", "Desktop"]
@@ -75,16 +75,17 @@ class Desktop:
     ) -> AbstractContextManager[None]:
         """Hold the project's shared session list for a block: meanwhile no other check
         of this process syncs, and with ``everything`` none sends a request whose answer
-        depends on the list (:mod:`~pytest_osfoundry.conformance._holds`). For a check
+        depends on the list
+        (:mod:`~pytest_osfoundry.conformance.scheduling._shared_list`). For a check
         that shares a list of its own and reads what it shared; leave the fixed list
         shared again. Checks whose blocks sync one and the same list (and nothing else)
         name it in ``sharing`` and hold together. A block syncing the fixed sessions
-        alone names :data:`~pytest_osfoundry.conformance._sessions.FIXED`: every other
+        alone names :data:`~pytest_osfoundry.conformance.server._sessions.FIXED`: every other
         check syncs those too, so it keeps out only the holds of other lists.
 
         Only a check declared ``@check(..., holds_list=True)`` holds the list: a
         concurrent batch starts such checks first (see
-        :class:`~pytest_osfoundry.conformance._registry.CheckInfo`).
+        :class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`).
 
         Raises:
             TypeError: the check is not declared ``holds_list=True``.

@@ -7,7 +7,7 @@ one through ``server/discover`` (or a modern ``tools/list``), the legacy ones th
 the revisions for *modern* requests, so a dual-era server need not list the legacy
 ones (``docs/choices.md``). Every probe carries the agent token when one is given: a
 server may ask for one on everything but D3's open methods, and goes through the
-target's liveness watch (:mod:`~pytest_osfoundry.conformance._liveness`): against a
+target's liveness watch (:mod:`~pytest_osfoundry.conformance.server._liveness`): against a
 silent target the probes cost one deadline and one liveness probe, not one each.
 :func:`domain_protocol` settles ``--osf-protocol``: a pinned revision is used as
 given; ``auto`` is settled the way a dual-era client does (a modern probe first,
@@ -28,9 +28,6 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
-from pytest_osfoundry.conformance._liveness import no_answer_unless_gone, watch
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire_schema import answer_of
 from pytest_osfoundry.conformance.expected import (
     LEGACY_REVISIONS,
     MCP_METHOD_HEADER,
@@ -41,6 +38,9 @@ from pytest_osfoundry.conformance.expected import (
     MODERN_REVISION,
     PROTOCOL_VERSION_HEADER,
 )
+from pytest_osfoundry.conformance.server._liveness import no_answer_unless_gone, watch
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.server._wire_schema import answer_of
 
 __all__ = [
     "MODERN",

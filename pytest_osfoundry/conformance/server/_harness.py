@@ -4,28 +4,28 @@ A check receives one :class:`Conformance` (the ``osf_conf`` fixture, ``c`` by
 convention) and works through its parts, each with one job:
 
 * ``c.roles`` -- credentials and one client per role
-  (:class:`~pytest_osfoundry.conformance._roles.Roles`): ``c.roles.agent``,
+  (:class:`~pytest_osfoundry.conformance.server._roles.Roles`): ``c.roles.agent``,
   ``c.roles.other_agent``, ``c.roles.project_id``, ``c.roles.sessions`` ...
 * ``c.agent`` -- the agents' tool calls
-  (:class:`~pytest_osfoundry.conformance._agent.Agent`): ``c.agent.queue()``,
+  (:class:`~pytest_osfoundry.conformance.server._agent.Agent`): ``c.agent.queue()``,
   ``c.agent.call(tool, args, by=...)``, ``c.agent.view(command_id)`` ...
 * ``c.desktop`` -- the owner's desktop
-  (:class:`~pytest_osfoundry.conformance._desktop.Desktop`): ``c.desktop.sync()``,
+  (:class:`~pytest_osfoundry.conformance.server._desktop.Desktop`): ``c.desktop.sync()``,
   ``start``, ``control``, ``complete``, and ``raw`` relay requests.
 * ``c.runs`` -- the runs the check queued, ended on teardown whether the check
-  passed or failed (:class:`~pytest_osfoundry.conformance._runs.Runs`).
-* ``c.expect`` -- judging (:class:`~pytest_osfoundry.conformance._expect.Expect`):
+  passed or failed (:class:`~pytest_osfoundry.conformance.server._runs.Runs`).
+* ``c.expect`` -- judging (:class:`~pytest_osfoundry.conformance.suite._expect.Expect`):
   ``c.expect(condition, message)``, ``c.expect.equal``, ``c.expect.error`` ...
 * ``c.wire`` -- raw HTTP and the record of exchanges
-  (:class:`~pytest_osfoundry.conformance._wire.Wire`): ``c.wire.http``,
+  (:class:`~pytest_osfoundry.conformance.server._wire.Wire`): ``c.wire.http``,
   ``c.wire.rpc``, ``c.wire.decisive()`` ...
 * ``c.alone()`` and ``c.after_the_rest()`` -- where a check declared
   ``waits_within`` waits for the others under ``--osf-concurrency``
-  (:mod:`~pytest_osfoundry.conformance._stages`).
+  (:mod:`~pytest_osfoundry.conformance.scheduling._waits`).
 
 The texts and figures checks assert are in
 :mod:`~pytest_osfoundry.conformance.expected`; the sessions the suite shares in
-:mod:`~pytest_osfoundry.conformance._sessions`.
+:mod:`~pytest_osfoundry.conformance.server._sessions`.
 """
 
 from __future__ import annotations
@@ -34,15 +34,15 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from pytest_osfoundry.client import Exchange
-from pytest_osfoundry.conformance._agent import Agent
-from pytest_osfoundry.conformance._desktop import Desktop
-from pytest_osfoundry.conformance._expect import CheckFailure, Expect
-from pytest_osfoundry.conformance._registry import CheckInfo
-from pytest_osfoundry.conformance._roles import Roles
-from pytest_osfoundry.conformance._runs import Runs
-from pytest_osfoundry.conformance._stages import Stage, no_stage
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.conformance.scheduling._waits import Stage, no_stage
+from pytest_osfoundry.conformance.server._agent import Agent
+from pytest_osfoundry.conformance.server._desktop import Desktop
+from pytest_osfoundry.conformance.server._roles import Roles
+from pytest_osfoundry.conformance.server._runs import Runs
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.server._wire import Wire
+from pytest_osfoundry.conformance.suite._expect import CheckFailure, Expect
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 
 __all__ = ["CheckFailure", "Conformance"]
 

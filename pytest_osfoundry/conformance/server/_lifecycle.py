@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from pytest_osfoundry.conformance._harness import Conformance
 from pytest_osfoundry.conformance.expected import RUNNING
+from pytest_osfoundry.conformance.server._harness import Conformance
 
 __all__ = ["FinishedRun", "finished_run", "started_run"]
 

@@ -18,14 +18,14 @@ within the deadline.
 The exchange whose time-out found the target gone fails its check, with a message
 saying how long the target was waited for in all (the request's deadline, then the
 probe's). Every other exchange from then on -- and each that timed out meanwhile --
-raises :class:`~pytest_osfoundry.conformance._stages.Interrupted` at once: its check
+raises :class:`~pytest_osfoundry.conformance.scheduling._waits.Interrupted` at once: its check
 did not run to an end, so it is reported as not run, not failed. Code that takes a
 failed exchange as an answer ("no answer: not served") asks
 :func:`no_answer_unless_gone` first, so the finding time-out is not swallowed. :func:`stop_if_gone`
 turns that into pytest's ``shouldfail``, so the run ends after the check in hand
 (exit status 1, the message printed once, every check not reached reported as not
-run by :mod:`~pytest_osfoundry.conformance._ending`); a concurrent batch stops the
-same way (:mod:`~pytest_osfoundry.conformance._concurrent`).
+run by :mod:`~pytest_osfoundry.conformance.reporting._outcome`); a concurrent batch stops the
+same way (:mod:`~pytest_osfoundry.conformance.scheduling._runner`).
 
 :meth:`Liveness.stop` is the other end: once the run is stopping (Ctrl-C), every
 later exchange raises ``Interrupted`` before anything is sent, so a check in the
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
-from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
 from pytest_osfoundry.http import Response
 
 __all__ = [

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from pytest_osfoundry.conformance._challenge import challenge_params
-from pytest_osfoundry.conformance._target import Target, origin_of
-from pytest_osfoundry.conformance._wire import Wire
 from pytest_osfoundry.conformance.expected import WELL_KNOWN
+from pytest_osfoundry.conformance.server._challenge import challenge_params
+from pytest_osfoundry.conformance.server._target import Target, origin_of
+from pytest_osfoundry.conformance.server._wire import Wire
 from pytest_osfoundry.http import Response
 
 __all__ = ["fetch_metadata", "metadata_urls", "path_inserted"]

@@ -44,10 +44,10 @@ from pytest_osfoundry.client import (
     Transport,
     mask_token,
 )
-from pytest_osfoundry.conformance._eras import served_revisions
-from pytest_osfoundry.conformance._stages import Interrupted
-from pytest_osfoundry.conformance._target import Target
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.server._eras import served_revisions
+from pytest_osfoundry.conformance.server._target import Target
 
 __all__ = ["PreflightError", "Role", "preflight", "roles_of"]
 
@@ -190,7 +190,7 @@ def _connect(client: McpClient) -> None:
 
 def _check_protocol(target: Target, protocol: str) -> None:
     """A pinned ``--osf-protocol`` must be one the target serves (found as the checks
-    find it, :func:`~pytest_osfoundry.conformance._eras.served_revisions`)."""
+    find it, :func:`~pytest_osfoundry.conformance.server._eras.served_revisions`)."""
     if protocol == "auto":
         return
     try:

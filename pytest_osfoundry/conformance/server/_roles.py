@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import McpClient, RelayClient
-from pytest_osfoundry.conformance._eras import domain_protocol
-from pytest_osfoundry.conformance._sessions import fixed_sessions
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire import Wire
+from pytest_osfoundry.conformance.server._eras import domain_protocol
+from pytest_osfoundry.conformance.server._sessions import fixed_sessions
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.server._wire import Wire
 
 __all__ = ["Roles"]
 
@@ -52,7 +52,8 @@ class Roles:
     # ------------------------------------------------------------------ credentials
     def need(self, name: str) -> str:
         """The credential ``name`` (a field of
-        :class:`~pytest_osfoundry.conformance._target.Credentials`); skip the check without it."""
+        :class:`~pytest_osfoundry.conformance.server._target.Credentials`); skip the
+        check without it."""
         value = getattr(self._target.creds, name)
         if not value:
             flag = _OPTION_OF[name]

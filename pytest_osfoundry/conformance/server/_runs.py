@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
-from pytest_osfoundry.conformance._roles import Roles
-from pytest_osfoundry.conformance._wire import Wire
 from pytest_osfoundry.conformance.expected import CANCELLED, TERMINAL
+from pytest_osfoundry.conformance.server._roles import Roles
+from pytest_osfoundry.conformance.server._wire import Wire
 
 __all__ = ["Runs", "new_execution_id"]
 

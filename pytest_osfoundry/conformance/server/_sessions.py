@@ -29,7 +29,7 @@ HUNDRED = "fixed+extra"
 """The ``sharing`` name of the holds whose blocks sync the fixed sessions and the extra
 ones (:func:`extra_sessions`), the largest allowed sync, and nothing else: such
 blocks of different checks hold the list together
-(:meth:`~pytest_osfoundry.conformance._desktop.Desktop.changing_list`)."""
+(:meth:`~pytest_osfoundry.conformance.server._desktop.Desktop.changing_list`)."""
 
 FIXED = "fixed"
 """The ``sharing`` name of a hold whose block syncs the fixed sessions alone -- what

@@ -36,7 +36,7 @@ from pytest_osfoundry.client import (
     mask_token,
     mask_url,
 )
-from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance.suite._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
 __all__ = [

@@ -25,11 +25,11 @@ from pytest_osfoundry.client import (
     decode_answer,
     read_answer,
 )
-from pytest_osfoundry.conformance._expect import Expect
-from pytest_osfoundry.conformance._holds import Scope, guarded
-from pytest_osfoundry.conformance._liveness import watch
-from pytest_osfoundry.conformance._target import Target
-from pytest_osfoundry.conformance._wire_schema import SchemaWatch, answer_of, ledger_of
+from pytest_osfoundry.conformance.scheduling._shared_list import Scope, guarded
+from pytest_osfoundry.conformance.server._liveness import watch
+from pytest_osfoundry.conformance.server._target import Target
+from pytest_osfoundry.conformance.server._wire_schema import SchemaWatch, answer_of, ledger_of
+from pytest_osfoundry.conformance.suite._expect import Expect
 from pytest_osfoundry.http import Response
 
 __all__ = ["CountingTransport", "Wire", "answer_of", "decode_reply"]
@@ -79,7 +79,8 @@ class Wire:
         self._counter = CountingTransport(self._guard)
         self.recorder = RecordingTransport(SchemaWatch(self._counter, ledger_of(target)), keep=40)
         """Every exchange of the check (the latest 40); each JSON-RPC answer validated
-        against MCP's schema on the way (:mod:`~pytest_osfoundry.conformance._wire_schema`)."""
+        against MCP's schema on the way
+        (:mod:`~pytest_osfoundry.conformance.server._wire_schema`)."""
         self._decisive: Exchange | None = None
         self._shown: list[Exchange] = []
 
@@ -137,7 +138,7 @@ class Wire:
     def hold(self, scope: Scope, sharing: str | None = None) -> AbstractContextManager[None]:
         """Hold ``scope`` for this check while the block runs: the other checks of this
         process send no request it excludes meanwhile, but those holding ``sharing`` the
-        same list (:mod:`~pytest_osfoundry.conformance._holds`)."""
+        same list (:mod:`~pytest_osfoundry.conformance.scheduling._shared_list`)."""
         return self._guard.hold(scope, sharing)
 
     @property

@@ -1,6 +1,7 @@
 """Every JSON-RPC answer the suite receives, checked against MCP's schema for its method.
 
-:class:`SchemaWatch` sits in each check's transport (:mod:`~pytest_osfoundry.conformance._wire`):
+:class:`SchemaWatch` sits in each check's transport
+(:mod:`~pytest_osfoundry.conformance.server._wire`):
 for every request carrying a JSON-RPC method and an id, it reads the answer (JSON, or
 the answering message of an event stream) and validates it against the definition of
 its method in the revision the request spoke (:func:`family_of`, :func:`definition_of`).
@@ -30,8 +31,8 @@ from pytest_osfoundry._mcp_schema import (
 )
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Exchange, ProtocolViolation, Transport, read_answer
-from pytest_osfoundry.conformance._kept import kept_on
 from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, MODERN_REVISION
+from pytest_osfoundry.conformance.scheduling._per_target import kept_on
 from pytest_osfoundry.http import Response
 
 #: The revisions whose schema the suite judges answers by (its own copy of the names).

@@ -2,7 +2,7 @@
 
 A check id is ``<RULE>-<slug>``. The rule book's rules are ``D<n>`` (documented)
 and ``R<n>`` (reconstructed): ``D6-get-other-agent``. A project's own rules (extra
-checks, :class:`~pytest_osfoundry.conformance._extra.ExtraRule`) live in the
+checks, :class:`~pytest_osfoundry.conformance.suite._extra.ExtraRule`) live in the
 namespace ``X-<NAME>``, upper case, so that ``-k X-ACME`` selects them and no id of
 theirs can ever collide with one of the rule book: ``X-ACME-rate-limit-header``.
 The registry, the baseline reader and the reports read ids through this module only.

@@ -26,7 +26,7 @@ from typing import Literal
 
 import pytest
 
-from pytest_osfoundry.conformance._checkids import is_extra_rule_id
+from pytest_osfoundry.conformance.suite._checkids import is_extra_rule_id
 
 __all__ = [
     "INI_OPTION",

@@ -24,14 +24,18 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_osfoundry.conformance._checkids import (
+from pytest_osfoundry.conformance.suite._checkids import (
     BOOK_RULE_ID,
     CHECK_ID,
     is_extra_rule_id,
     rule_of,
 )
-from pytest_osfoundry.conformance._extra import ExtraRule, Level, register_rule
-from pytest_osfoundry.conformance._layout import RELAY_CHECKS, check_modules, read_rulebook_file
+from pytest_osfoundry.conformance.suite._extra import ExtraRule, Level, register_rule
+from pytest_osfoundry.conformance.suite._layout import (
+    RELAY_CHECKS,
+    check_modules,
+    read_rulebook_file,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -184,7 +188,7 @@ class CheckInfo:
     whose calls must overlap each other only, latencies), never alongside others under
     ``--osf-concurrency``. A check that shares another session list than the fixed one
     is not exclusive: it holds the list meanwhile (``c.desktop.changing_list()``,
-    :mod:`~pytest_osfoundry.conformance._holds`) and runs alongside the others;
+    :mod:`~pytest_osfoundry.conformance.scheduling._shared_list`) and runs alongside the others;
     ``holds_list`` declares that it does (only such a check may hold the list, and
     under ``--osf-concurrency`` one that returns without having held it fails), and
     such checks start before the others of their batch: while one holds the list every
@@ -202,7 +206,7 @@ class CheckInfo:
     ``waits_within`` (with ``exclusive`` or ``last``) says the check itself marks the
     part that needs that: ``with c.alone():`` around what must have the target to
     itself, ``c.after_the_rest()`` before judging; the rest of it runs from the start
-    of the batch, alongside the others (:mod:`~pytest_osfoundry.conformance._stages`).
+    of the batch, alongside the others (:mod:`~pytest_osfoundry.conformance.scheduling._waits`).
     ``shared_evidence`` says the check judges evidence the suite gathers once per
     process (the target's era discovery), so it may send no request of its own: its
     ``requests`` count in the JSON report can be 0. Every other check that runs sends
@@ -275,8 +279,8 @@ def check(
     :class:`CheckInfo`).
 
     A project's own check (``X-ACME-<slug>``, see
-    :mod:`~pytest_osfoundry.conformance._extra`) passes its rule's prose as ``rule``
-    (an :class:`~pytest_osfoundry.conformance._extra.ExtraRule` of the same rule id);
+    :mod:`~pytest_osfoundry.conformance.suite._extra`) passes its rule's prose as ``rule``
+    (an :class:`~pytest_osfoundry.conformance.suite._extra.ExtraRule` of the same rule id);
     its ``spec`` is the rule's, and its level and area default to the rule's.
 
     Raises:
