@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
+from pytest_osfoundry.conformance.server import _runner as _concurrent
 from pytest_osfoundry.conformance.server._harness import Conformance
 from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
 from tests.conformance.osf_conformance_kit import made_info
@@ -42,7 +42,7 @@ def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(
             events.append(("end", item.nodeid))
         return _concurrent.Outcome(conf)
 
-    monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
     monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
     monkeypatch.setattr(_concurrent, "run_check", run_check)

@@ -15,9 +15,9 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
 from pytest_osfoundry.conformance.scheduling._in_flight import InFlight
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stages, no_stage
+from pytest_osfoundry.conformance.server import _runner as _concurrent
 from pytest_osfoundry.conformance.server._harness import Conformance
 from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
 from tests.conformance.osf_conformance_kit import made_info
@@ -50,7 +50,7 @@ def _run_batch(
         item = mock.Mock(spec=pytest.Function, nodeid=name)
         item.obj = lambda osf_conf, name=name: bodies[name](osf_conf)
         items.append(item)
-    monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
     monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
 

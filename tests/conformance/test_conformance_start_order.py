@@ -16,9 +16,9 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
 from pytest_osfoundry.conformance.scheduling._runner import Phases
 from pytest_osfoundry.conformance.scheduling._waits import no_stage
+from pytest_osfoundry.conformance.server import _runner as _concurrent
 from pytest_osfoundry.conformance.server._desktop import Desktop
 from pytest_osfoundry.conformance.server._harness import Conformance
 from pytest_osfoundry.conformance.suite._registry import CheckInfo, all_checks

@@ -52,7 +52,7 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         item.obj = body(name)
         item.stash = pytest.Stash()
         items.append(item)
-    monkeypatch.setattr(relay_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(relay_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(relay_concurrent, "_runnable", lambda item: True)
     monkeypatch.setattr(relay_concurrent, "check_info", lambda obj: infos[_name_of(obj, items)])
 

@@ -59,8 +59,8 @@ from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED
 from pytest_osfoundry.conformance.reporting._output_paths import check_output_paths
 from pytest_osfoundry.conformance.reporting._results import Results
 from pytest_osfoundry.conformance.scheduling._gc import freeze_collected
-from pytest_osfoundry.conformance.scheduling._runner import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance.server._preflight import PreflightError, preflight
+from pytest_osfoundry.conformance.server._runner import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance.server._target import (
     TargetError,
     describe_target,

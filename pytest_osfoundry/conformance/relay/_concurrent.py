@@ -25,7 +25,7 @@ import pytest
 
 from pytest_osfoundry.conformance.relay._evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
-from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, _upcoming
+from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
 from pytest_osfoundry.conformance.scheduling._waits import Stage
 from pytest_osfoundry.conformance.suite._registry import check_info
 
@@ -81,7 +81,7 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
     def _prerun(self, first: pytest.Function) -> None:
         # The items this process runs from here on (under xdist: those its worker was given).
         batch = [
-            i for i in [first, *_upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
+            i for i in [first, *upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
         ]
         phases = Phases()
         for item in batch:

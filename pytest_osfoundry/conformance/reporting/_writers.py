@@ -20,14 +20,17 @@ from pytest_osfoundry.conformance.reporting._results import (
     render_markdown,
     write_json_report,
 )
-from pytest_osfoundry.conformance.server._target import describe_target
 from pytest_osfoundry.conformance.suite._options import Settings
 
 __all__ = ["write_junit", "write_reports"]
 
 
 def write_reports(settings: Settings, document: dict[str, Any], results: Results) -> list[str]:
-    """Write the files the options ask for; one ``"what: path"`` line per file written."""
+    """Write the files the options ask for; one ``"what: path"`` line per file written.
+
+    ``document`` is the run's JSON report
+    (:func:`~pytest_osfoundry.conformance.reporting._results.report_document`): the
+    baseline's header names its ``target``, as described there (tokens masked)."""
     written: list[str] = []
     if settings.osf_report:
         write_json_report(settings.osf_report, document)
@@ -43,7 +46,7 @@ def write_reports(settings: Settings, document: dict[str, Any], results: Results
             results.failing_ids(),
             header=[
                 "osfoundry conformance baseline: known-failing check ids, one per line",
-                f"target {describe_target(settings)}, suite {__version__}, spec {SPEC_REVISION}",
+                f"target {document['target']}, suite {__version__}, spec {SPEC_REVISION}",
                 "use with --osf-baseline; comments start with '#'",
             ],
         )

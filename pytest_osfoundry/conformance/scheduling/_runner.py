@@ -1,35 +1,32 @@
-"""Running the checks concurrently in one process (``--osf-concurrency N``).
+"""Running a suite's checks concurrently in one process, the way every suite shares.
 
-The checks spend their time waiting on the network, so when the first check of a
-batch is about to run, :class:`ConcurrentRunner` runs every check still to come in
-this process in a thread pool -- each with its own fresh
-:class:`~pytest_osfoundry.conformance.server._harness.Conformance` context, closed after it
--- and stores each outcome (returned, or the exception raised, pytest's skip and fail
-outcomes included). Each item's call then *replays* its stored outcome, in pytest's
-usual order, so reports, xfail/baseline handling, ``-x``, ``-k``, ``--lf``, JUnit XML
-and the terminal summary are those of a serial run (apart from timings). Under xdist
-each worker pre-runs the items it has been given.
+The checks spend their time waiting on the network or on a process, so when the first
+check of a batch is about to run, a suite's runner (a :class:`PreRunner`: the server
+suite's :mod:`~pytest_osfoundry.conformance.server._runner`, the relay suite's
+:mod:`~pytest_osfoundry.conformance.relay._concurrent`) runs every check still to come
+in this process in a thread pool, each with its own fresh context, and stores each
+outcome (returned, or the exception raised, pytest's skip and fail outcomes included).
+Each item's call then *replays* its stored outcome, in pytest's usual order, so
+reports, xfail/baseline handling, ``-x``, ``-k``, ``--lf``, JUnit XML and the terminal
+summary are those of a serial run (apart from timings). Under xdist each worker
+pre-runs the items it has been given.
 
-Isolation: a check whose :class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`
-is ``exclusive`` (its evidence depends on time: a race, latencies) runs alone, once
-the concurrent ones of its batch have ended; a ``last`` one (it judges what the whole
-process received) runs after those, alongside the other ``last`` ones. Each of them
-has a thread and a :mod:`~pytest_osfoundry.conformance.scheduling._waits` stage of its own from
-the start of the batch, so one declared ``waits_within`` does its other work
-meanwhile and waits only around the part that needs it. Every other check
-shares the fixed session list (:mod:`~pytest_osfoundry.conformance.server._sessions`) and
-judges only its own command ids; the few that share another list hold it meanwhile
-(:mod:`~pytest_osfoundry.conformance.scheduling._shared_list`), so they run concurrently too.
-The concurrent ones start in the order their checks declare (:func:`start_order`):
-the list's holders, then the long chains, then the rest in collection order.
+Where a check runs is what it declares (``@check(..., schedule=...)``;
+:mod:`~pytest_osfoundry.conformance.scheduling._protocol`): one that must run alone
+(its evidence is time: a race, latencies) runs once the concurrent ones of its batch
+have ended; a ``last`` one (it judges what the whole process received) runs after
+those, alongside the other ``last`` ones. Each of them has a thread and a
+:mod:`~pytest_osfoundry.conformance.scheduling._waits` stage of its own from the start
+of the batch, so one that marks its own part does its other work meanwhile and waits
+only around that part. The concurrent ones start in the order their checks declare
+(:func:`start_order`): the session list's holders, then the long chains, then the rest
+in collection order.
 
 A batch ends one way whatever stops it (:func:`run_phases`, :class:`PreRunner`):
 Ctrl-C, or the target found gone, starts no further check, lets the running ones end
 for a moment, and replays the outcome of every check that ended; the rest are
 reported as not run, by the same path as a serial run's
 (:mod:`~pytest_osfoundry.conformance.reporting._outcome`).
-
-``--osf-concurrency 1`` turns this off: every check runs in pytest's own call.
 """
 
 from __future__ import annotations
@@ -39,45 +36,23 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import pytest
 from _pytest.runner import runtestprotocol
 
 from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, NOT_RUN_PREFIX
-from pytest_osfoundry.conformance.scheduling._in_flight import InFlight, amend
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stage, Stages, Treatment
-from pytest_osfoundry.conformance.server._harness import Conformance
-from pytest_osfoundry.conformance.server._liveness import liveness_of
-from pytest_osfoundry.conformance.suite._registry import CheckInfo, check_info
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 
 __all__ = [
     "GRACE_SECONDS",
-    "RUNNER_PLUGIN",
-    "ConcurrentRunner",
-    "Outcome",
     "Phases",
     "PreRunner",
-    "run_check",
     "run_phases",
     "start_order",
+    "upcoming",
 ]
-
-RUNNER_PLUGIN = "osfoundry-conformance-concurrent"
-"""The name the concurrent runner is registered under."""
-
-_FIXTURE = "osf_conf"
-
-
-@dataclass
-class Outcome:
-    """What a pre-run check did: its context, and the exception its call or its
-    context's close raised (``None``: it returned / closed cleanly)."""
-
-    conf: Conformance
-    error: BaseException | None = None
-    close_error: BaseException | None = None
-    seconds: float = 0.0
 
 
 def start_order(info: CheckInfo) -> tuple[bool, bool]:
@@ -295,68 +270,6 @@ def run_phases(
     return reason
 
 
-def _runnable(item: pytest.Item) -> CheckInfo | None:
-    """The check of ``item`` if it can be pre-run: a check taking only ``osf_conf``."""
-    if not isinstance(item, pytest.Function):
-        return None
-    info = check_info(getattr(item, "obj", None))
-    if info is None:
-        return None
-    names = tuple(item._fixtureinfo.argnames)
-    return info if names == (_FIXTURE,) else None
-
-
-def run_check(
-    item: pytest.Function,
-    conf: Conformance,
-    in_flight: InFlight | None = None,
-    concurrency: int = 1,
-) -> Outcome:
-    """Call ``item``'s check with ``conf``, then close ``conf``; the outcome, never raising.
-
-    ``in_flight`` counts the checks running meanwhile: a check failing at the
-    connection level while others ran gets the concurrency hint in its message
-    (:mod:`~pytest_osfoundry.conformance.scheduling._in_flight`); nothing is retried.
-    """
-    outcome = Outcome(conf)
-    in_flight = in_flight if in_flight is not None else InFlight()
-    start = time.perf_counter()
-    with in_flight.running():
-        try:
-            item.obj(**{_FIXTURE: conf})
-        except BaseException as err:  # stored, re-raised by the item's call
-            outcome.error = err
-            amend(err, in_flight.count - 1, concurrency)
-        else:
-            outcome.error = _undeclared(conf)
-    try:
-        conf.close()
-    except BaseException as err:  # stored, re-raised at the item's teardown
-        outcome.close_error = err
-    outcome.seconds = time.perf_counter() - start
-    return outcome
-
-
-def _undeclared(conf: Conformance) -> TypeError | None:
-    """The error of a check that returned without doing what it declared, or ``None``:
-    declared ``waits_within`` and never waited at its stage (it ran alongside the others
-    where it promised not to), or declared ``holds_list`` and never held the list (the
-    batch started it first for nothing: the declaration is stale)."""
-    info = conf.info
-    if info.waits_within and not conf.stage.waited:
-        call = "with c.alone():" if info.exclusive else "c.after_the_rest()"
-        return TypeError(
-            f"check {info.check_id} is declared waits_within=True but returned without "
-            f"{call}: it ran alongside the other checks; wait where its evidence needs it"
-        )
-    if info.holds_list and not conf.desktop.held:
-        return TypeError(
-            f"check {info.check_id} is declared holds_list=True but returned without "
-            "holding the list (with c.desktop.changing_list():); drop the declaration"
-        )
-    return None
-
-
 class _Finished(Protocol):
     """What a pre-run check left: the exceptions its call and its close raised."""
 
@@ -476,87 +389,7 @@ class PreRunner(Generic[_O]):
         """What the run learns once the loop is over (nothing, by default)."""
 
 
-class ConcurrentRunner(PreRunner[Outcome]):
-    """The pytest plugin that pre-runs the server checks of this process and replays them.
-
-    ``make_context(item, target)`` builds a check's fresh context; ``attach(item, conf)``
-    hands the pre-run context to the reporting (exchanges, notes, request count);
-    ``on_interrupt()`` is called on Ctrl-C in the middle of a batch. A target found gone
-    (:mod:`~pytest_osfoundry.conformance.server._liveness`) stops the batch and, after the
-    loop, the run.
-    """
-
-    def __init__(
-        self,
-        workers: int,
-        make_context: Callable[[pytest.Item, Any], Conformance],
-        attach: Callable[[pytest.Item, Conformance], None],
-        on_interrupt: Callable[[], None] = lambda: None,
-    ) -> None:
-        super().__init__(workers, on_interrupt)
-        self._make_context = make_context
-        self._attach = attach
-        self._in_flight = InFlight()
-        self._targets: list[Any] = []
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """Replay the stored outcome of a check (pre-running its batch first if needed)."""
-        if _runnable(pyfuncitem) is None:
-            return None
-        outcome = self._outcomes.get(pyfuncitem.nodeid)
-        if outcome is None:
-            conf = pyfuncitem.funcargs.get(_FIXTURE)
-            if not isinstance(conf, Conformance):
-                return None
-            self._prerun(pyfuncitem, conf.target)
-            outcome = self._replay_or_skip(pyfuncitem)
-        self._attach(pyfuncitem, outcome.conf)
-        if outcome.error is not None:
-            raise outcome.error
-        return True
-
-    def runs(self, item: pytest.Item) -> bool:
-        """Whether this runner runs ``item`` (and so ends the run if its target is gone)."""
-        return _runnable(item) is not None
-
-    def context_of(self, item: pytest.Item) -> Conformance | None:
-        """The context ``item``'s check ran with in the pre-run (closed already), or
-        ``None`` when it has not run yet (the batch's first) or is not pre-run."""
-        outcome = self._outcomes.get(item.nodeid)
-        return None if outcome is None else outcome.conf
-
-    def after_loop(self, session: pytest.Session) -> None:
-        """A target found gone during a batch fails the run, once what ended is reported."""
-        for target in self._targets:
-            gone = getattr(liveness_of(target), "gone", None)
-            if gone is not None and not session.shouldfail:
-                session.shouldfail = gone
-
-    # ------------------------------------------------------------------ pre-running
-    def _prerun(self, first: pytest.Function, target: Any) -> None:
-        plan = Phases(waits_within=True)
-        for item in [first, *_upcoming(first)]:
-            info = _runnable(item)
-            if info is None or item.nodeid in self._outcomes:
-                continue
-            assert isinstance(item, pytest.Function)
-            plan.add(item, info)
-        plan.longest_first()
-
-        def one(item: pytest.Function, stage: Stage) -> None:
-            conf = self._make_context(item, target)
-            stage.idle = self._in_flight.idle  # its waits from here on are not in flight
-            conf.stage = stage
-            self._keep(item, run_check(item, conf, self._in_flight, self.workers))
-
-        record = liveness_of(target)  # made once here, not raced for by the checks' threads
-        if target not in self._targets:
-            self._targets.append(target)
-        self._run(plan, one, "osf-check", lambda: getattr(record, "gone", None))
-
-
-def _upcoming(item: pytest.Item) -> Iterable[pytest.Item]:
+def upcoming(item: pytest.Item) -> Iterable[pytest.Item]:
     """The items this process will run after ``item``: the rest of the session's items,
     or under xdist the ones the worker has been handed so far."""
     session = item.session
