@@ -14,14 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance.command._process import (
-    RelayCommandError,
-    RelayProcess,
-    split_command,
-)
+from pytest_osfoundry.conformance.command._process import CommandError, CommandProcess
 from pytest_osfoundry.conformance.relay import RelaySuite
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
+from pytest_osfoundry.conformance.relay._harness import relay_argv
 from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
 from pytest_osfoundry.conformance.reporting._baseline import parse_baseline
@@ -157,17 +154,17 @@ def test_instrumented_server_keeps_requests_of_unknown_tokens_apart():
 
 # ---------------------------------------------------------------- the relay process
 def test_split_command():
-    assert split_command("embedded") == [PY, "-m", "pytest_osfoundry.relay.driven"]
-    assert split_command("node relay.js --x 'a b'") == ["node", "relay.js", "--x", "a b"]
-    with pytest.raises(RelayCommandError, match="split"):
-        split_command("node 'unclosed")
-    with pytest.raises(RelayCommandError, match="empty"):
-        split_command("   ")
+    assert relay_argv("embedded") == [PY, "-m", "pytest_osfoundry.relay.driven"]
+    assert relay_argv("node relay.js --x 'a b'") == ["node", "relay.js", "--x", "a b"]
+    with pytest.raises(CommandError, match="the relay command cannot be split"):
+        relay_argv("node 'unclosed")
+    with pytest.raises(CommandError, match="the relay command is empty"):
+        relay_argv("   ")
 
 
 def test_a_missing_command_is_named():
-    with pytest.raises(RelayCommandError, match="not found: no-such-relay-command-xyz"):
-        RelayProcess(["no-such-relay-command-xyz"], {})
+    with pytest.raises(CommandError, match="not found: no-such-relay-command-xyz"):
+        CommandProcess(["no-such-relay-command-xyz"], {}, what="the relay command")
 
 
 def _dead(pid: int) -> bool:
@@ -191,7 +188,7 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
         "print('ready', child.pid, file=sys.stderr, flush=True)\n"
         "time.sleep(60)\n"
     )
-    process = RelayProcess([PY, "-c", script], {})
+    process = CommandProcess([PY, "-c", script], {}, what="a command")
     deadline = time.monotonic() + 10
     while "ready" not in process.stderr_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -207,8 +204,11 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
 
 def test_stderr_tail_masks_the_token():
     token = "tok_" + "s3cr3t" * 5
-    process = RelayProcess(
-        [PY, "-c", f"import sys; print('token is {token}', file=sys.stderr)"], {}, secrets=[token]
+    process = CommandProcess(
+        [PY, "-c", f"import sys; print('token is {token}', file=sys.stderr)"],
+        {},
+        what="a command",
+        secrets=[token],
     )
     process.popen.wait(10)
     tail = process.stderr_tail()

@@ -1,10 +1,12 @@
-"""The relay under test as a child process: started, watched, stopped, never orphaned.
+"""An outside command under test as a child process: started, watched, stopped, never
+orphaned. The relay suite runs its relay through it (and the agent suite, an agent).
 
-:class:`RelayProcess` starts ``CMD`` split as a POSIX shell would (:func:`shlex.split`,
-no shell), in pytest's working directory, with the contract's environment, in a
-process group of its own. :meth:`RelayProcess.stop` sends SIGTERM to the group and
-SIGKILL 5 s later; :meth:`RelayProcess.kill` sends SIGKILL at once. stderr goes to a
-file: :meth:`RelayProcess.stderr_tail` gives its last lines, :meth:`RelayProcess.stderr_text`
+:func:`split_command` splits ``CMD`` as a POSIX shell would (:func:`shlex.split`, no
+shell; a suite's ``embedded`` names the kit's own program). :class:`CommandProcess`
+starts it in pytest's working directory, with the suite's contract environment, in a
+process group of its own. :meth:`CommandProcess.stop` sends SIGTERM to the group and
+SIGKILL 5 s later; :meth:`CommandProcess.kill` sends SIGKILL at once. stderr goes to a
+file: :meth:`CommandProcess.stderr_tail` gives its last lines, :meth:`CommandProcess.stderr_text`
 its text (bounded), tokens masked.
 Every process still running when the interpreter exits (Ctrl-C included) is killed
 with its group (:func:`kill_all`, registered with :mod:`atexit`).
@@ -25,54 +27,67 @@ from collections.abc import Mapping, Sequence
 
 from pytest_osfoundry.client import mask_token
 
-__all__ = ["EMBEDDED_COMMAND", "RelayCommandError", "RelayProcess", "kill_all", "split_command"]
+__all__ = ["EMBEDDED_COMMAND", "CommandError", "CommandProcess", "kill_all", "split_command"]
 
 EMBEDDED_COMMAND = "embedded"
 STOP_GRACE_SECONDS = 5.0
 STDERR_KEPT = 262_144
-"""The most of a relay's stderr (its last bytes) a check keeps for its report."""
+"""The most of a command's stderr (its last bytes) a check keeps for its report."""
 
-_LIVE: set[RelayProcess] = set()
+_LIVE: set[CommandProcess] = set()
 _LIVE_LOCK = threading.Lock()
 
 
-class RelayCommandError(Exception):
-    """The relay command cannot be split or started (the message says why)."""
+class CommandError(Exception):
+    """The command cannot be split or started (the message says why, naming the command)."""
 
 
-def split_command(command: str) -> list[str]:
-    """``CMD`` as argv: ``embedded`` is the kit's adapter under this interpreter."""
+def split_command(command: str, *, what: str, embedded_module: str) -> list[str]:
+    """``CMD`` as argv: ``embedded`` is ``python -m embedded_module`` under this
+    interpreter (the kit's own program). ``what`` names the command in an error
+    (``"the relay command"``).
+
+    Raises:
+        CommandError: ``CMD`` cannot be split as a shell would, or is empty.
+    """
     if command.strip() == EMBEDDED_COMMAND:
-        return [sys.executable, "-m", "pytest_osfoundry.relay.driven"]
+        return [sys.executable, "-m", embedded_module]
     try:
         argv = shlex.split(command)
     except ValueError as err:
-        raise RelayCommandError(
-            f"the relay command cannot be split as a shell would: {err}"
-        ) from None
+        raise CommandError(f"{what} cannot be split as a shell would: {err}") from None
     if not argv:
-        raise RelayCommandError("the relay command is empty")
+        raise CommandError(f"{what} is empty")
     return argv
 
 
-class RelayProcess:
-    """One run of the relay command (see the module); ``secrets`` are masked in its stderr."""
+class CommandProcess:
+    """One run of a command (see the module): pytest's environment plus ``env``, less
+    each of ``unset`` that ``env`` does not give (a variable the suite leaves out on
+    purpose must not leak in from pytest's); ``what`` names it in an error
+    (``"the relay command"``); ``secrets`` are masked in its stderr.
+
+    Raises:
+        CommandError: the command is not found, not executable, or cannot be started.
+    """
 
     def __init__(
         self,
         argv: Sequence[str],
         env: Mapping[str, str],
         *,
+        what: str,
         cwd: str | None = None,
         secrets: Sequence[str] = (),
+        unset: Sequence[str] = (),
     ) -> None:
         self.argv = list(argv)
         self.secrets = [s for s in secrets if s]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process life
         full_env = {**os.environ, **env}
-        for name in ("OSF_RELAY_INTERVAL", "OSF_RELAY_CONTROL_POLL"):
+        for name in unset:
             if name not in env:
-                full_env.pop(name, None)  # the real-time checks: production cadence
+                full_env.pop(name, None)
         try:
             self.popen = subprocess.Popen(
                 self.argv,
@@ -85,15 +100,13 @@ class RelayProcess:
             )
         except FileNotFoundError:
             self._stderr.close()
-            raise RelayCommandError(f"the relay command was not found: {self.argv[0]}") from None
+            raise CommandError(f"{what} was not found: {self.argv[0]}") from None
         except PermissionError:
             self._stderr.close()
-            raise RelayCommandError(
-                f"the relay command is not executable: {self.argv[0]}"
-            ) from None
+            raise CommandError(f"{what} is not executable: {self.argv[0]}") from None
         except OSError as err:
             self._stderr.close()
-            raise RelayCommandError(f"the relay command cannot be started: {err}") from None
+            raise CommandError(f"{what} cannot be started: {err}") from None
         with _LIVE_LOCK:
             _LIVE.add(self)
 
@@ -122,7 +135,7 @@ class RelayProcess:
             except subprocess.TimeoutExpired:
                 self._signal_group(signal.SIGKILL)
                 self.popen.wait()
-        self._signal_group(signal.SIGKILL)  # no child outlives its relay
+        self._signal_group(signal.SIGKILL)  # no child outlives its command
         self._forget()
         return self.popen.returncode
 
@@ -138,11 +151,11 @@ class RelayProcess:
             _LIVE.discard(self)
 
     def stderr_tail(self, lines: int = 15) -> str:
-        """The last ``lines`` lines the relay wrote to stderr, tokens masked."""
+        """The last ``lines`` lines the command wrote to stderr, tokens masked."""
         return "\n".join(self.stderr_text(16_384).splitlines()[-lines:])
 
     def stderr_text(self, limit: int = STDERR_KEPT) -> str:
-        """What the relay wrote to stderr, its last ``limit`` bytes at most, tokens masked
+        """What the command wrote to stderr, its last ``limit`` bytes at most, tokens masked
         ('' once the file is closed)."""
         try:
             self._stderr.flush()
@@ -162,7 +175,7 @@ class RelayProcess:
 
 
 def kill_all() -> None:
-    """SIGKILL every relay process group still running (interpreter exit, Ctrl-C)."""
+    """SIGKILL every command's process group still running (interpreter exit, Ctrl-C)."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for process in live:

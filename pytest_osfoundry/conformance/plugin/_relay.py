@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance.command._process import RelayCommandError, kill_all, split_command
+from pytest_osfoundry.conformance.command._process import CommandError, kill_all
 from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
 from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
 from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
@@ -42,7 +42,12 @@ from pytest_osfoundry.conformance.relay._evidence import (
     relay_record,
     write_relay_record,
 )
-from pytest_osfoundry.conformance.relay._harness import RelayConformance, RelaySuite, Timing
+from pytest_osfoundry.conformance.relay._harness import (
+    RelayConformance,
+    RelaySuite,
+    Timing,
+    relay_argv,
+)
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
 from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted
@@ -79,8 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings.relay_active:
         return
     try:
-        split_command(settings.osf_relay_command or "")
-    except RelayCommandError as err:
+        relay_argv(settings.osf_relay_command or "")
+    except CommandError as err:
         message = f"--osf-relay-command: {err}"
         refuse(config, f"{REFUSED}{message}", settings)
         raise pytest.UsageError(message) from None

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.conformance.command._process import RelayProcess, kill_all, split_command
+from pytest_osfoundry.conformance.command._process import CommandProcess, kill_all, split_command
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
@@ -104,12 +104,33 @@ class Timing:
         return 3.0 if self.control_poll is None else self.control_poll
 
 
+RELAY_COMMAND = "the relay command"
+"""How an error names the relay command (``--osf-relay-command``)."""
+
+EMBEDDED_MODULE = "pytest_osfoundry.relay.driven"
+"""The kit's own relay adapter, which ``--osf-relay-command=embedded`` runs."""
+
+TIMING_VARIABLES = ("OSF_RELAY_INTERVAL", "OSF_RELAY_CONTROL_POLL")
+"""The scaled tier's timing variables: a check that does not set them (the real-time
+checks) leaves them out of the relay's environment, so it keeps production cadence."""
+
+
+def relay_argv(command: str) -> list[str]:
+    """``--osf-relay-command``'s ``CMD`` as argv: ``embedded`` is the kit's adapter
+    (:mod:`pytest_osfoundry.relay.driven`) under this interpreter.
+
+    Raises:
+        CommandError: ``CMD`` cannot be split as a shell would, or is empty.
+    """
+    return split_command(command, what=RELAY_COMMAND, embedded_module=EMBEDDED_MODULE)
+
+
 class RelaySuite:
     """The run's instrumented server and driver API (see the module)."""
 
     def __init__(self, command: str) -> None:
         self.command = command
-        self.argv = split_command(command)
+        self.argv = relay_argv(command)
         self.reference = ReferenceServer(RealClock())
         self.server = InstrumentedServer(self.reference)
         self.driver = DriverApi()
@@ -181,8 +202,8 @@ class RelayConformance:
         # The check's own door into the shared server: closing it refuses connections.
         self.door = LoopbackServer(suite.server, workers=6, request_deadline=60.0)
         self.argv = list(suite.argv)
-        self.process: RelayProcess | None = None
-        self.processes: list[RelayProcess] = []
+        self.process: CommandProcess | None = None
+        self.processes: list[CommandProcess] = []
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.command_ids: list[str] = []
@@ -249,9 +270,16 @@ class RelayConformance:
             env["OSF_RELAY_CONTROL_POLL"] = f"{self.timing.control_poll:g}"
         return env
 
-    def start(self, *, ready: bool = True) -> RelayProcess:
+    def start(self, *, ready: bool = True) -> CommandProcess:
         """Start the relay command; with ``ready``, wait for its first answered sync."""
-        process = RelayProcess(self.argv, self.env(), cwd=os.getcwd(), secrets=[self.token])
+        process = CommandProcess(
+            self.argv,
+            self.env(),
+            what=RELAY_COMMAND,
+            cwd=os.getcwd(),
+            secrets=[self.token],
+            unset=TIMING_VARIABLES,  # the real-time checks: production cadence
+        )
         self.process = process
         self.processes.append(process)
         if ready:

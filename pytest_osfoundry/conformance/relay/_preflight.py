@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from pytest_osfoundry.conformance.command._process import RelayCommandError
+from pytest_osfoundry.conformance.command._process import CommandError
 from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
 
 __all__ = ["RelayPreflightError", "relay_preflight"]
@@ -31,7 +31,7 @@ def relay_preflight(suite: RelaySuite, *, ready_seconds: float = READY_SECONDS) 
         conf.share(1)
         try:
             process = conf.start(ready=False)
-        except RelayCommandError as err:
+        except CommandError as err:
             raise RelayPreflightError(str(err)) from None
         strangers_before = len(suite.server.strangers)
         deadline = time.monotonic() + ready_seconds
