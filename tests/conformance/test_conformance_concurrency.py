@@ -191,7 +191,7 @@ def test_shared_evidence_is_declared_with_the_check() -> None:
     def act(osf_conf: object) -> None:
         """A check body (never run)."""
 
-    shared = check_info(check("R1-shared", "Says something.", shared_evidence=True)(judge))
+    shared = check_info(check("R1-shared", "Says something.", schedule="shared-evidence")(judge))
     assert shared is not None and shared.shared_evidence
     plain = check_info(check("R1-plain", "Says something.")(act))
     assert plain is not None and not plain.shared_evidence

@@ -7,10 +7,11 @@ token, project, driver scenario, relay process group), and stores each outcome.
 Each item's call then replays its stored outcome in pytest's usual order, so
 reports, baselines, ``-x``, ``-k`` and JUnit XML are those of a serial run (apart
 from timings). The phases are the server suite's
-(:func:`~pytest_osfoundry.conformance.scheduling._runner.run_phases`): a check marked
-``exclusive`` runs alone after the others, one marked ``last`` after those, alongside
-the other ``last`` ones, each whole (a relay context has no stage to wait at, so
-``waits_within`` changes nothing here). A batch Ctrl-C stops ends the server suite's
+(:func:`~pytest_osfoundry.conformance.scheduling._runner.run_phases`): a check whose
+``schedule`` is ``"alone"`` runs alone after the others, one whose schedule is
+``"last"`` after those, alongside the other ``last`` ones, each whole (a relay context
+has no stage to wait at, so ``"alone-within"`` and ``"last-within"`` run as ``"alone"``
+and ``"last"`` here). A batch Ctrl-C stops ends the server suite's
 way (:class:`~pytest_osfoundry.conformance.scheduling._runner.PreRunner`): what ended is
 reported, the rest is not run. ``--osf-relay-concurrency 1`` turns this off.
 """
@@ -87,7 +88,7 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
         for item in batch:
             info = check_info(getattr(item, "obj", None))
             assert info is not None and isinstance(item, pytest.Function)  # _runnable
-            phases.add(item, info)
+            phases.add(item, info.needs)
 
         def one(item: pytest.Function, _stage: Stage) -> None:
             outcome = RelayOutcome()

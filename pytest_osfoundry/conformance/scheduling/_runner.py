@@ -42,8 +42,8 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.scheduling._protocol import Needs
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stage, Stages, Treatment
-from pytest_osfoundry.conformance.suite._registry import CheckInfo
 
 __all__ = [
     "GRACE_SECONDS",
@@ -55,11 +55,11 @@ __all__ = [
 ]
 
 
-def start_order(info: CheckInfo) -> tuple[bool, bool]:
+def start_order(needs: Needs) -> tuple[bool, bool]:
     """Where a concurrent batch starts a check (smallest first; a stable sort keeps the
     collection order within each place): the checks holding the shared session list
-    (``holds_list``), then those sending a long chain of requests (``long_chain``),
-    then the rest.
+    (``schedule="shares-list"``), then those sending a long chain of requests
+    (``"long-chain"``), then the rest.
 
     The holders go first because while one holds the list every other check's sync
     waits: the holds are best over while the others are still at their first requests,
@@ -68,19 +68,20 @@ def start_order(info: CheckInfo) -> tuple[bool, bool]:
     against a far-away server a long chain started last would keep the run waiting
     after everything else had ended (the longest-first rule of scheduling many jobs
     on a few workers). Both are the check's own declarations
-    (:class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`), so a check brings
-    its place with it and a project's own checks are scheduled as the rule book's.
+    (:mod:`~pytest_osfoundry.conformance.scheduling._protocol`), so a check brings its
+    place with it and a project's own checks are scheduled as the rule book's.
     """
-    return (not info.holds_list, not info.long_chain)
+    return (not needs.holds_list, not needs.long_chain)
 
 
 @dataclass
 class Phases:
-    """A batch of checks filed by the phase their :class:`CheckInfo` asks for.
+    """A batch of checks filed by the phase their :class:`Needs` ask for.
 
     ``waits_within`` says whether the runner's contexts let a check wait in its own
-    body (the server suite's :class:`Conformance` does); without it, a check declared
-    ``waits_within`` is waited for whole, like any exclusive or ``last`` check.
+    body (the server suite's ``Conformance`` does); without it, a check declared
+    ``"alone-within"`` or ``"last-within"`` is waited for whole, like any ``"alone"``
+    or ``"last"`` check.
     """
 
     concurrent: list[pytest.Function] = field(default_factory=list)
@@ -91,13 +92,13 @@ class Phases:
     """The node ids of the checks that wait in their own body."""
     _order: dict[str, tuple[bool, bool]] = field(default_factory=dict)
 
-    def add(self, item: pytest.Function, info: CheckInfo) -> None:
-        """File ``item`` under the phase its check asks for."""
-        phase = self.alone if info.exclusive else self.last if info.last else self.concurrent
+    def add(self, item: pytest.Function, needs: Needs) -> None:
+        """File ``item`` under the phase its check's ``needs`` ask for."""
+        phase = self.alone if needs.alone else self.last if needs.last else self.concurrent
         phase.append(item)
-        if self.waits_within and info.waits_within and phase is not self.concurrent:
+        if self.waits_within and needs.waits_within and phase is not self.concurrent:
             self.within.add(item.nodeid)
-        self._order[item.nodeid] = start_order(info)
+        self._order[item.nodeid] = start_order(needs)
 
     def longest_first(self) -> None:
         """Order the concurrent checks by :func:`start_order`: those holding the shared

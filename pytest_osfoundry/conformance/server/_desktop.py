@@ -83,19 +83,19 @@ class Desktop:
         alone names :data:`~pytest_osfoundry.conformance.server._sessions.FIXED`: every other
         check syncs those too, so it keeps out only the holds of other lists.
 
-        Only a check declared ``@check(..., holds_list=True)`` holds the list: a
+        Only a check declared ``@check(..., schedule="shares-list")`` holds the list: a
         concurrent batch starts such checks first (see
         :class:`~pytest_osfoundry.conformance.suite._registry.CheckInfo`).
 
         Raises:
-            TypeError: the check is not declared ``holds_list=True``.
+            TypeError: the check is not declared ``schedule="shares-list"``.
             ValueError: ``everything`` with ``sharing`` (a list that may unshare the
                 fixed sessions is held alone).
         """
-        if not self._info.holds_list:
+        if not self._info.needs.holds_list:
             raise TypeError(
                 f"check {self._info.check_id} calls c.desktop.changing_list() but is not "
-                "declared @check(..., holds_list=True): only such a check holds the list"
+                'declared @check(..., schedule="shares-list"): only such a check holds the list'
             )
         if everything and sharing is not None:
             raise ValueError("a hold of everything is held alone: no sharing")

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from pytest_osfoundry.client import Exchange
+from pytest_osfoundry.conformance.scheduling._protocol import Schedule
 from pytest_osfoundry.conformance.scheduling._waits import Stage, no_stage
 from pytest_osfoundry.conformance.server._agent import Agent
 from pytest_osfoundry.conformance.server._desktop import Desktop
@@ -74,31 +75,31 @@ class Conformance:
         return f"Conformance(check={self.info.check_id!r}, target={self.target.label!r})"
 
     def alone(self) -> AbstractContextManager[None]:
-        """The part of an ``exclusive`` check (declared ``waits_within``) that needs the
+        """The part of a check declared ``schedule="alone-within"`` that needs the
         target to itself: under ``--osf-concurrency`` it begins once every other check
         has ended or waits too.
 
         Raises:
-            TypeError: the check is not declared ``exclusive=True, waits_within=True``.
+            TypeError: the check is not declared ``schedule="alone-within"``.
         """
-        self._declared("exclusive", self.info.exclusive, "with c.alone():")
+        self._declared("alone-within", self.info.needs.alone, "with c.alone():")
         return self.stage.alone()
 
     def after_the_rest(self) -> None:
-        """Where a ``last`` check (declared ``waits_within``) waits until every other
+        """Where a check declared ``schedule="last-within"`` waits until every other
         check of its batch has ended, before judging what they received.
 
         Raises:
-            TypeError: the check is not declared ``last=True, waits_within=True``.
+            TypeError: the check is not declared ``schedule="last-within"``.
         """
-        self._declared("last", self.info.last, "c.after_the_rest()")
+        self._declared("last-within", self.info.needs.last, "c.after_the_rest()")
         self.stage.after_the_rest()
 
-    def _declared(self, kind: str, flag: bool, call: str) -> None:
-        if not (flag and self.info.waits_within):
+    def _declared(self, schedule: Schedule, phase: bool, call: str) -> None:
+        if not (phase and self.info.needs.waits_within):
             raise TypeError(
                 f"check {self.info.check_id} calls {call} but is not declared "
-                f"@check(..., {kind}=True, waits_within=True): only such a check waits there"
+                f"@check(..., schedule={schedule!r}): only such a check waits there"
             )
 
     @property

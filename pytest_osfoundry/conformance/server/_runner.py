@@ -94,20 +94,22 @@ def run_check(
 
 def _undeclared(conf: Conformance) -> TypeError | None:
     """The error of a check that returned without doing what it declared, or ``None``:
-    declared ``waits_within`` and never waited at its stage (it ran alongside the others
-    where it promised not to), or declared ``holds_list`` and never held the list (the
-    batch started it first for nothing: the declaration is stale)."""
+    declared ``"alone-within"`` or ``"last-within"`` and never waited at its stage (it
+    ran alongside the others where it promised not to), or declared ``"shares-list"``
+    and never held the list (the batch started it first for nothing: the declaration
+    is stale)."""
     info = conf.info
-    if info.waits_within and not conf.stage.waited:
-        call = "with c.alone():" if info.exclusive else "c.after_the_rest()"
+    if info.needs.waits_within and not conf.stage.waited:
+        call = "with c.alone():" if info.needs.alone else "c.after_the_rest()"
         return TypeError(
-            f"check {info.check_id} is declared waits_within=True but returned without "
-            f"{call}: it ran alongside the other checks; wait where its evidence needs it"
+            f"check {info.check_id} is declared schedule={info.schedule!r} but returned "
+            f"without {call}: it ran alongside the other checks; wait where its evidence "
+            "needs it"
         )
-    if info.holds_list and not conf.desktop.held:
+    if info.needs.holds_list and not conf.desktop.held:
         return TypeError(
-            f"check {info.check_id} is declared holds_list=True but returned without "
-            "holding the list (with c.desktop.changing_list():); drop the declaration"
+            f"check {info.check_id} is declared schedule={info.schedule!r} but returned "
+            "without holding the list (with c.desktop.changing_list():); drop the declaration"
         )
     return None
 
@@ -177,7 +179,7 @@ class ConcurrentRunner(PreRunner[Outcome]):
             if info is None or item.nodeid in self._outcomes:
                 continue
             assert isinstance(item, pytest.Function)
-            plan.add(item, info)
+            plan.add(item, info.needs)
         plan.longest_first()
 
         def one(item: pytest.Function, stage: Stage) -> None:

@@ -18,12 +18,19 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
 
+from pytest_osfoundry.conformance.scheduling._protocol import (
+    DEFAULT,
+    Needs,
+    Schedule,
+    needs_of,
+    schedule_of_flags,
+)
 from pytest_osfoundry.conformance.suite._checkids import (
     BOOK_RULE_ID,
     CHECK_ID,
@@ -184,33 +191,12 @@ class CheckInfo:
     rule book (``pytest_osfoundry/conformance/rulebook/spec.md#d6``, see :data:`SPEC_REFERENCE`);
     ``asserts`` is the one sentence saying what the check asserts; ``order`` is the
     definition order (for stable reports);
-    ``exclusive`` says the check must run alone (its evidence depends on time: a race
-    whose calls must overlap each other only, latencies), never alongside others under
-    ``--osf-concurrency``. A check that shares another session list than the fixed one
-    is not exclusive: it holds the list meanwhile (``c.desktop.changing_list()``,
-    :mod:`~pytest_osfoundry.conformance.scheduling._shared_list`) and runs alongside the others;
-    ``holds_list`` declares that it does (only such a check may hold the list, and
-    under ``--osf-concurrency`` one that returns without having held it fails), and
-    such checks start before the others of their batch: while one holds the list every
-    other check's sync waits, so the holds are best over while the others are at their
-    first requests, and the holders of one list, started together, hold it once.
-    ``long_chain`` says the check sends a long chain of requests one after another
-    (about six or more against the reference server): under ``--osf-concurrency`` it
-    starts before the short ones, so that against a far-away server a long chain
-    started last does not keep the run waiting after everything else has ended.
-    Neither changes what the check does or its verdict, only when a batch starts it.
-    ``last`` says the check judges what the whole process received (R1's wire-schema
-    checks): under ``--osf-concurrency`` it runs after every other check of its batch,
-    the exclusive ones included, alongside the other ``last`` checks (it changes
-    nothing another check reads, so it need not run alone).
-    ``waits_within`` (with ``exclusive`` or ``last``) says the check itself marks the
-    part that needs that: ``with c.alone():`` around what must have the target to
-    itself, ``c.after_the_rest()`` before judging; the rest of it runs from the start
-    of the batch, alongside the others (:mod:`~pytest_osfoundry.conformance.scheduling._waits`).
-    ``shared_evidence`` says the check judges evidence the suite gathers once per
-    process (the target's era discovery), so it may send no request of its own: its
-    ``requests`` count in the JSON report can be 0. Every other check that runs sends
-    at least one.
+    ``schedule`` is what the check needs of a concurrent batch, in one value
+    (:mod:`~pytest_osfoundry.conformance.scheduling._protocol`: ``"alongside"``,
+    ``"alone"``, ``"last"``, ``"shares-list"``, ``"long-chain"``, ...), and ``needs`` what
+    the runner reads of it; neither changes what the check does or its verdict, only
+    when a batch runs it. The former flags (``exclusive``, ``last``, ``waits_within``,
+    ``shared_evidence``, ``holds_list``, ``long_chain``) read ``needs``.
     """
 
     check_id: str
@@ -221,12 +207,42 @@ class CheckInfo:
     asserts: str
     order: int
     opt_in: str | None = None
-    exclusive: bool = False
-    last: bool = False
-    waits_within: bool = False
-    shared_evidence: bool = False
-    holds_list: bool = False
-    long_chain: bool = False
+    schedule: Schedule = DEFAULT
+    needs: Needs = field(default=None)  # type: ignore[assignment]  # made from schedule
+
+    def __post_init__(self) -> None:
+        if self.needs is None:
+            object.__setattr__(self, "needs", needs_of(self.schedule, self.check_id))
+
+    @property
+    def exclusive(self) -> bool:
+        """The check runs alone (``schedule="alone"`` or ``"alone-within"``)."""
+        return self.needs.alone
+
+    @property
+    def last(self) -> bool:
+        """The check runs after the others (``schedule="last"`` or ``"last-within"``)."""
+        return self.needs.last
+
+    @property
+    def waits_within(self) -> bool:
+        """The check marks the part that waits (``"alone-within"``, ``"last-within"``)."""
+        return self.needs.waits_within
+
+    @property
+    def shared_evidence(self) -> bool:
+        """The check may send no request of its own (``"shared-evidence"``)."""
+        return self.needs.shared_evidence
+
+    @property
+    def holds_list(self) -> bool:
+        """The check holds the shared session list (``"shares-list"``)."""
+        return self.needs.holds_list
+
+    @property
+    def long_chain(self) -> bool:
+        """The check sends a long chain of requests (``"long-chain"``)."""
+        return self.needs.long_chain
 
     def as_dict(self) -> dict[str, Any]:
         """The metadata as plain JSON-ready values."""
@@ -254,29 +270,32 @@ def check(
     level: Level | None = None,
     area: str | None = None,
     opt_in: str | None = None,
+    schedule: Schedule | None = None,
+    rule: ExtraRule | None = None,
     exclusive: bool = False,
     last: bool = False,
     waits_within: bool = False,
     shared_evidence: bool = False,
     holds_list: bool = False,
     long_chain: bool = False,
-    rule: ExtraRule | None = None,
 ) -> Callable[[_F], _F]:
     """Declare a function as the conformance check ``check_id``.
 
     ``asserts`` is the sentence the reports and ``docs/rules.md`` print. ``level``
     and ``area`` default to the rule's (:data:`RULES`). ``opt_in`` names the option
     that enables a check that does not run by default (the check is deselected
-    without it). ``exclusive`` makes the check run alone under ``--osf-concurrency``
-    (see :class:`CheckInfo`); ``last`` makes it run after all others, alongside the
-    other ``last`` ones (see :class:`CheckInfo`); with either, ``waits_within`` says the
-    check waits for that itself, around the part that needs it (see :class:`CheckInfo`).
-    ``shared_evidence`` marks a check that
-    judges what the suite found once per process and may send no request itself.
-    ``holds_list`` declares a check that holds the shared session list
-    (``c.desktop.changing_list()``), ``long_chain`` one that sends a long chain of
-    requests; both only say when a concurrent batch starts the check (see
-    :class:`CheckInfo`).
+    without it). ``schedule`` says what the check needs of a concurrent batch, in one
+    value (default ``"alongside"``; see
+    :mod:`~pytest_osfoundry.conformance.scheduling._protocol`, which says when to choose
+    each): ``"alone"`` when its evidence is time (a latency, a deadline, a race),
+    ``"alone-within"`` when only the part inside ``with c.alone():`` is,
+    ``"last"``/``"last-within"`` when it judges what the whole run received,
+    ``"shares-list"`` when it holds the session list (``c.desktop.changing_list()``),
+    ``"long-chain"`` when it sends about six requests or more one after another,
+    ``"shared-evidence"`` when it judges what the suite found once per process.
+    The former keywords ``exclusive``, ``last``, ``waits_within``, ``shared_evidence``,
+    ``holds_list`` and ``long_chain`` still work, with a :class:`DeprecationWarning`
+    naming the value to write.
 
     A project's own check (``X-ACME-<slug>``, see
     :mod:`~pytest_osfoundry.conformance.suite._extra`) passes its rule's prose as ``rule``
@@ -285,8 +304,9 @@ def check(
 
     Raises:
         ValueError: the id is not ``<RULE>-<slug>`` of a known rule (or of ``rule``),
-            the sentence is empty, the area is unknown, or ``rule`` is given for a
-            rule book id or missing for an ``X-`` one.
+            the sentence is empty, the area is unknown, ``rule`` is given for a
+            rule book id or missing for an ``X-`` one, the schedule is unknown, or
+            ``schedule`` is given with a former keyword.
     """
     match = CHECK_ID.fullmatch(check_id)
     if match is None:
@@ -296,16 +316,23 @@ def check(
         )
     if not asserts.strip():
         raise ValueError(f"check {check_id}: say in one sentence what it asserts")
-    if exclusive and last:
-        raise ValueError(
-            f"check {check_id}: exclusive (runs alone) and last (runs alongside the other "
-            "last checks) contradict each other; choose one"
-        )
-    if waits_within and not (exclusive or last):
-        raise ValueError(
-            f"check {check_id}: waits_within says where an exclusive or last check waits; "
-            "declare exclusive=True or last=True with it"
-        )
+    flags = {
+        "exclusive": exclusive,
+        "last": last,
+        "waits_within": waits_within,
+        "shared_evidence": shared_evidence,
+        "holds_list": holds_list,
+        "long_chain": long_chain,
+    }
+    if schedule is not None:
+        if any(flags.values()):
+            former = ", ".join(f"{name}=True" for name, given in flags.items() if given)
+            raise ValueError(
+                f"check {check_id}: schedule={schedule!r} says it all; drop {former}"
+            )
+        chosen, needs = schedule, needs_of(schedule, check_id)
+    else:
+        chosen, needs = schedule_of_flags(check_id, flags)
     if opt_in is not None and opt_in not in OPT_INS:
         raise ValueError(
             f"check {check_id}: opt_in {opt_in!r} is not an option the suite honours "
@@ -347,12 +374,8 @@ def check(
         asserts=" ".join(asserts.split()),
         order=_counter[0],
         opt_in=opt_in,
-        exclusive=exclusive,
-        last=last,
-        waits_within=waits_within,
-        shared_evidence=shared_evidence,
-        holds_list=holds_list,
-        long_chain=long_chain,
+        schedule=chosen,
+        needs=needs,
     )
 
     def decorate(fn: _F) -> _F:
