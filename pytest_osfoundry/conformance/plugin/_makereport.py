@@ -26,8 +26,8 @@ from pytest_osfoundry.conformance.relay._evidence import (
     relay_lines,
     stderr_lines,
 )
-from pytest_osfoundry.conformance.reporting._outcome import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance.reporting._results import Results
+from pytest_osfoundry.conformance.scheduling._protocol import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance.server._eras import NOT_SERVED
 from pytest_osfoundry.conformance.server._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance.suite._registry import check_info

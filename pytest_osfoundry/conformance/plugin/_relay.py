@@ -49,7 +49,8 @@ from pytest_osfoundry.conformance.relay._harness import (
     relay_argv,
 )
 from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
-from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED
+from pytest_osfoundry.conformance.reporting._outcome import REFUSED
+from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted
 from pytest_osfoundry.conformance.suite._layout import RELAY_CHECKS, checks_dir
 from pytest_osfoundry.conformance.suite._options import Settings

@@ -55,10 +55,11 @@ from pytest_osfoundry.conformance.plugin._stash import (
     run_settings,
 )
 from pytest_osfoundry.conformance.reporting._baseline import BaselineError, read_baseline
-from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, REFUSED, EndWatcher
+from pytest_osfoundry.conformance.reporting._outcome import REFUSED, EndWatcher
 from pytest_osfoundry.conformance.reporting._output_paths import check_output_paths
 from pytest_osfoundry.conformance.reporting._results import Results
 from pytest_osfoundry.conformance.scheduling._gc import freeze_collected
+from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED
 from pytest_osfoundry.conformance.server._preflight import PreflightError, preflight
 from pytest_osfoundry.conformance.server._runner import RUNNER_PLUGIN, ConcurrentRunner
 from pytest_osfoundry.conformance.server._target import (

@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED, NOT_RUN_PREFIX
 from pytest_osfoundry.conformance.suite._options import Settings
 from pytest_osfoundry.conformance.suite._registry import (
     RELAY_AREA,
@@ -40,8 +41,6 @@ from pytest_osfoundry.conformance.suite._registry import (
 )
 
 __all__ = [
-    "INTERRUPTED",
-    "NOT_RUN_PREFIX",
     "REFUSED",
     "EndWatcher",
     "Unrun",
@@ -50,12 +49,6 @@ __all__ = [
     "stop_reason",
     "unrun_reports",
 ]
-
-NOT_RUN_PREFIX = "not run: "
-"""How the reason of every check a stopped run never reached starts."""
-
-INTERRUPTED = "interrupted (Ctrl-C / KeyboardInterrupt)"
-"""Why a run that Ctrl-C stopped did not go on (the report's ``stopped``)."""
 
 REFUSED = "refused before any check: "
 """How the reason of a run refused for its options (a usage error) starts."""

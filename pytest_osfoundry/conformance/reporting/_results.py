@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.conformance.reporting._baseline import Baseline
-from pytest_osfoundry.conformance.reporting._outcome import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.scheduling._protocol import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance.suite._layout import where_installed
 from pytest_osfoundry.conformance.suite._registry import AREAS
 

@@ -30,6 +30,11 @@ The values (:data:`SCHEDULES`, each with the one line :data:`WHEN` says to choos
 A check that declares ``"alone-within"``, ``"last-within"`` or ``"shares-list"`` and
 returns without waiting there (or holding the list) fails, naming the declaration; one
 that waits there without the declaration gets a :class:`TypeError` naming the value.
+
+What the runner says back is as plain: a check a stopped batch never ran is reported
+with :data:`NOT_RUN_PREFIX` and the reason (:data:`INTERRUPTED` for Ctrl-C), the words
+the end of the run uses for every check it never reached
+(:mod:`~pytest_osfoundry.conformance.reporting._outcome`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from typing import Literal
 
 __all__ = [
     "DEFAULT",
+    "INTERRUPTED",
+    "NOT_RUN_PREFIX",
     "SCHEDULES",
     "WHEN",
     "Needs",
@@ -62,6 +69,12 @@ Schedule = Literal[
 
 DEFAULT: Schedule = "alongside"
 """The schedule of a check that declares none."""
+
+NOT_RUN_PREFIX = "not run: "
+"""How the reason of every check a stopped run never reached starts."""
+
+INTERRUPTED = "interrupted (Ctrl-C / KeyboardInterrupt)"
+"""Why a run that Ctrl-C stopped did not go on (the report's ``stopped``)."""
 
 
 @dataclass(frozen=True)

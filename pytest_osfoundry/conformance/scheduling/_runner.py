@@ -41,8 +41,7 @@ from typing import Generic, Protocol, TypeVar
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_osfoundry.conformance.reporting._outcome import INTERRUPTED, NOT_RUN_PREFIX
-from pytest_osfoundry.conformance.scheduling._protocol import Needs
+from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED, NOT_RUN_PREFIX, Needs
 from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stage, Stages, Treatment
 
 __all__ = [
