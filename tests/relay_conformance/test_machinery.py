@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance.command._process import CommandError, CommandProcess
+from pytest_osfoundry.conformance.command._process import (
+    CommandError,
+    CommandProcess,
+    CommandStarts,
+)
 from pytest_osfoundry.conformance.relay import RelaySuite
 from pytest_osfoundry.conformance.relay import _driver as driver_module
 from pytest_osfoundry.conformance.relay._driver import DriverApi
@@ -200,6 +204,28 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
     time.sleep(0.2)
     assert _dead(process.pid)
     assert _dead(child), "a child of the relay outlived it"
+
+
+def test_a_checks_starts_keep_each_ones_stderr_and_close_together(monkeypatch):
+    monkeypatch.setenv("OSF_X", "from pytest")  # left out: the starts unset it
+    starts = CommandStarts(what="the agent command", secrets=["tok_secret"], unset=["OSF_X"])
+    with pytest.raises(RuntimeError, match="the agent command was never started"):
+        starts.stop()
+    script = (
+        "import os, sys; print(sys.argv[1], os.environ.get('OSF_X'), 'tok_secret', "
+        "file=sys.stderr)"
+    )
+    first = starts.start([PY, "-c", script, "one"], {})
+    first.popen.wait(10)
+    second = starts.start([PY, "-c", script + "; import time; time.sleep(30)", "two"], {})
+    assert starts.latest is second
+    deadline = time.monotonic() + 10
+    while "two" not in starts.stderr_tail() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert starts.stderr_texts() == ["one None ***\n", "two None ***\n"]
+    assert starts.stop() != 0  # the latest, stopped by SIGTERM
+    starts.close()
+    assert all(p.exited() is not None for p in starts.processes)
 
 
 def test_stderr_tail_masks_the_token():

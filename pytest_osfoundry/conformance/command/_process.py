@@ -8,6 +8,8 @@ process group of its own. :meth:`CommandProcess.stop` sends SIGTERM to the group
 SIGKILL 5 s later; :meth:`CommandProcess.kill` sends SIGKILL at once. stderr goes to a
 file: :meth:`CommandProcess.stderr_tail` gives its last lines, :meth:`CommandProcess.stderr_text`
 its text (bounded), tokens masked.
+:class:`CommandStarts` is one check's starts of its command: the latest stopped or
+killed on demand, what each start wrote to stderr, every one closed with the check.
 Every process still running when the interpreter exits (Ctrl-C included) is killed
 with its group (:func:`kill_all`, registered with :mod:`atexit`).
 """
@@ -27,7 +29,14 @@ from collections.abc import Mapping, Sequence
 
 from pytest_osfoundry.client import mask_token
 
-__all__ = ["EMBEDDED_COMMAND", "CommandError", "CommandProcess", "kill_all", "split_command"]
+__all__ = [
+    "EMBEDDED_COMMAND",
+    "CommandError",
+    "CommandProcess",
+    "CommandStarts",
+    "kill_all",
+    "split_command",
+]
 
 EMBEDDED_COMMAND = "embedded"
 STOP_GRACE_SECONDS = 5.0
@@ -172,6 +181,65 @@ class CommandProcess:
         """Stop the process (if running) and drop its stderr file."""
         self.stop()
         self._stderr.close()
+
+
+class CommandStarts:
+    """One check's starts of its command, in order (see the module): each in pytest's
+    working directory, named ``what`` in an error, ``secrets`` masked in its stderr,
+    ``unset`` left out of its environment unless given."""
+
+    def __init__(
+        self, *, what: str, secrets: Sequence[str] = (), unset: Sequence[str] = ()
+    ) -> None:
+        self.what = what
+        self.secrets = list(secrets)
+        self.unset = tuple(unset)
+        self.processes: list[CommandProcess] = []
+        """Every start, oldest first."""
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str]) -> CommandProcess:
+        """Start the command once more (the latest start from now on).
+
+        Raises:
+            CommandError: it is not found, not executable, or cannot be started.
+        """
+        process = CommandProcess(
+            argv, env, what=self.what, cwd=os.getcwd(), secrets=self.secrets, unset=self.unset
+        )
+        self.processes.append(process)
+        return process
+
+    @property
+    def latest(self) -> CommandProcess | None:
+        """The latest start (``None`` before the first)."""
+        return self.processes[-1] if self.processes else None
+
+    def stop(self) -> int:
+        """Stop the latest start (SIGTERM, SIGKILL 5 s later); its exit status."""
+        return self._latest().stop()
+
+    def kill(self) -> int:
+        """SIGKILL the latest start's process group (a crash); its exit status."""
+        return self._latest().kill()
+
+    def _latest(self) -> CommandProcess:
+        if not self.processes:
+            raise RuntimeError(f"{self.what} was never started")
+        return self.processes[-1]
+
+    def stderr_tail(self) -> str:
+        """The latest start's last stderr lines (tokens masked; '' before the first)."""
+        return self.processes[-1].stderr_tail() if self.processes else ""
+
+    def stderr_texts(self) -> list[str]:
+        """What each start wrote to stderr, in start order (each bounded, its last bytes;
+        tokens masked)."""
+        return [process.stderr_text() for process in self.processes]
+
+    def close(self) -> None:
+        """Stop every start still running and drop their stderr files."""
+        for process in self.processes:
+            process.close()
 
 
 def kill_all() -> None:

@@ -1,4 +1,4 @@
-"""The relay suite's machinery: check a desktop relay, in any language, against the rule book.
+"""The relay suite's own parts: check a desktop relay, in any language, against the rule book.
 
 ``pytest --osf-relay-command=CMD`` runs the checks of the rule book's ``relay/``
 folder against the relay that ``CMD`` starts (docs/relay-conformance.md). The public

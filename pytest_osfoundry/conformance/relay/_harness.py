@@ -14,7 +14,6 @@ end). A check judges only ``requests()`` (the server's record) and ``runs`` /
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
 import tempfile
 import threading
@@ -25,7 +24,12 @@ from typing import Any
 
 from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.conformance.command._process import CommandProcess, kill_all, split_command
+from pytest_osfoundry.conformance.command._process import (
+    CommandProcess,
+    CommandStarts,
+    kill_all,
+    split_command,
+)
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
@@ -202,8 +206,12 @@ class RelayConformance:
         # The check's own door into the shared server: closing it refuses connections.
         self.door = LoopbackServer(suite.server, workers=6, request_deadline=60.0)
         self.argv = list(suite.argv)
-        self.process: CommandProcess | None = None
-        self.processes: list[CommandProcess] = []
+        self.starts = CommandStarts(
+            what=RELAY_COMMAND,
+            secrets=[self.token],
+            unset=TIMING_VARIABLES,  # the real-time checks: production cadence
+        )
+        """Every start of the relay in this check."""
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.command_ids: list[str] = []
@@ -272,16 +280,7 @@ class RelayConformance:
 
     def start(self, *, ready: bool = True) -> CommandProcess:
         """Start the relay command; with ``ready``, wait for its first answered sync."""
-        process = CommandProcess(
-            self.argv,
-            self.env(),
-            what=RELAY_COMMAND,
-            cwd=os.getcwd(),
-            secrets=[self.token],
-            unset=TIMING_VARIABLES,  # the real-time checks: production cadence
-        )
-        self.process = process
-        self.processes.append(process)
+        process = self.starts.start(self.argv, self.env())
         if ready:
             since = time.time()
             self.wait(
@@ -295,13 +294,11 @@ class RelayConformance:
 
     def stop(self) -> int:
         """Stop the relay (SIGTERM, SIGKILL 5 s later); its exit status."""
-        assert self.process is not None
-        return self.process.stop()
+        return self.starts.stop()
 
     def kill(self) -> int:
         """SIGKILL the relay's process group (a crash)."""
-        assert self.process is not None
-        return self.process.kill()
+        return self.starts.kill()
 
     def freeze(self) -> None:
         """The check has ended: from now on :meth:`requests`, :meth:`stderr_tail` and
@@ -319,8 +316,7 @@ class RelayConformance:
         self.freeze()
         with self.suite._lock:
             self.suite._live.discard(self)
-        for process in self.processes:
-            process.close()
+        self.starts.close()
         self.door.close()
         self.suite.server.forget(self.lane)
         self.suite.driver.forget(self.scenario)
@@ -350,7 +346,7 @@ class RelayConformance:
         (:meth:`freeze`), those it had written by then."""
         if self._frozen is not None:
             return self._frozen[1]
-        return self.process.stderr_tail() if self.process is not None else ""
+        return self.starts.stderr_tail()
 
     def stderr_texts(self) -> list[str]:
         """What each start of the relay wrote to stderr, in start order (each bounded, its
@@ -358,7 +354,7 @@ class RelayConformance:
         written by then."""
         if self._frozen is not None:
             return list(self._frozen[2])
-        return [process.stderr_text() for process in self.processes]
+        return self.starts.stderr_texts()
 
     # ---------------------------------------------------------------- the agent
     def queue(self, graph_session_id: str, arguments: dict[str, Any] | None = None) -> str:
