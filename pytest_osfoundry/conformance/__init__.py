@@ -36,10 +36,10 @@ light, and imports the names above only when one is first used (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pytest_osfoundry._ids import is_uuid
@@ -164,17 +164,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public names above, taken from their modules (imported when first asked).
-
-    Not cached here: the name is always the one its module holds now (a test run that
-    re-imports the suite's modules, as pytester does, sees the same objects as its checks).
-    """
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals)

@@ -43,6 +43,7 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry.engine": "make_sessions: Faker-made sessions the relay suite shares (inputs)",
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
     "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
+    "pytest_osfoundry._lazy": "the suite's and the relay suite's faces, imported when first used",
     "pytest_osfoundry._wirejson": "JSON read off the wire: orjson where it parses as json does",
 }
 

@@ -22,8 +22,9 @@ report shows) and nothing of the relay suite's machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pytest_osfoundry.conformance.relay._driver import RunPlan, RunRecord
@@ -43,13 +44,4 @@ _LAZY: dict[str, str] = {
 __all__ = ["Fault", "RelayConformance", "RelaySuite", "RunPlan", "RunRecord", "Timing"]
 
 
-def __getattr__(name: str) -> Any:
-    """The public names above, taken from their modules (imported when first asked)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals)
