@@ -2,30 +2,15 @@
 
 A check author says what the check needs, not how the runner works; the concurrent
 runner of every suite (:mod:`~pytest_osfoundry.conformance.scheduling._runner`) reads
-the :class:`Needs` each value stands for. Without ``--osf-concurrency`` (or
-``--osf-relay-concurrency``) the checks run one after another and every value runs the
-check as it is; the values only decide when a concurrent batch runs it.
+the :class:`Needs` each value stands for. The values only decide when a concurrent
+batch runs the check; serially (``--osf-concurrency 1``, ``--osf-relay-concurrency 1``)
+every value runs it as it is.
 
-The values (:data:`SCHEDULES`, each with the one line :data:`WHEN` says to choose it):
-
-* ``"alongside"`` (the default): the check sends a few requests and judges only its
-  own command ids; it runs alongside the others.
-* ``"alone"``: its evidence is time (a latency, a deadline, a race whose calls must
-  overlap each other only): it runs with the target to itself, after the others.
-  "tools/list answers within 2 s" is such a check.
-* ``"alone-within"``: as ``"alone"``, but only the part inside ``with c.alone():``
-  needs the target to itself; the rest (its set-up) runs alongside the others.
-* ``"last"``: it judges what the whole run received (R1's wire-schema checks): it runs
-  after every other check, alongside the other ``last`` ones.
-* ``"last-within"``: as ``"last"``, but it sends its own requests at once and waits
-  only before judging (``c.after_the_rest()``).
-* ``"shares-list"``: it shares a session list other than the fixed one and reads what
-  it shared, inside ``with c.desktop.changing_list():`` (the other checks' syncs wait
-  meanwhile); a batch starts such checks first.
-* ``"long-chain"``: it sends a long chain of requests one after another (about six or
-  more against the reference server); a batch starts it before the short ones.
-* ``"shared-evidence"``: it judges what the suite found once per process (the target's
-  MCP revisions) and may send no request of its own.
+The values are :data:`SCHEDULES` (what the runner reads of each) and :data:`WHEN`
+(when to choose each, one line; ``docs/extra-checks.md``'s table says the same to a
+check author): ``"alongside"`` (the default), ``"alone"`` (its evidence is time:
+"tools/list answers within 2 s" is such a check), ``"alone-within"``, ``"last"``,
+``"last-within"``, ``"shares-list"``, ``"long-chain"``, ``"shared-evidence"``.
 
 A check that declares ``"alone-within"``, ``"last-within"`` or ``"shares-list"`` and
 returns without waiting there (or holding the list) fails, naming the declaration; one
