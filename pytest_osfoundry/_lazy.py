@@ -16,11 +16,11 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(
-    package: str, names: Mapping[str, str], own: Callable[[], dict[str, Any]]
+    package: str, names: Mapping[str, str], own: Mapping[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: each of ``names`` (a public name
-    and the module that defines it) is taken from its module when asked; ``own`` gives
-    the package's own globals, listed beside them.
+    and the module that defines it) is taken from its module when asked; ``own`` is the
+    package's namespace (its ``globals()``), listed beside them.
 
     Not cached: the name is always the one its module holds now (a test run that
     re-imports the suite's modules, as pytester does, sees the same objects as its
@@ -34,6 +34,6 @@ def lazy_names(
         return getattr(importlib.import_module(module), name)
 
     def __dir__() -> list[str]:
-        return sorted({*own(), *names})
+        return sorted({*own, *names})
 
     return __getattr__, __dir__

@@ -164,4 +164,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -466,3 +466,13 @@ def test_a_renamed_check_keeps_its_old_id_in_baselines():
     assert current_check_id("D14-relay-channel") == "D14-relay-channel"
     known = {c.check_id for c in all_checks(include_relay=True)}
     assert set(RENAMED_CHECKS.values()) <= known and not set(RENAMED_CHECKS) & known
+
+
+def test_the_relay_face_gives_and_lists_its_public_names():
+    import pytest_osfoundry.conformance.relay as face
+    from pytest_osfoundry.conformance.relay import _harness
+
+    assert face.RelayConformance is _harness.RelayConformance
+    assert set(face.__all__) <= set(dir(face))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = face.nothing

@@ -44,4 +44,4 @@ _LAZY: dict[str, str] = {
 __all__ = ["Fault", "RelayConformance", "RelaySuite", "RunPlan", "RunRecord", "Timing"]
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
