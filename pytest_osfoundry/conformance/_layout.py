@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
+    "AGENT_CHECKS",
     "RELAY_CHECKS",
     "RULEBOOK_PACKAGE",
     "SERVER_CHECKS",
@@ -38,6 +39,9 @@ SERVER_CHECKS = "checks"
 
 RELAY_CHECKS = "relay"
 """The rule book's folder of relay checks (``conformance/relay/``): ``--osf-relay-command``."""
+
+AGENT_CHECKS = "agent"
+"""The rule book's folder of agent checks (``conformance/agent/``): ``--osf-agent-command``."""
 
 
 @functools.cache

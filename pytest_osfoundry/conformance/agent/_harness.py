@@ -333,9 +333,16 @@ class AgentConformance:
         self._report_path = report
         return process
 
-    def run(self, task: Mapping[str, Any], *, deadline: float | None = None) -> AgentOutcome:
+    def run(
+        self,
+        task: Mapping[str, Any],
+        *,
+        deadline: float | None = None,
+        stop_when: Callable[[], bool] | None = None,
+    ) -> AgentOutcome:
         """Start the agent command with ``task``, wait for it to end (stopping it at its
-        deadline, SIGTERM then SIGKILL), and read its report."""
+        deadline, SIGTERM then SIGKILL, or as soon as ``stop_when()`` holds: the verdict
+        is known), and read its report."""
         limit = deadline if deadline is not None else self.deadline()
         began = time.monotonic()
         process = self.launch(task, deadline=limit)
@@ -346,7 +353,9 @@ class AgentConformance:
                 process.kill()
                 raise Interrupted("the run is stopping")
             status = process.wait(min(0.05, max(0.0, end - time.monotonic())))
-            if status is None and time.monotonic() >= end:
+            if status is None and (
+                time.monotonic() >= end or (stop_when is not None and stop_when())
+            ):
                 break
         stopped = status is None
         status = process.stop()
@@ -423,7 +432,71 @@ class AgentConformance:
             "measures": dict(self.measures),
         }
 
+    def run_task(self, session: int = 0, **arguments: Any) -> dict[str, Any]:
+        """A ``run`` task of one shared session, with ``arguments``."""
+        return {
+            "kind": "run",
+            "graph_session_id": self.session(session)["graph_session_id"],
+            "arguments": arguments or {"topic": f"{self.check_id} {secrets.token_hex(3)}"},
+        }
+
     # ---------------------------------------------------------------- verdicts
+    def expect_reported(
+        self, outcome: AgentOutcome, run: Run, *, status: str = "completed"
+    ) -> dict[str, Any]:
+        """Fail unless the agent ended on its own with exit 0 and reported ``run`` as the
+        server has it (its command id, ``status``, its result by JSON equality); the
+        report's entry."""
+        self.expect(
+            not outcome.stopped,
+            f"the agent did not end within its deadline ({outcome.seconds:.1f} s); it was stopped",
+        )
+        self.expect(
+            outcome.exit_code == 0,
+            f"the agent exited {outcome.exit_code} although its run reached {run.status!r}: "
+            "exit 0 once a terminal status is reached and reported",
+        )
+        report = outcome.report
+        self.expect(
+            isinstance(report, dict),
+            f"the agent's report is not one JSON object: {outcome.report_problem or report!r}",
+        )
+        assert isinstance(report, dict)
+        return self.expect_entry(report, run, status=status)
+
+    def expect_entry(self, entry: Any, run: Run, *, status: str = "completed") -> dict[str, Any]:
+        """Fail unless the report entry ``entry`` tells of ``run`` as the server has it."""
+        self.expect(isinstance(entry, dict), f"a report entry is not a JSON object: {entry!r}")
+        assert isinstance(entry, dict)
+        self.expect(
+            entry.get("command_id") == run.command_id,
+            f"the report names the command {entry.get('command_id')!r}; the run queued is "
+            f"{run.command_id}",
+        )
+        self.expect(
+            run.status == status and entry.get("status") == status,
+            f"the run is {run.status!r} on the server and {entry.get('status')!r} in the "
+            f"report; expected {status!r}",
+        )
+        if status == "completed":
+            expected = (run.completion or {}).get("result")
+            self.expect(
+                entry.get("result") == expected,
+                f"the reported result {json.dumps(entry.get('result'))[:200]} is not the run's "
+                f"result {json.dumps(expected)[:200]} (compared by JSON equality)",
+            )
+        return entry
+
+    def expect_one_run(self) -> Run:
+        """Fail unless the agent queued exactly one run; that run."""
+        runs = self.runs()
+        self.expect(
+            len(runs) == 1,
+            f"the agent queued {len(runs)} runs for one intended run"
+            + (": " + ", ".join(r.command_id for r in runs) if runs else ""),
+        )
+        return runs[0]
+
     def fail(self, message: str, *, tail: bool = True) -> None:
         """Fail the check with ``message`` (and the agent's last lines of output)."""
         if tail and self.outcomes and self.outcomes[-1].output_tail:
