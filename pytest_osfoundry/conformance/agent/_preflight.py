@@ -35,9 +35,11 @@ class AgentPreflightError(Exception):
     """The agent command cannot be checked; the message names the problem."""
 
 
-def agent_preflight(suite: AgentSuite) -> None:
-    """Start the agent once and wait for its first tool call; raise on a problem."""
-    ready_seconds = preflight_seconds(suite.interval)
+def agent_preflight(suite: AgentSuite, *, ready_seconds: float | None = None) -> None:
+    """Start the agent once and wait for its first tool call (for ``ready_seconds``,
+    by default :func:`preflight_seconds`); raise on a problem."""
+    if ready_seconds is None:
+        ready_seconds = preflight_seconds(suite.interval)
     conf = suite.context("preflight")
     try:
         session = conf.session()
