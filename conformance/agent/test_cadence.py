@@ -6,6 +6,7 @@ in units of I and come from the published polling table scaled to I (docs/choice
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
@@ -71,15 +72,13 @@ def check_fixed_polling(osf_agent_conf: AgentConformance) -> None:
     conf.expect(bool(reads), "the agent never called get_graph_run for its run")
     interval = conf.interval
     ticket = conf.ticket_time()
-    terminal = next(
-        (r for r in reads if (r.result or {}).get("status") in TERMINAL_STATUSES), None
-    )
+    terminal = next((r for r in reads if (r.result or {}).get("status") in TERMINAL_STATUSES), None)
     conf.expect(terminal is not None, "no get_graph_run of the agent's saw its run terminal")
     assert terminal is not None
     span = (terminal.at - ticket) / interval
     bound = min(EVERY_15_S_P95_CALLS, math.floor(span / EVERY_15_S) + 2)
     upto = reads[: reads.index(terminal) + 1]
-    gaps = [round((b.at - a.at) / interval, 3) for a, b in zip(upto, upto[1:])]
+    gaps = [round((b.at - a.at) / interval, 3) for a, b in itertools.pairwise(upto)]
     late = (terminal.at - (run.finished_at or terminal.at)) / interval
     conf.measures.update(
         {

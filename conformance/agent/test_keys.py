@@ -79,7 +79,9 @@ def check_fresh_key_per_run(osf_agent_conf: AgentConformance) -> None:
     conf = osf_agent_conf
     task = conf.run_task()
     first = conf.run(task)
-    keys_first = {(c.arguments or {}).get("idempotency_key") for c in conf.calls("run_graph_session")}
+    keys_first = {
+        (c.arguments or {}).get("idempotency_key") for c in conf.calls("run_graph_session")
+    }
     second = conf.run(task)
     keys_all = {(c.arguments or {}).get("idempotency_key") for c in conf.calls("run_graph_session")}
     keys_second = keys_all - keys_first

@@ -3,6 +3,7 @@ several items for one desktop."""
 
 from __future__ import annotations
 
+import itertools
 import secrets
 
 from pytest_osfoundry.conformance import check
@@ -121,7 +122,7 @@ def check_no_fan_out(osf_agent_conf: AgentConformance) -> None:
     conf.expect(bool(runs), "the agent queued no run for three items")
     overlaps = [
         (a.command_id, b.command_id)
-        for a, b in zip(runs, runs[1:])
+        for a, b in itertools.pairwise(runs)
         if a.finished_at is None or b.queued_at < a.finished_at
     ]
     conf.measures["runs"] = len(runs)
@@ -141,5 +142,5 @@ def check_no_fan_out(osf_agent_conf: AgentConformance) -> None:
             f"{outcome.report_problem or report!r}",
         )
         assert isinstance(report, list)
-        for entry, run in zip(report, runs):
+        for entry, run in zip(report, runs, strict=True):
             conf.expect_entry(entry, run)

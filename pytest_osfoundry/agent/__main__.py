@@ -1,4 +1,5 @@
-"""``python -m pytest_osfoundry.agent``: the kit's agent as a command (``--osf-agent-command=embedded``)."""
+"""``python -m pytest_osfoundry.agent``: the kit's agent as a command
+(``--osf-agent-command=embedded``; :mod:`pytest_osfoundry.agent._contract`)."""
 
 import sys
 

@@ -94,6 +94,26 @@ def _task(text: str) -> dict[str, Any]:
         raise ContractError(f"OSF_AGENT_TASK is not JSON: {err}") from None
     if not isinstance(task, dict) or task.get("kind") not in TASK_KINDS:
         raise ContractError(f"OSF_AGENT_TASK must be an object whose kind is one of {TASK_KINDS}")
+    kind = task["kind"]
+    name = "session_name" if kind == "run-by-name" else "graph_session_id"
+    if not isinstance(task.get(name), str) or not task[name]:
+        raise ContractError(f"OSF_AGENT_TASK of kind {kind!r} needs a non-empty {name}")
+    if not isinstance(task.get("arguments", {}), dict):
+        raise ContractError("OSF_AGENT_TASK's arguments must be an object")
+    items = task.get("items")
+    if kind == "run-items" and not (
+        isinstance(items, list) and all(isinstance(item, dict) for item in items)
+    ):
+        raise ContractError(
+            "OSF_AGENT_TASK of kind 'run-items' needs items: a list of argument objects"
+        )
+    cancel = task.get("cancel_after_seconds")
+    if kind == "run-and-cancel" and not (
+        isinstance(cancel, (int, float)) and not isinstance(cancel, bool) and 0 <= cancel < 1e6
+    ):
+        raise ContractError(
+            "OSF_AGENT_TASK of kind 'run-and-cancel' needs cancel_after_seconds >= 0"
+        )
     return task
 
 
@@ -133,10 +153,11 @@ class ContractAgent:
     def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Queue one run (a fresh key), follow it to a terminal status; its report entry."""
         cancel = self.task.get("cancel_after_seconds")
+        cancel_after = float(cancel) if isinstance(cancel, (int, float)) else None  # _task
         run = self.agent.start(
             graph_session_id,
             arguments,
-            cancel_after=float(cancel) if self.task["kind"] == "run-and-cancel" else None,
+            cancel_after=cancel_after if self.task["kind"] == "run-and-cancel" else None,
         )
         self.follow(run)
         return self.entry(run)
@@ -170,7 +191,7 @@ class ContractAgent:
     def run_items(self, graph_session_id: str, items: Sequence[Any]) -> None:
         """One run per item, each after the previous one is terminal (A4)."""
         for item in items:
-            self.entries.append(self.run_one(graph_session_id, item if isinstance(item, dict) else {"item": item}))
+            self.entries.append(self.run_one(graph_session_id, dict(item)))
             if self.entries[-1]["status"] not in TERMINAL_STATUSES:
                 return
 
@@ -212,8 +233,10 @@ class ContractAgent:
 
     def write_report(self) -> None:
         """The report: one entry, or the list of them for ``run-items``."""
-        report: Any = self.entries if self.task["kind"] == "run-items" else (
-            self.entries[0] if self.entries else _empty("nothing was done")
+        report: Any = (
+            self.entries
+            if self.task["kind"] == "run-items"
+            else (self.entries[0] if self.entries else _empty("nothing was done"))
         )
         temporary = self.report_path + ".part"
         with open(temporary, "w", encoding="utf-8") as file:
@@ -235,7 +258,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
-def main(env: Mapping[str, str] | None = None, agent_type: type[ContractAgent] = ContractAgent) -> int:
+def main(
+    env: Mapping[str, str] | None = None, agent_type: type[ContractAgent] = ContractAgent
+) -> int:
     """Read the contract, do the task, write the report; the exit status (see the module)."""
     try:
         agent = agent_type(os.environ if env is None else env)

@@ -63,23 +63,25 @@ def agent_evidence(conf: AgentConformance, mask: Callable[[str], str]) -> dict[s
     return _masked(evidence, lambda text: mask(mask_token(text, [conf.token])))  # type: ignore[no-any-return]
 
 
+def _call_line(call: dict[str, Any]) -> str:
+    what = call["tool"] or call["rpc"] or call["method"]
+    asked = json.dumps(call["arguments"])[:160] if call["arguments"] else ""
+    answer = call["error"] or (json.dumps(call["result"])[:160] if call["result"] else "")
+    return f"+{call['at']:7.3f}s {what} {asked} -> {call['status']} {answer}".rstrip()
+
+
 def agent_lines(evidence: dict[str, Any]) -> str:
     """The evidence as text for pytest's failure report: a line per call, then each
     start's exit code, report and output tail."""
-    lines = []
-    for call in evidence["calls"]:
-        what = call["tool"] or call["rpc"] or call["method"]
-        answer = call["error"] or (json.dumps(call["result"])[:160] if call["result"] else "")
-        lines.append(
-            f"+{call['at']:7.3f}s {what} {json.dumps(call['arguments'])[:160] if call['arguments'] else ''}"
-            f" -> {call['status']} {answer}".rstrip()
-        )
+    lines = [_call_line(call) for call in evidence["calls"]]
     for index, outcome in enumerate(evidence["outcomes"], 1):
-        lines.append(
-            f"start {index}: exit {outcome['exit_code']}"
-            + (" (stopped at its deadline)" if outcome["stopped_at_deadline"] else "")
-            + f", report {json.dumps(outcome['report'])[:400] if outcome['report'] is not None else outcome['report_problem']}"
-        )
+        report = outcome["report"]
+        said = json.dumps(report)[:400] if report is not None else outcome["report_problem"]
+        stopped = " (stopped at its deadline)" if outcome["stopped_at_deadline"] else ""
+        lines.append(f"start {index}: exit {outcome['exit_code']}{stopped}, report {said}")
+        if outcome["output_tail"]:
+            tail = outcome["output_tail"].replace("\n", "\n  ")
+            lines.append(f"  its last lines of output:\n  {tail}")
     if evidence["measures"]:
         lines.append("measures: " + json.dumps(evidence["measures"]))
     return "\n".join(lines)
@@ -91,12 +93,15 @@ def measure_properties(conf: AgentConformance) -> list[tuple[str, object]]:
 
 
 def write_agent_record(
-    folder: str | Path, conf: AgentConformance, outcome: str, message: str | None,
+    folder: str | Path,
+    conf: AgentConformance,
+    outcome: str,
+    message: str | None,
     secrets: Iterable[str],
 ) -> Path:
     """Write the check's whole record to ``folder/<check id>.json``, masked; its path."""
     record = {"outcome": outcome, "message": message, **conf.record()}
-    mask = list(secrets) + [conf.token]
+    mask = [*secrets, conf.token]
     path = Path(folder) / f"{conf.check_id}.json"
     text = mask_token(json.dumps(record, indent=1, ensure_ascii=False, default=str), mask)
     path.write_text(text + "\n", encoding="utf-8")

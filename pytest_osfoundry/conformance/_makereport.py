@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.conformance._agent_evidence import AGENT_CONF, agent_evidence, agent_lines
 from pytest_osfoundry.conformance._ending import NOT_RUN_PREFIX
 from pytest_osfoundry.conformance._eras import NOT_SERVED
 from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
 from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._agent_evidence import AGENT_CONF, agent_evidence, agent_lines
 from pytest_osfoundry.conformance._relay_evidence import (
     RELAY_CONF,
     relay_evidence,

@@ -425,9 +425,13 @@ def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
         try:
             seconds = float(str(raw).strip())
         except ValueError:
-            raise pytest.UsageError(f"{source}: expected a number of seconds, got {raw!r}") from None
+            raise pytest.UsageError(
+                f"{source}: expected a number of seconds, got {raw!r}"
+            ) from None
         if not 0.05 <= seconds <= 600:
-            raise pytest.UsageError(f"{source}: must be between 0.05 and 600 seconds, got {raw!r}")
+            raise pytest.UsageError(
+                f"{source}: must be between 0.05 and 600 seconds, got {raw!r}"
+            )
         return seconds
     text = str(raw).strip()
     if spec.kind == "level" and text not in ("documented", "all"):

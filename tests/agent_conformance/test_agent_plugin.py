@@ -38,7 +38,10 @@ def test_the_embedded_agent_passes_every_agent_check_with_the_reports(tmp_path: 
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "osfoundry agent suite: agent command 'embedded', scaled tier, pickup interval 0.5 s" in run.stdout
+    assert (
+        "osfoundry agent suite: agent command 'embedded', scaled tier, pickup interval 0.5 s"
+        in run.stdout
+    )
     document = json.loads(report.read_text())
     agent_ids = {c.check_id for c in all_checks(include_relay=True) if c.area == AGENT_AREA}
     outcomes = {c["id"]: c["outcome"] for c in document["checks"]}
@@ -48,14 +51,12 @@ def test_the_embedded_agent_passes_every_agent_check_with_the_reports(tmp_path: 
     assert polling["agent"]["outcomes"][0]["exit_code"] == 0
     assert polling["agent"]["measures"]["reads"] >= 1 and polling["requests"] >= 2
     assert any(call["tool"] == "get_graph_run" for call in polling["agent"]["calls"])
-    properties = {
-        p.get("name") for p in ET.parse(junit).getroot().iter("property")
-    }
+    properties = {p.get("name") for p in ET.parse(junit).getroot().iter("property")}
     assert {"osf_measure_first_look_intervals", "osf_measure_late_intervals"} <= properties
     assert sorted(p.stem for p in record.glob("*.json")) == sorted(agent_ids)
     kept = json.loads((record / "A5-same-key-after-lost-reply.json").read_text())
     assert kept["outcome"] == "passed" and kept["measures"]["starts"] >= 2
-    assert [c["status"] for c in kept["calls"] if c["tool"] == "run_graph_session"][0] == 0
+    assert next(c["status"] for c in kept["calls"] if c["tool"] == "run_graph_session") == 0
 
 
 def test_a_refused_command_is_one_error_line_exit_4_and_the_reports(tmp_path: Path) -> None:

@@ -89,7 +89,10 @@ def test_broken_agent_fails_exactly_its_checks(
 def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | None]) -> None:
     """A failure names the measure that broke the rule, in the rule's words."""
     said = {pair: verdict or "" for pair, verdict in verdicts.items()}
-    assert "asked again with the same key" in said[("new-key-on-retry", "A5-same-key-after-lost-reply")]
+    assert (
+        "asked again with the same key"
+        in said[("new-key-on-retry", "A5-same-key-after-lost-reply")]
+    )
     assert "intervals after the ticket" in said[("polls-fast", "A1-first-look")]
     assert "`every 15 s` row allows" in said[("polls-fast", "A1-fixed-polling")]
     assert "more time(s) after it answered" in said[("polls-after-terminal", "A2-stop-at-terminal")]

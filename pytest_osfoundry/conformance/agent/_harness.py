@@ -2,8 +2,9 @@
 
 :class:`AgentSuite` is the run's shared part (one per pytest process): the reference
 server on real time, its tickets saying the tier's pickup interval
-(``poll_after_seconds``), behind :class:`~pytest_osfoundry.conformance.agent._instrumented.InstrumentedMcp`
-on one loopback port. :meth:`AgentSuite.context` gives a check an
+(``poll_after_seconds``), behind
+:class:`~pytest_osfoundry.conformance.agent._instrumented.InstrumentedMcp` on one
+loopback port. :meth:`AgentSuite.context` gives a check an
 :class:`AgentConformance`: a fresh account with one project, an agent token with both
 scopes, a lane of the server's record, and the kit's fake desktop (a
 :class:`~pytest_osfoundry.relay.FakeRelay` and :class:`~pytest_osfoundry.engine.FakeEngine`
@@ -51,6 +52,7 @@ from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.engine import FakeEngine, Graph, make_sessions
 from pytest_osfoundry.engine._graph import served_graph
 from pytest_osfoundry.relay import FakeRelay
+from pytest_osfoundry.relay._desktop import RelayEvent
 from pytest_osfoundry.relay._outbox import MemoryOutbox
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer, ServerState
 from pytest_osfoundry.server._records import Run
@@ -226,7 +228,12 @@ class _Desktop:
         self.sessions = [s.to_dict() for s in make_sessions(3, seed=seed)]
         self.relay.share(project_id, self.sessions)
         self.synced = threading.Event()
-        self.relay.on_event(lambda event: event.kind == "synced" and self.synced.set())
+
+        def on_event(event: RelayEvent) -> None:
+            if event.kind == "synced":
+                self.synced.set()
+
+        self.relay.on_event(on_event)
         self.thread = threading.Thread(target=self.clock.run, name="osf-agent-desktop", daemon=True)
         self.started = False
 
@@ -261,7 +268,9 @@ class AgentConformance:
         state = suite.reference.state
         self.account = state.add_account()
         self.project_id = state.add_project(self.account.account_id).project_id
-        self.agent = state.add_agent(self.account.account_id, [self.project_id], (READ_SCOPE, RUN_SCOPE))
+        self.agent = state.add_agent(
+            self.account.account_id, [self.project_id], (READ_SCOPE, RUN_SCOPE)
+        )
         self.token = suite.reference.tokens.issue("agent", self.agent.agent_id)
         self.desktop_token = suite.reference.tokens.issue("desktop", self.account.account_id)
         self.account.desktop_tokens.add(self.desktop_token)

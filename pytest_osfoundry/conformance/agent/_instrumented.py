@@ -209,8 +209,17 @@ class InstrumentedMcp(HandlerWrapper[ReferenceServer]):
             return response
         finally:
             lane.record(
-                McpCall(arrived, time.time(), request.method, rpc, tool, arguments, status,
-                        result, error)
+                McpCall(
+                    arrived,
+                    time.time(),
+                    request.method,
+                    rpc,
+                    tool,
+                    arguments,
+                    status,
+                    result,
+                    error,
+                )
             )
 
 

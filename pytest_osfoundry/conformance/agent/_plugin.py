@@ -132,12 +132,13 @@ def pytest_runtest_makereport(
     if folder is None or conf is None or call.when != "call":
         return
     report: pytest.TestReport = result.get_result()
-    outcome = report.outcome
+    outcome: str = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xpassed" if report.passed else "xfailed"
     failure = call.excinfo.value if call.excinfo is not None else None
     message = (str(failure).strip() or type(failure).__name__) if failure is not None else None
-    write_agent_record(folder, conf, outcome, message, item.config.stash.get(SECRETS, set()))
+    secrets: set[str] = item.config.stash.get(SECRETS, set())
+    write_agent_record(folder, conf, outcome, message, secrets)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -112,7 +112,7 @@ class AgentProcess:
         stream = self.popen.stdout
         assert stream is not None
         with contextlib.suppress(OSError, ValueError):
-            while chunk := stream.read1(65_536):
+            while chunk := os.read(stream.fileno(), 65_536):
                 with self._lock:
                     self.output_bytes += len(chunk)
                     self._kept.append(chunk)
