@@ -140,3 +140,50 @@ def check_failed_run_reported(osf_agent_conf: AgentConformance) -> None:
     )
     outcome = conf.run(task)
     conf.expect_reported(outcome, conf.expect_one_run(), status="failed")
+
+
+OFFLINE_INTERVALS = 8
+"""How long the desktop sleeps in the patience check, in intervals from the ticket."""
+
+
+@check(
+    "A3-patient-while-offline",
+    f"While the desktop is offline for {OFFLINE_INTERVALS} intervals the agent keeps "
+    "reading its queued run (no gap over two intervals), queues nothing more and cancels "
+    "nothing; the run completes once the desktop is back and is reported.",
+)
+def check_patient_while_offline(osf_agent_conf: AgentConformance) -> None:
+    conf = osf_agent_conf
+    conf.offline()
+    conf.after_ticket(OFFLINE_INTERVALS, conf.online)
+    outcome = conf.run(conf.run_task())
+    interval = conf.interval
+    runs = conf.runs()
+    cancels = conf.calls("cancel_graph_run")
+    conf.measures.update({"runs": len(runs), "cancels": len(cancels)})
+    conf.expect(
+        len(runs) == 1,
+        f"the agent queued {len(runs)} runs while the desktop was offline: a run that stays "
+        "queued is waited for, never queued again under a new key",
+    )
+    conf.expect(
+        not cancels,
+        f"the agent cancelled its run {len(cancels)} time(s) while it was queued: a slow "
+        "desktop is no reason to cancel",
+    )
+    run = runs[0]
+    ticket = conf.ticket_time()
+    back = ticket + OFFLINE_INTERVALS * interval
+    reads = [r.at for r in conf.reads(run.command_id) if r.at <= back]
+    conf.expect(bool(reads), "the agent never read its run while the desktop was offline")
+    times = [ticket, *reads]
+    gaps = [round((b - a) / interval, 3) for a, b in itertools.pairwise(times)]
+    conf.measures["gaps_intervals_offline"] = gaps
+    tail = (back - reads[-1]) / interval
+    conf.expect(
+        max(gaps) <= 2.0 and tail <= 2.0,
+        f"while the desktop was offline the agent's reads were {gaps} intervals apart and "
+        f"its last came {tail:.2f} intervals before the desktop returned: keep polling at "
+        "the cadence (no gap over two intervals)",
+    )
+    conf.expect_reported(outcome, run)

@@ -60,6 +60,24 @@ class RetriesNotFound(ContractAgent):
                 continue
 
 
+class RequeuesWhileQueued(ContractAgent):
+    """Takes a run still queued after three intervals for lost and queues it again."""
+
+    def follow(self, run: AgentRun) -> None:
+        patience = time.monotonic() + 3 * self.interval
+        self.clock.run(
+            until=lambda: run.done.is_set or time.monotonic() >= min(patience, self.ends)
+        )
+        if not run.done.is_set and run.status == "queued":
+            run.keys.append(self.agent.new_key())
+            with contextlib.suppress(OsfClientError):
+                ticket = self.client.run_graph_session(
+                    run.graph_session_id, run.keys[-1], self.task.get("arguments") or {}
+                )
+                run.command_id = str(ticket["command_id"])
+        super().follow(run)
+
+
 class FansOut(ContractAgent):
     """Queues every item at once and waits for them all."""
 
@@ -77,6 +95,7 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "polls-after-terminal": PollsAfterTerminal,
     "retries-not-found": RetriesNotFound,
     "fans-out": FansOut,
+    "requeues-while-queued": RequeuesWhileQueued,
 }
 
 CAUGHT_BY: dict[str, set[str]] = {
@@ -85,6 +104,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "polls-after-terminal": {"A2-stop-at-terminal"},
     "retries-not-found": {"A6-not-found-is-final"},
     "fans-out": {"A4-no-fan-out"},
+    "requeues-while-queued": {"A3-patient-while-offline"},
 }
 
 

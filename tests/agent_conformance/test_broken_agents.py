@@ -31,6 +31,7 @@ UNAFFECTED = {
     "polls-after-terminal": "A2-failed-run-reported",
     "retries-not-found": "D7-agent-key-length",
     "fans-out": "D4-agent-run-by-name",
+    "requeues-while-queued": "A1-first-look",
 }
 
 
@@ -98,3 +99,4 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
     assert "more time(s) after it answered" in said[("polls-after-terminal", "A2-stop-at-terminal")]
     assert "at most one more read" in said[("retries-not-found", "A6-not-found-is-final")]
     assert "queued while the one before" in said[("fans-out", "A4-no-fan-out")]
+    assert "never queued again" in said[("requeues-while-queued", "A3-patient-while-offline")]

@@ -296,6 +296,38 @@ class AgentConformance:
         """The Graph the desktop runs for ``graph_session_id`` from now on."""
         self.desktop.engine.graphs[graph_session_id] = graph
 
+    def offline(self) -> None:
+        """The desktop goes asleep now (its passes stop; the server keeps the queue)."""
+        self.ready()
+        self.desktop.clock.call_later(0.0, lambda: self.desktop.relay.go_offline(mode="asleep"))
+
+    def online(self) -> None:
+        """The desktop is back: a pass at once, then every interval."""
+        self.desktop.clock.call_later(0.0, self.desktop.relay.go_online)
+
+    def after_ticket(self, intervals: float, action: Callable[[], None]) -> None:
+        """Call ``action()`` (in a thread of its own) ``intervals`` intervals after the
+        agent's first ticket; never, if no ticket comes before the check ends."""
+
+        def wait_then_act() -> None:
+            def ticketed() -> bool:  # called with the lane's lock held: read calls directly
+                closing = self._frozen is not None or self.suite.interrupted.is_set()
+                return closing or any(
+                    c.result is not None or c.status == 0
+                    for c in self.lane.calls
+                    if c.tool == "run_graph_session"
+                )
+
+            while not self.lane.wait_for(ticketed, 0.2):
+                pass
+            if self._frozen is not None or self.suite.interrupted.is_set():
+                return
+            wait = self.ticket_time() + intervals * self.interval - time.time()
+            if not self.suite.interrupted.wait(max(0.0, wait)) and self._frozen is None:
+                action()
+
+        threading.Thread(target=wait_then_act, name="osf-agent-after-ticket", daemon=True).start()
+
     def fault(self, fault: AgentFault) -> AgentFault:
         """Apply a fault rule to this agent's calls (the agent cannot tell it from a real one)."""
         return self.lane.add_fault(fault)
@@ -329,6 +361,11 @@ class AgentConformance:
         """Start the desktop and wait for its first sync (the sessions are then listed)."""
         if not self.desktop.started and not self.desktop.start():
             self.fail(f"the kit's fake desktop did not sync within {READY_SECONDS:g} s")
+
+    def sleep(self, seconds: float) -> None:
+        """Let ``seconds`` pass (ended at once, ``Interrupted``, when the run stops)."""
+        if self.suite.interrupted.wait(seconds):
+            raise Interrupted("the run is stopping")
 
     def launch(self, task: Mapping[str, Any], *, deadline: float | None = None) -> AgentProcess:
         """Start the agent command with ``task``; the process (not waited for)."""

@@ -114,7 +114,9 @@ class McpLane:
             return list(self.calls)
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """Wait until ``predicate()`` holds, woken by each call; False after ``timeout``."""
+        """Wait until ``predicate()`` holds, woken by each call; False after ``timeout``.
+        ``predicate`` runs with the lane's lock held: it reads :attr:`calls`, never
+        :meth:`snapshot`."""
         with self._lock:
             return self.arrived.wait_for(predicate, timeout)
 
