@@ -81,3 +81,26 @@ def test_a_refused_command_is_one_error_line_exit_4_and_the_reports(tmp_path: Pa
     agent_checks = [c for c in report["checks"] if c["area"] == AGENT_AREA]
     assert agent_checks and len(agent_checks) == len(report["checks"]) == summary["not_run"]
     assert "A5-same-key-after-lost-reply" in (tmp_path / "r.xml").read_text()
+
+
+def test_a_broken_agent_listed_in_the_baseline_is_expected(tmp_path: Path) -> None:
+    """The other suites' baseline machinery, unchanged: a known failure exits 0."""
+    root = Path(__file__).resolve().parents[2]
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("A4-no-fan-out\n")
+    run = _pytest(
+        f"--osf-agent-command={PY} -m tests.agent_conformance.broken fans-out",
+        "--osf-agent-interval=0.5",
+        f"--osf-baseline={baseline}",
+        f"--osf-report={tmp_path / 'r.json'}",
+        str(root / "conformance" / "agent" / "test_tasks.py"),
+        "-k",
+        "A4-no-fan-out or D4-agent-unknown-name",
+        cwd=root,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    checks = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    assert checks["A4-no-fan-out"]["outcome"] == "xfailed"
+    assert "queued while the one before" in checks["A4-no-fan-out"]["message"]
+    assert checks["A4-no-fan-out"]["agent"]["measures"]["runs"] == 3
+    assert checks["D4-agent-unknown-name"]["outcome"] == "passed"
