@@ -8,35 +8,91 @@ import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from pytest_osfoundry.conformance._registry import AGENT_AREA, all_checks
 
 PY = sys.executable
 
 
-def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pytest(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [PY, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
         cwd=cwd,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=240,
     )
 
 
-def test_the_embedded_agent_passes_every_agent_check_with_the_reports(tmp_path: Path) -> None:
-    report, junit, record = tmp_path / "a.json", tmp_path / "a.xml", tmp_path / "records"
-    run = _pytest(
-        "--osf-agent-command=embedded",
-        "--osf-agent-interval=0.5",
-        "--osf-agent-concurrency=11",  # every check at once
-        f"--osf-report={report}",
-        f"--junitxml={junit}",
-        f"--osf-markdown={tmp_path / 'a.md'}",
-        f"--osf-agent-record={record}",
-        cwd=tmp_path,
-    )
+class Ran:
+    """A finished pytest run: its status and output."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.stdout, self.stderr = process.communicate(timeout=240)
+        self.returncode = process.returncode
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("agent-plugin")
+
+
+@pytest.fixture(scope="module")
+def runs(folder: Path) -> Iterator[dict[str, Ran]]:
+    """The three runs of this module, started at once (they spend their time waiting)."""
+    (folder / "embedded").mkdir()
+    (folder / "refused").mkdir()
+    (folder / "baseline.txt").write_text("A4-no-fan-out\n")
+    record = folder / "records"
+    started = {
+        "embedded": _pytest(
+            "--osf-agent-command=embedded",
+            "--osf-agent-interval=0.5",
+            "--osf-agent-concurrency=12",  # every check at once
+            f"--osf-report={folder / 'a.json'}",
+            f"--junitxml={folder / 'a.xml'}",
+            f"--osf-markdown={folder / 'a.md'}",
+            f"--osf-agent-record={record}",
+            cwd=folder / "embedded",
+        ),
+        "refused": _pytest(
+            f"--osf-agent-command={PY} -c 'import sys; print(\"no tools here\"); sys.exit(5)'",
+            f"--osf-report={folder / 'r.json'}",
+            f"--junitxml={folder / 'r.xml'}",
+            cwd=folder / "refused",
+        ),
+        "baseline": _pytest(
+            f"--osf-agent-command={PY} -m tests.agent_conformance.broken fans-out",
+            "--osf-agent-interval=0.25",
+            f"--osf-baseline={folder / 'baseline.txt'}",
+            f"--osf-report={folder / 'b.json'}",
+            str(ROOT / "conformance" / "agent" / "test_tasks.py"),
+            "-k",
+            "A4-no-fan-out or D4-agent-unknown-name",
+            cwd=ROOT,
+        ),
+    }
+    try:
+        yield {name: Ran(process) for name, process in started.items()}
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+def test_the_embedded_agent_passes_every_agent_check_with_the_reports(
+    runs: dict[str, Ran], folder: Path
+) -> None:
+    report, junit, record = folder / "a.json", folder / "a.xml", folder / "records"
+    run = runs["embedded"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert (
         "osfoundry agent suite: agent command 'embedded', scaled tier, pickup interval 0.5 s"
@@ -59,14 +115,10 @@ def test_the_embedded_agent_passes_every_agent_check_with_the_reports(tmp_path: 
     assert next(c["status"] for c in kept["calls"] if c["tool"] == "run_graph_session") == 0
 
 
-def test_a_refused_command_is_one_error_line_exit_4_and_the_reports(tmp_path: Path) -> None:
-    command = f"{PY} -c 'import sys; print(\"no tools here\"); sys.exit(5)'"
-    run = _pytest(
-        f"--osf-agent-command={command}",
-        f"--osf-report={tmp_path / 'r.json'}",
-        f"--junitxml={tmp_path / 'r.xml'}",
-        cwd=tmp_path,
-    )
+def test_a_refused_command_is_one_error_line_exit_4_and_the_reports(
+    runs: dict[str, Ran], folder: Path
+) -> None:
+    run, tmp_path = runs["refused"], folder
     assert run.returncode == 4, run.stdout[-2000:] + run.stderr[-2000:]
     errors = [line for line in run.stderr.splitlines() if line.startswith("ERROR:")]
     assert errors == [
@@ -83,23 +135,13 @@ def test_a_refused_command_is_one_error_line_exit_4_and_the_reports(tmp_path: Pa
     assert "A5-same-key-after-lost-reply" in (tmp_path / "r.xml").read_text()
 
 
-def test_a_broken_agent_listed_in_the_baseline_is_expected(tmp_path: Path) -> None:
+def test_a_broken_agent_listed_in_the_baseline_is_expected(
+    runs: dict[str, Ran], folder: Path
+) -> None:
     """The other suites' baseline machinery, unchanged: a known failure exits 0."""
-    root = Path(__file__).resolve().parents[2]
-    baseline = tmp_path / "baseline.txt"
-    baseline.write_text("A4-no-fan-out\n")
-    run = _pytest(
-        f"--osf-agent-command={PY} -m tests.agent_conformance.broken fans-out",
-        "--osf-agent-interval=0.5",
-        f"--osf-baseline={baseline}",
-        f"--osf-report={tmp_path / 'r.json'}",
-        str(root / "conformance" / "agent" / "test_tasks.py"),
-        "-k",
-        "A4-no-fan-out or D4-agent-unknown-name",
-        cwd=root,
-    )
+    run = runs["baseline"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    checks = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    checks = {c["id"]: c for c in json.loads((folder / "b.json").read_text())["checks"]}
     assert checks["A4-no-fan-out"]["outcome"] == "xfailed"
     assert "queued while the one before" in checks["A4-no-fan-out"]["message"]
     assert checks["A4-no-fan-out"]["agent"]["measures"]["runs"] == 3

@@ -283,6 +283,7 @@ class AgentConformance:
         os.mkdir(self.state_dir)
         self.argv = list(suite.argv)
         self.process: AgentProcess | None = None
+        self.processes: list[AgentProcess] = []
         self.outcomes: list[AgentOutcome] = []
         """How each start of the agent ended, in order."""
         self.tasks: list[dict[str, Any]] = []
@@ -376,6 +377,7 @@ class AgentConformance:
         env = self.env(task, report, deadline if deadline is not None else self.deadline())
         process = AgentProcess(self.argv, env, cwd=os.getcwd(), secrets=[self.token])
         self.process = process
+        self.processes.append(process)
         self._report_path = report
         return process
 
@@ -428,8 +430,8 @@ class AgentConformance:
         self.freeze()
         with self.suite._lock:
             self.suite._live.discard(self)
-        if self.process is not None:
-            self.process.stop()
+        for process in self.processes:
+            process.stop()
         self.desktop.stop()
         self.suite.server.forget(self.lane)
         shutil.rmtree(self.folder, ignore_errors=True)
