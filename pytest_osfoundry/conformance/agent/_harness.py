@@ -363,11 +363,6 @@ class AgentConformance:
         if not self.desktop.started and not self.desktop.start():
             self.fail(f"the kit's fake desktop did not sync within {READY_SECONDS:g} s")
 
-    def sleep(self, seconds: float) -> None:
-        """Let ``seconds`` pass (ended at once, ``Interrupted``, when the run stops)."""
-        if self.suite.interrupted.wait(seconds):
-            raise Interrupted("the run is stopping")
-
     def launch(self, task: Mapping[str, Any], *, deadline: float | None = None) -> AgentProcess:
         """Start the agent command with ``task``; the process (not waited for)."""
         self.ready()
