@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.client._relay_client import RelayClient
 from pytest_osfoundry.client._transport import DirectTransport
 from pytest_osfoundry.clock import RealClock
@@ -49,6 +50,7 @@ from pytest_osfoundry.conformance.agent._process import (
     split_agent_command,
 )
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
+from pytest_osfoundry.conformance.relay._harness import STALL_LATE, STALL_TICK
 from pytest_osfoundry.engine import FakeEngine, Graph, make_sessions
 from pytest_osfoundry.engine._graph import served_graph
 from pytest_osfoundry.relay import FakeRelay
@@ -176,6 +178,11 @@ class AgentSuite:
         self.door = LoopbackServer(self.server, workers=64, request_deadline=60.0)
         self.interrupted = threading.Event()
         """Set by :meth:`interrupt`: every check's wait ends at once."""
+        self.stalls = LatenessProbe(STALL_TICK, late=STALL_LATE, now=time.time)
+        """When the suite's own process was kept from running (the relay suite's rule:
+        an upper bound on lateness is judged less the stalls within it, since a machine
+        too busy to run the suite on time keeps the agent waiting too)."""
+        threading.Thread(target=self.stalls.run, name="osf-agent-stall-watch", daemon=True).start()
         self._live: set[AgentConformance] = set()
         self._lock = threading.Lock()
 
@@ -206,6 +213,7 @@ class AgentSuite:
         for conf in live:
             conf.close()
         self.door.close()
+        self.stalls.stop()
 
 
 class _Desktop:
