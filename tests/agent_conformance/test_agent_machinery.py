@@ -29,6 +29,7 @@ from pytest_osfoundry.conformance.agent._process import (
     split_agent_command,
 )
 from pytest_osfoundry.server import ServerState
+from pytest_osfoundry.world import OsfWorld, WorldConfig
 
 PY = sys.executable
 INTERVAL = 0.2
@@ -68,6 +69,12 @@ def test_tickets_say_the_worlds_pickup_interval() -> None:
     assert ServerState(poll_after_seconds=0.5).poll_after_seconds == 0.5
     with pytest.raises(ValueError, match="poll_after_seconds"):
         ServerState(poll_after_seconds=0)
+    world = OsfWorld(WorldConfig(interval=5, poll_after=5))
+    ticket = world.agent_client().run_graph_session(world.sessions[0].graph_session_id, "k" * 16)
+    assert ticket["poll_after_seconds"] == 5
+    assert OsfWorld(WorldConfig()).server.state.poll_after_seconds == 20
+    with pytest.raises(ValueError, match="poll_after"):
+        OsfWorld(WorldConfig(poll_after=-1))
 
 
 def test_the_contract_is_given_and_the_ticket_agrees(suite: AgentSuite) -> None:
