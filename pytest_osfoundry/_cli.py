@@ -83,8 +83,8 @@ def _fake_desktop(
     """The fake desktop of ``serve --relay`` on ``clock``, not started: a FakeRelay sharing
     ``--sessions`` generated sessions, each command a Graph of ``--graph-duration``
     seconds; and the sessions as the JSON line lists them. ``seed``: its execution ids."""
+    from pytest_osfoundry.engine import served_graph
     from pytest_osfoundry.engine._fake_engine import FakeEngine
-    from pytest_osfoundry.engine._graph import served_graph
     from pytest_osfoundry.engine._sessions import make_sessions
     from pytest_osfoundry.relay._desktop import FakeRelay
     from pytest_osfoundry.relay._outbox import MemoryOutbox

@@ -52,6 +52,12 @@ RELAY_PLUGIN = "osfoundry-relay-conformance"
 #: The module of the relay suite's hooks.
 RELAY_MODULE = "pytest_osfoundry.conformance.plugin._relay"
 
+#: The name the agent suite's hooks are registered under (with the suite's own).
+AGENT_PLUGIN = "osfoundry-agent-conformance"
+
+#: The module of the agent suite's hooks.
+AGENT_MODULE = "pytest_osfoundry.conformance.agent._plugin"
+
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Register the kit's hook, ``pytest_osf_extra_checks`` (where a project's own
@@ -91,7 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         refuse(config, f"{REFUSED}{err}")
         raise
-    if settings.active or settings.relay_active or _names_the_suite(config, config.args):
+    outside = settings.relay_active or settings.agent_active
+    if settings.active or outside or _names_the_suite(config, config.args):
         # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
         # _plugin`` would take the package's attribute, which outlives a pytester
         # in-process run's sys.modules and would pair a stale plugin with fresh checks.
@@ -103,6 +110,10 @@ def pytest_configure(config: pytest.Config) -> None:
             RELAY_PLUGIN
         ):
             config.pluginmanager.register(importlib.import_module(RELAY_MODULE), RELAY_PLUGIN)
+        if _runs_agent_checks(config, settings) and not config.pluginmanager.has_plugin(
+            AGENT_PLUGIN
+        ):
+            config.pluginmanager.register(importlib.import_module(AGENT_MODULE), AGENT_PLUGIN)
 
 
 @pytest.hookimpl(trylast=True)
@@ -143,6 +154,13 @@ def _runs_relay_checks(config: pytest.Config, settings: Settings) -> bool:
     server checks, so the relay suite's modules are not even imported."""
     given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
     return settings.relay_active or given
+
+
+def _runs_agent_checks(config: pytest.Config, settings: Settings) -> bool:
+    """Whether agent checks may be collected: an agent command is given, or test paths
+    are (as :func:`_runs_relay_checks`)."""
+    given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
+    return settings.agent_active or given
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:

@@ -28,6 +28,7 @@ from pytest_osfoundry.doors._delayed import Delayed
 from pytest_osfoundry.doors._loopback import LoopbackServer
 from pytest_osfoundry.doors._respx import mount
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
+from pytest_osfoundry.server._records import Run
 from pytest_osfoundry.server._state import DomainError, Retention, ServerState
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "ReferenceServer",
     "RequestsMount",
     "Retention",
+    "Run",
     "ServerState",
     "mount",
 ]
