@@ -49,6 +49,10 @@ JSON_NOT_ON_THE_WIRE: dict[str, str] = {
     "conformance/reporting/_results.py": "the JSON report file",
     "conformance/plugin/_makereport.py": "a report's data masked as text, then read back",
     "conformance/relay/_evidence.py": "a relay check's evidence: the request shown, the file",
+    "conformance/agent/_evidence.py": "an agent check's record: calls and reports shown, the file",
+    "conformance/agent/_harness.py": "the task in the agent's environment (OSF_AGENT_TASK) and "
+    "its sentence; values quoted in a verdict",
+    "agent/_contract.py": "the agent's report file (OSF_AGENT_REPORT); a line on stderr",
 }
 
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from types import FrameType
 from typing import Any
 
+from pytest_osfoundry._checks import is_number
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
@@ -109,7 +110,7 @@ def _task(text: str) -> dict[str, Any]:
         )
     cancel = task.get("cancel_after_seconds")
     if kind == "run-and-cancel" and not (
-        isinstance(cancel, (int, float)) and not isinstance(cancel, bool) and 0 <= cancel < 1e6
+        is_number(cancel) and 0 <= cancel < 1e6
     ):
         raise ContractError(
             "OSF_AGENT_TASK of kind 'run-and-cancel' needs cancel_after_seconds >= 0"

@@ -15,6 +15,7 @@ checks running at once each see only their own agent. A lane also holds
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_osfoundry import _wirejson as wirejson
 from pytest_osfoundry.client import decode_answer, decode_events
 from pytest_osfoundry.conformance.relay._instrumented import bearer_token
 from pytest_osfoundry.http import DropConnection, HandlerWrapper, Request, Response
@@ -226,9 +228,8 @@ class InstrumentedMcp(HandlerWrapper[ReferenceServer]):
 
 def _about_another_run(request: Request, message: dict[str, Any]) -> Request:
     """``request`` asking about a command id no run has (the server then answers D5)."""
-    changed = json.loads(json.dumps(message))
+    changed = copy.deepcopy(message)
     arguments = changed.get("params", {}).get("arguments")
     if isinstance(arguments, dict):
         arguments["command_id"] = str(uuid.uuid4())
-    body = json.dumps(changed).encode("utf-8")
-    return request._replace(body=body)
+    return request._replace(body=wirejson.dumps(changed))
