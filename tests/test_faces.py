@@ -3,10 +3,11 @@
 A subpackage (a folder under ``pytest_osfoundry/``; the top-level modules are the root's)
 shows the others its face, ``pytest_osfoundry.Y`` (its ``__init__`` and public modules),
 and, for what the kit shares inside itself but users should not import, one face module,
-``pytest_osfoundry.Y._internal``. The root's own private modules (``_vocabulary``,
-``_ids``, ``_wirejson``, ...) are the shared internals of every subpackage. Every import
-statement of every module is read, deferred ones and ``TYPE_CHECKING`` ones too, and so is
-every string that names a module of the package (a lazy import by name).
+``pytest_osfoundry.Y._internal``. A package's private modules are its own and its
+subpackages': the root's (``_vocabulary``, ``_ids``, ``_wirejson``, ...) are the shared
+internals of every subpackage. Every import statement of every module is read, deferred
+ones and ``TYPE_CHECKING`` ones too, and so is every string that names a module of the
+package (a lazy import by name).
 """
 
 from __future__ import annotations
@@ -22,29 +23,32 @@ FACE = "_internal"
 _MODULE_NAME = re.compile(rf"{PACKAGE}(\.\w+)+")
 # The conformance package is being restructured (issue 44, item 1): its imports, and the
 # imports of its private modules, are held to the rule once its new shape has landed.
-_NOT_YET = "conformance"
-
-
-def _room(parts: tuple[str, ...]) -> str:
-    """The subpackage a module path (its parts under the package) lives in; ``""``: the root."""
-    return parts[0] if len(parts) > 1 or (ROOT / parts[0]).is_dir() else ""
+_NOT_YET = ("conformance",)
 
 
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
-def _breach(importer: str, target: str) -> bool:
-    """Whether module ``importer``'s room may not import ``target`` (a dotted name under
-    the package, or a name imported from it)."""
+def _breach(folder: tuple[str, ...], target: str) -> bool:
+    """Whether a module in ``folder`` (its package's folders under the package) may not
+    reach ``target`` (a dotted name under the package, or a name imported from it).
+
+    The first private part of ``target`` belongs to the package (or module) before it:
+    the importer's own package or one containing it may be reached freely (the root's
+    private modules are every subpackage's); any other only through its ``_internal``.
+    """
     parts = tuple(target.split("."))[1:]
-    if not parts:
+    if _NOT_YET in (parts[:1], folder[:1]):
         return False
-    room = _room(parts)
-    if room in ("", importer) or _NOT_YET in (room, importer):
-        return False
-    inside = parts[1:]
-    return any(_is_private(p) for p in inside) and inside[:1] != (FACE,)
+    for i, part in enumerate(parts):
+        if _is_private(part):
+            owner = parts[:i]
+            if folder[: len(owner)] == owner:
+                return False
+            rest = parts[i + 1 :]
+            return part != FACE or any(_is_private(p) for p in rest)
+    return False
 
 
 def _imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
@@ -57,9 +61,12 @@ def _imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 yield node.lineno, f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _MODULE_NAME.fullmatch(node.value):
-                yield node.lineno, node.value
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _MODULE_NAME.fullmatch(node.value)
+        ):
+            yield node.lineno, node.value
 
 
 def breaches(root: Path = ROOT) -> list[str]:
@@ -68,10 +75,10 @@ def breaches(root: Path = ROOT) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).with_suffix("").parts
-        importer = _room(parts)
+        folder = parts[:-1]
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for line, name in _imports(tree):
-            if name.split(".")[0] == PACKAGE and _breach(importer, name):
+            if name.split(".")[0] == PACKAGE and _breach(folder, name):
                 found.append(f"{path.relative_to(root.parent).as_posix()}:{line} imports {name}")
     return sorted(set(found))
 
@@ -92,7 +99,13 @@ def test_the_scan_finds_each_kind_of_breach(tmp_path: Path) -> None:
         (pkg / sub).mkdir(parents=True)
         (pkg / sub / "__init__.py").write_text("")
     (pkg / "_shared.py").write_text("")
+    (pkg / "a" / "c").mkdir()
     (pkg / "top.py").write_text("from pytest_osfoundry.a._x import y\n")
+    (pkg / "a" / "c" / "_k.py").write_text(
+        "from pytest_osfoundry.a._x import y\n"
+        "from pytest_osfoundry.b._n import y\n"
+        "from pytest_osfoundry.a._internal import _y\n"
+    )
     (pkg / "b" / "_m.py").write_text(
         "import pytest_osfoundry.a._x\n"
         "from pytest_osfoundry.a import _x\n"
@@ -104,11 +117,20 @@ def test_the_scan_finds_each_kind_of_breach(tmp_path: Path) -> None:
         "from pytest_osfoundry.a.public import y\n"
         "from pytest_osfoundry._shared import y\n"
         "from pytest_osfoundry.b._n import y\n"
+        "from pytest_osfoundry.a._internal import _y\n"
     )
-    assert breaches(pkg) == [
+    (pkg / "a" / "_p.py").write_text(
+        "from pytest_osfoundry.a.c._k import y\n"
+        "from pytest_osfoundry.a.c._internal import y\n"
+        "from pytest_osfoundry.a._x import y\n"
+    )
+    assert set(breaches(pkg)) == {
+        f"{PACKAGE}/a/_p.py:1 imports {PACKAGE}.a.c._k.y",
+        f"{PACKAGE}/a/c/_k.py:2 imports {PACKAGE}.b._n.y",
         f"{PACKAGE}/b/_m.py:1 imports {PACKAGE}.a._x",
         f"{PACKAGE}/b/_m.py:2 imports {PACKAGE}.a._x",
         f"{PACKAGE}/b/_m.py:4 imports {PACKAGE}.a._x.y",
         f"{PACKAGE}/b/_m.py:5 imports {PACKAGE}.a._x",
+        f"{PACKAGE}/b/_m.py:11 imports {PACKAGE}.a._internal._y",
         f"{PACKAGE}/top.py:1 imports {PACKAGE}.a._x.y",
-    ]
+    }
