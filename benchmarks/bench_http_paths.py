@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_latency import run_suite
 
 from pytest_osfoundry.client import HttpTransport
-from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance.suite._options import Settings
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
 BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
@@ -51,7 +51,7 @@ import httpx
 
 from pytest_osfoundry.client import ReplyLost
 from pytest_osfoundry.client._jsonrpc import AnswerWatch, content_type, request_id_of
-from pytest_osfoundry.conformance import _target
+from pytest_osfoundry.conformance.server import _target
 from pytest_osfoundry.http import Response
 
 

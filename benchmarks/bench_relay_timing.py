@@ -21,9 +21,9 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._registry import find_check
 from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.suite._registry import find_check
 
 #: Each timing check and the mutant meant to fail it.
 PAIRS = {

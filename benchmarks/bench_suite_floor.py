@@ -62,7 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_latency import _CREDS, far_server, run_suite
 
-from pytest_osfoundry.conformance._options import Settings
+from pytest_osfoundry.conformance.suite._options import Settings
 
 DEFAULT_CONCURRENCY = Settings().osf_concurrency
 """``--osf-concurrency``'s default, which every run here uses unless told another."""
@@ -203,7 +203,7 @@ def measure_parts(pairs: int, concurrency: int) -> dict[str, Any]:
 
 REWRITTEN_RULEBOOK = """import importlib
 
-from pytest_osfoundry.conformance._layout import check_modules
+from pytest_osfoundry.conformance.suite._layout import check_modules
 
 for name in check_modules():
     importlib.import_module(name)
@@ -236,7 +236,7 @@ def measure_cold(pairs: int, concurrency: int) -> dict[str, Any]:
     """The suite against ``embedded``, the rule book imported as it runs (new) and
     rewritten by pytest (old), each cold and warm, in rounds; medians."""
     import pytest_osfoundry
-    from pytest_osfoundry.conformance._layout import rulebook_dir
+    from pytest_osfoundry.conformance.suite._layout import rulebook_dir
 
     book = rulebook_dir()
     base = {k: v for k, v in os.environ.items() if not k.startswith("OSF_")}

@@ -11,7 +11,7 @@ wheel carries one top-level import name and a checkout needs no link. It holds
 The machinery that runs the checks (options, harness, reports) is
 :mod:`pytest_osfoundry.conformance`. Nothing imports a check module by a static
 import: the suite's plugin collects them by path and imports them under this
-package's name (:func:`pytest_osfoundry.conformance._layout.check_module_name`).
+package's name (:func:`pytest_osfoundry.conformance.suite._layout.check_module_name`).
 """
 
 RULEBOOK_PACKAGE = "pytest_osfoundry.conformance.rulebook"

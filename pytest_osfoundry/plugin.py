@@ -2,10 +2,10 @@
 
 Every pytest run of a project that installs the kit loads this module, so it stays
 thin: it imports only the option definitions
-(:mod:`pytest_osfoundry.conformance._options`) and the fixture functions
+(:mod:`pytest_osfoundry.conformance.suite._options`) and the fixture functions
 (:mod:`pytest_osfoundry._fixtures`, which import their components when a test first
 uses one). The conformance suite's hooks (collection of checks, report masking, the
-terminal summary, ...; :mod:`pytest_osfoundry.conformance._plugin`) are registered,
+terminal summary, ...; :mod:`pytest_osfoundry.conformance.plugin._setup`) are registered,
 under the name :data:`SUITE_PLUGIN`, only when the run is about the suite:
 
 * a target is given (``--osf-target`` or ``OSF_TARGET``), or
@@ -26,9 +26,9 @@ import pytest
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
 from pytest_osfoundry._marker import osf_marker_help
-from pytest_osfoundry.conformance import _extra
-from pytest_osfoundry.conformance._layout import rulebook_dir
-from pytest_osfoundry.conformance._options import Settings, add_options
+from pytest_osfoundry.conformance.suite import _extra
+from pytest_osfoundry.conformance.suite._layout import rulebook_dir
+from pytest_osfoundry.conformance.suite._options import Settings, add_options
 
 __all__ = [
     *fixtures.__all__,
@@ -44,18 +44,18 @@ __all__ = [
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
 #: The module of the suite's hooks.
-SUITE_MODULE = "pytest_osfoundry.conformance._plugin"
+SUITE_MODULE = "pytest_osfoundry.conformance.plugin._setup"
 
 #: The name the relay suite's hooks are registered under (with the suite's own).
 RELAY_PLUGIN = "osfoundry-relay-conformance"
 
 #: The module of the relay suite's hooks.
-RELAY_MODULE = "pytest_osfoundry.conformance.relay._plugin"
+RELAY_MODULE = "pytest_osfoundry.conformance.plugin._relay"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Register the kit's hook, ``pytest_osf_extra_checks`` (where a project's own
-    checks are; :mod:`pytest_osfoundry.conformance._extra`), in every run: a
+    checks are; :mod:`pytest_osfoundry.conformance.suite._extra`), in every run: a
     ``conftest.py`` implementing it loads whether or not the suite runs."""
     pluginmanager.add_hookspecs(_extra)
 
@@ -86,8 +86,8 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = Settings.from_config(config)
     except pytest.UsageError as err:
         # The refused run still writes the reports it asks for (only then is that imported).
-        from pytest_osfoundry.conformance._ending import REFUSED
-        from pytest_osfoundry.conformance._finish import refuse
+        from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+        from pytest_osfoundry.conformance.reporting._outcome import REFUSED
 
         refuse(config, f"{REFUSED}{err}")
         raise

@@ -201,7 +201,9 @@ _BOOL_TESTS_WITH_A_REASON = {
     "_jslength.py": "measures a JSON value the way JavaScript would: true is not a number",
     "sim/_report.py": "formats a report cell: a bool prints yes/no, not 1/0",
     "client/_jsonrpc.py": "judges a server's JSON-RPC error object and ids (wire data)",
-    "conformance/_options.py": "a flag option may come as a bool (argparse) or as text (OSF_ env)",
+    "conformance/suite/_options.py": (
+        "a flag option may come as a bool (argparse) or as text (OSF_ env)"
+    ),
 }
 
 

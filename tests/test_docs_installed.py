@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from pytest_osfoundry.conformance._options import OPTIONS
+from pytest_osfoundry.conformance.suite._options import OPTIONS
 
 _PATH = re.compile(
     r"(?<![\w.:/])(?:[a-z_][\w.-]*/)+"

@@ -3,7 +3,7 @@
 Every backticked name that ``docs/*.md`` (outside code blocks), ``README.md`` and the
 docstrings of the package and the rule book cite is resolved:
 
-* a dotted name under ``pytest_osfoundry`` (``pytest_osfoundry.conformance._layout``,
+* a dotted name under ``pytest_osfoundry`` (``pytest_osfoundry.conformance.suite._layout``,
   ``pytest_osfoundry.http.Request``) is imported and its attributes looked up;
 * a Sphinx role in a docstring (``:func:`check```, ``:class:`~pytest_osfoundry.x.Y```,
   ``:meth:`Results.summary```) is looked up from the docstring's module;

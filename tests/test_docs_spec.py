@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._layout import RULEBOOK_PACKAGE
-from pytest_osfoundry.conformance._registry import (
+from pytest_osfoundry.conformance.suite._layout import RULEBOOK_PACKAGE
+from pytest_osfoundry.conformance.suite._registry import (
     RULES,
     SPEC_FILE,
     SPEC_REFERENCE,

@@ -176,7 +176,7 @@ def test_the_wheel_runs_the_suite_from_an_empty_folder(built: Built) -> None:
         [
             sys.executable,
             "-c",
-            "import pytest_osfoundry.conformance._layout as l; print(l.checks_dir())",
+            "import pytest_osfoundry.conformance.suite._layout as l; print(l.checks_dir())",
         ],
         cwd=empty,
         env=env,

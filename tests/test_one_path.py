@@ -46,9 +46,9 @@ JSON_NOT_ON_THE_WIRE: dict[str, str] = {
     "sim/_cli.py": "the simulator's figures printed as JSON",
     "load/_accounting.py": "the accounting's JSON report file",
     "load/_accounts.py": "the accounts file on disk (0600)",
-    "conformance/_report.py": "the JSON report file",
-    "conformance/_makereport.py": "a report's data masked as text, then read back",
-    "conformance/_relay_evidence.py": "a relay check's evidence: the request shown, the file",
+    "conformance/reporting/_results.py": "the JSON report file",
+    "conformance/plugin/_makereport.py": "a report's data masked as text, then read back",
+    "conformance/relay/_evidence.py": "a relay check's evidence: the request shown, the file",
 }
 
 

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import pytest_osfoundry.conformance
-from pytest_osfoundry.conformance._options import OPTIONS
+from pytest_osfoundry.conformance.suite._options import OPTIONS
 from pytest_osfoundry.plugin import SUITE_PLUGIN
 
 pytest_plugins = ["pytester"]
@@ -60,7 +60,7 @@ def test_a_blank_environment_target_is_a_usage_error_not_a_silent_no_target(
 
 def test_a_target_on_the_command_line_registers_the_suite(pytester: pytest.Pytester) -> None:
     """The suite's plugin and each of its hook modules, registered as plugins of their own."""
-    from pytest_osfoundry.conformance._plugin import HOOK_MODULES
+    from pytest_osfoundry.conformance.plugin._setup import HOOK_MODULES
 
     out = _probe(pytester, "--osf-target=embedded")
     assert "SUITE-REGISTERED" in out and "SUITE-MAKEREPORT" in out
@@ -79,7 +79,7 @@ def test_no_module_of_the_suite_re_exports_another_modules_hooks_or_fixtures() -
     """pytest finds each hook and fixture on the module that defines it, registered as a
     plugin of its own (``_plugin.HOOK_MODULES``): a hook or fixture a module holds is
     its own, never one imported from another module to be found there."""
-    from pytest_osfoundry.conformance._plugin import HOOK_MODULES
+    from pytest_osfoundry.conformance.plugin._setup import HOOK_MODULES
 
     borrowed = []
     defining = set()
@@ -99,11 +99,11 @@ def test_no_module_of_the_suite_re_exports_another_modules_hooks_or_fixtures() -
     # every module defining hooks or fixtures is registered as a plugin (_extra holds
     # the kit's hook specification, added by plugin.py's pytest_addhooks)
     plugins = {
-        "pytest_osfoundry.conformance._plugin",
-        "pytest_osfoundry.conformance.relay._plugin",
+        "pytest_osfoundry.conformance.plugin._setup",
+        "pytest_osfoundry.conformance.plugin._relay",
         *HOOK_MODULES.values(),
     }
-    assert defining - {"pytest_osfoundry.conformance._extra"} == plugins
+    assert defining - {"pytest_osfoundry.conformance.suite._extra"} == plugins
 
 
 def test_a_target_in_the_environment_registers_the_suite(
@@ -141,8 +141,8 @@ def test_loading_the_plugin_imports_no_component() -> None:
         "pytest_osfoundry._aio_tests",
         "pytest_osfoundry.world",
         "pytest_osfoundry.server",
-        "pytest_osfoundry.conformance._plugin",
-        "pytest_osfoundry.conformance._harness",
+        "pytest_osfoundry.conformance.plugin._setup",
+        "pytest_osfoundry.conformance.server._harness",
     )
     code = textwrap.dedent(
         f"""

@@ -2,7 +2,7 @@
 
 pytester's in-process runs restore ``sys.modules`` after each run, but a package's
 attribute naming a submodule outlives that: a plugin taken as
-``from pytest_osfoundry.conformance import _plugin`` would be the previous run's,
+``from pytest_osfoundry.conformance.plugin import _setup`` would be the previous run's,
 judging fresh check modules with a stale registry (and collecting none of them).
 """
 
@@ -18,7 +18,7 @@ import pytest_osfoundry.conformance as conformance_package
 def test_a_stale_package_attribute_is_not_the_plugin(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stale = types.ModuleType("pytest_osfoundry.conformance._plugin")  # an earlier run's
+    stale = types.ModuleType("pytest_osfoundry.conformance.plugin._setup")  # an earlier run's
     monkeypatch.setattr(conformance_package, "_plugin", stale, raising=False)
     result = pytester.runpytest("-p", "no:cacheprovider", "--osf-target=embedded", "--co", "-q")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()

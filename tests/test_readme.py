@@ -127,7 +127,7 @@ def test_ci_writes_pytests_rewrite_cache_once_before_the_tests() -> None:
 def test_the_readme_says_what_runs_by_default_without_counting_the_checks() -> None:
     """A new check changes no line of the README: it names no count of checks (which
     the next check would make wrong), and what it says of them stays true."""
-    from pytest_osfoundry.conformance._registry import all_checks
+    from pytest_osfoundry.conformance.suite._registry import all_checks
 
     checks = all_checks()
     assert "every check runs by default but the opt-in timing\ncheck" in README

@@ -278,7 +278,7 @@ def _median(values: Sequence[float]) -> float:
     "not told apart from those for fresh UUIDs (Mann-Whitney z within ±4, or a median "
     "gap under 2 ms and 10 %).",
     opt_in="--osf-timing",
-    exclusive=True,
+    schedule="alone",
 )
 def check_timing(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -42,7 +42,7 @@ def check_cancel_queued(osf_conf: Conformance) -> None:
     "D8-cancel-running",
     "Cancelling a running run sets the flag the desktop's control poll reads, and the "
     "relay's cancelled completion ends it.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_cancel_running(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -95,7 +95,7 @@ def check_cancel_running_answer(osf_conf: Conformance) -> None:
 @check(
     "R7-cancel-terminal-unchanged",
     "Cancelling a completed run answers its unchanged status and changes nothing.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_cancel_terminal_unchanged(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -166,8 +166,9 @@ def _together(count: int, call: Callable[[int], Any]) -> list[Any]:
     "R5-concurrent-same-key",
     f"{CALLERS} simultaneous run_graph_session calls with one key and the same arguments, "
     "on separate connections, queue one run: every success carries the same command id.",
-    exclusive=True,  # its calls must overlap each other, not queue behind other checks'
-    waits_within=True,  # only the calls: the sync and the clients are made alongside
+    # its calls must overlap each other, not queue behind other checks'; only the calls
+    # wait for that (with c.alone():), the sync and the clients are made alongside
+    schedule="alone-within",
 )
 def check_concurrent_same_key(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -210,7 +211,7 @@ def check_concurrent_same_key(osf_conf: Conformance) -> None:
     "R11-concurrent-same-completion",
     f"{CALLERS} identical completions posted at the same moment, on separate connections, "
     "all get HTTP 200 with the final status, and the run shows that completion.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_concurrent_same_completion(osf_conf: Conformance) -> None:
     c = osf_conf

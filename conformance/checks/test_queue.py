@@ -376,7 +376,7 @@ def check_limit(osf_conf: Conformance) -> None:
 @check(
     "R8-default-limit",
     "With 100 sessions shared, list_graph_sessions without limit lists exactly 50.",
-    holds_list=True,
+    schedule="shares-list",
 )
 def check_default_limit(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -85,7 +85,7 @@ def check_project_disabled(osf_conf: Conformance) -> None:
     "When the session's slug changes between queueing and run, the sync still delivers "
     "the command with its queued-time slug, and the relay's cancelled completion is "
     "accepted with the exact message.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_slug_changed(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -146,7 +146,7 @@ def check_sync_oldest_first(osf_conf: Conformance) -> None:
     "D10-sync-replaces",
     "A sync replaces the project's shared sessions: sessions left out of the next sync "
     "disappear from list_graph_sessions.",
-    holds_list=True,
+    schedule="shares-list",
 )
 def check_sync_replaces(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -182,7 +182,7 @@ def check_sync_replaces(osf_conf: Conformance) -> None:
     "D10-sync-max-100",
     "A sync of 100 sessions is accepted; one of 101 gets HTTP 400 and changes nothing.",
     level="reconstructed",
-    holds_list=True,
+    schedule="shares-list",
 )
 def check_sync_max_100(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -272,7 +272,7 @@ def check_start_twice(osf_conf: Conformance) -> None:
 @check(
     "R9-start-terminal-409",
     "Starting a completed or a failed command gets HTTP 409.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_start_terminal_409(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -289,7 +289,7 @@ def check_start_terminal_409(osf_conf: Conformance) -> None:
     "R10-control",
     "The control poll reads {status, cancel_requested}: queued/false, then running/false "
     "after the start, then running/true after the agent's cancel.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_control(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -318,7 +318,7 @@ def check_control(osf_conf: Conformance) -> None:
 @check(
     "R11-complete-answer",
     "A completion answers {status: <final>} for completed and for failed runs.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_complete_answer(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -332,7 +332,7 @@ def check_complete_answer(osf_conf: Conformance) -> None:
 @check(
     "R11-redelivery-200",
     "The same completion posted again (outbox redelivery) gets HTTP 200 and changes nothing.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_redelivery_200(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -347,7 +347,7 @@ def check_redelivery_200(osf_conf: Conformance) -> None:
 @check(
     "R11-conflict-409",
     "A different completion for a run already terminal gets HTTP 409 and changes nothing.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_conflict_409(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -401,7 +401,7 @@ def check_never_started_failed_accepted(osf_conf: Conformance) -> None:
     "R11-cancelled-after-agent-cancel",
     "A cancelled completion for a run the agent already cancelled gets HTTP 200 and "
     "changes nothing.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_cancelled_after_agent_cancel(osf_conf: Conformance) -> None:
     c = osf_conf

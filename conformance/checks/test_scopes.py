@@ -329,7 +329,7 @@ def check_relay_unknown_token(osf_conf: Conformance) -> None:
     "R12-agent-token-403",
     "An agent's token on the relay's sync, start, control and complete gets HTTP 403, and "
     "nothing changes.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_relay_agent_token(osf_conf: Conformance) -> None:
     c = osf_conf

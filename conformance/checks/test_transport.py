@@ -358,7 +358,7 @@ def _delete_session(c: Conformance, owner: McpClient, token: str | None) -> Resp
     "its agent) and another agent never reads the first agent's run; a DELETE of it "
     "without a token, or with another agent's token, leaves it serving its agent. Not "
     "applicable when initialize issues no Mcp-Session-Id.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_session_bound_to_agent(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -414,7 +414,7 @@ def check_session_bound_to_agent(osf_conf: Conformance) -> None:
     "Every legacy revision server/discover lists is served through initialize (a "
     "dual-era server need not list its legacy revisions: discover names the ones for "
     "modern requests).",
-    shared_evidence=True,  # judges served_revisions(), found once per process
+    schedule="shared-evidence",  # judges served_revisions(), found once per process
 )
 def check_eras_consistent(osf_conf: Conformance) -> None:
     c = osf_conf

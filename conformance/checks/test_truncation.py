@@ -94,7 +94,7 @@ def check_boundary_japanese(osf_conf: Conformance) -> None:
     "D18-truncated-no-partial",
     "A result_truncated completion is served with result_truncated true and no result; "
     "a completion carrying both is refused or served without the partial result.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_truncated_no_partial(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -159,7 +159,7 @@ def check_oversized_413(osf_conf: Conformance) -> None:
     "The bound counts UTF-16 code units: with emoji (2 each) a 100,000-unit completion is "
     "accepted and served whole, a 100,001-unit one gets HTTP 413.",
     area="truncation",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_size_utf16_units(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -114,7 +114,7 @@ def _queued(c: Conformance, meant: list[dict[str, Any]]) -> list[Any]:
     "R3-types-run",
     "run_graph_session with any property of a wrong JSON type (a number for a string; a "
     "JSON string, a number or an array for arguments) is refused and queues nothing.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_types_run(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -181,7 +181,7 @@ def check_types_cancel(osf_conf: Conformance) -> None:
     "R3-types-null",
     "Every property of the four tools sent as null (arguments, limit, every string) is "
     "refused, and queues or cancels nothing: null is no value of any of their types.",
-    long_chain=True,
+    schedule="long-chain",
 )
 def check_types_null(osf_conf: Conformance) -> None:
     c = osf_conf

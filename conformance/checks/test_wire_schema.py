@@ -76,8 +76,7 @@ def _judge(c: Conformance, family: str) -> None:
 @check(
     "R1-wire-schema-discover",
     "Every server/discover answer matches MCP 2026-07-28's DiscoverResultResponse.",
-    last=True,
-    waits_within=True,
+    schedule="last-within",
 )
 def check_wire_schema_discover(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -94,8 +93,7 @@ def check_wire_schema_discover(osf_conf: Conformance) -> None:
 @check(
     "R1-wire-schema-initialize",
     "Every initialize answer matches the InitializeResult of the revision it answers.",
-    last=True,
-    waits_within=True,
+    schedule="last-within",
 )
 def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -112,8 +110,7 @@ def check_wire_schema_initialize(osf_conf: Conformance) -> None:
     "R1-wire-schema-tools-list",
     "Every tools/list answer matches the revision's ListToolsResult (each inputSchema "
     "an object schema).",
-    last=True,
-    waits_within=True,
+    schedule="last-within",
 )
 def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -125,8 +122,7 @@ def check_wire_schema_tools_list(osf_conf: Conformance) -> None:
     "R1-wire-schema-tools-call",
     "Every tools/call result matches the revision's CallToolResult (content items typed) "
     "in a JSON-RPC 2.0 response.",
-    last=True,
-    waits_within=True,
+    schedule="last-within",
 )
 def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     c = osf_conf
@@ -143,8 +139,7 @@ def check_wire_schema_tools_call(osf_conf: Conformance) -> None:
     "R1-wire-schema-error",
     "Every JSON-RPC error answer matches the revision's error response (integer code, "
     "string message).",
-    last=True,
-    waits_within=True,
+    schedule="last-within",
 )
 def check_wire_schema_error(osf_conf: Conformance) -> None:
     c = osf_conf

@@ -30,24 +30,24 @@ book to that):
 * the ini option ``osf_extra_checks`` and the hook ``pytest_osf_extra_checks``
   say where a project's check modules are.
 
-The kit's pytest plugin imports :mod:`~pytest_osfoundry.conformance._options` (the
+The kit's pytest plugin imports :mod:`~pytest_osfoundry.conformance.suite._options` (the
 ``--osf-`` options) in every pytest run, which imports this package first: it stays
 light, and imports the names above only when one is first used (PEP 562).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pytest_osfoundry._ids import is_uuid
     from pytest_osfoundry._jslength import js_stringify_length
     from pytest_osfoundry.client import ToolReply
-    from pytest_osfoundry.conformance._challenge import challenge_params
-    from pytest_osfoundry.conformance._eras import (
+    from pytest_osfoundry.conformance.server._challenge import challenge_params
+    from pytest_osfoundry.conformance.server._eras import (
         NOT_SERVED,
         Revisions,
         legacy_headers,
@@ -58,13 +58,14 @@ if TYPE_CHECKING:
         rpc_body,
         served_revisions,
     )
-    from pytest_osfoundry.conformance._expect import CheckFailure, is_utc_timestamp, short
-    from pytest_osfoundry.conformance._extra import ExtraRule, Level
-    from pytest_osfoundry.conformance._harness import Conformance
-    from pytest_osfoundry.conformance._lifecycle import FinishedRun, finished_run, started_run
-    from pytest_osfoundry.conformance._metadata import fetch_metadata
-    from pytest_osfoundry.conformance._registry import CheckInfo, check
-    from pytest_osfoundry.conformance._sessions import (
+    from pytest_osfoundry.conformance.server._harness import Conformance
+    from pytest_osfoundry.conformance.server._lifecycle import (
+        FinishedRun,
+        finished_run,
+        started_run,
+    )
+    from pytest_osfoundry.conformance.server._metadata import fetch_metadata
+    from pytest_osfoundry.conformance.server._sessions import (
         FIXED,
         HUNDRED,
         RENAMED,
@@ -73,53 +74,56 @@ if TYPE_CHECKING:
         overflow_sessions,
         unshared_session_id,
     )
-    from pytest_osfoundry.conformance._stats import mann_whitney_z
-    from pytest_osfoundry.conformance._target import origin_of
-    from pytest_osfoundry.conformance._wire import decode_reply
-    from pytest_osfoundry.conformance._wire_schema import SchemaLedger, answer_of, ledger_of
+    from pytest_osfoundry.conformance.server._target import origin_of
+    from pytest_osfoundry.conformance.server._wire import decode_reply
+    from pytest_osfoundry.conformance.server._wire_schema import SchemaLedger, answer_of, ledger_of
+    from pytest_osfoundry.conformance.suite._expect import CheckFailure, is_utc_timestamp, short
+    from pytest_osfoundry.conformance.suite._extra import ExtraRule, Level
+    from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
+    from pytest_osfoundry.conformance.suite._stats import mann_whitney_z
 
 SUITE_VERSION = __version__
 """The suite's version (the package's)."""
 
 _LAZY: dict[str, str] = {
-    "CheckFailure": "pytest_osfoundry.conformance._expect",
-    "CheckInfo": "pytest_osfoundry.conformance._registry",
-    "Conformance": "pytest_osfoundry.conformance._harness",
-    "ExtraRule": "pytest_osfoundry.conformance._extra",
-    "FIXED": "pytest_osfoundry.conformance._sessions",
-    "FinishedRun": "pytest_osfoundry.conformance._lifecycle",
-    "HUNDRED": "pytest_osfoundry.conformance._sessions",
-    "Level": "pytest_osfoundry.conformance._extra",
-    "NOT_SERVED": "pytest_osfoundry.conformance._eras",
-    "RENAMED": "pytest_osfoundry.conformance._sessions",
-    "Revisions": "pytest_osfoundry.conformance._eras",
-    "SchemaLedger": "pytest_osfoundry.conformance._wire_schema",
+    "CheckFailure": "pytest_osfoundry.conformance.suite._expect",
+    "CheckInfo": "pytest_osfoundry.conformance.suite._registry",
+    "Conformance": "pytest_osfoundry.conformance.server._harness",
+    "ExtraRule": "pytest_osfoundry.conformance.suite._extra",
+    "FIXED": "pytest_osfoundry.conformance.server._sessions",
+    "FinishedRun": "pytest_osfoundry.conformance.server._lifecycle",
+    "HUNDRED": "pytest_osfoundry.conformance.server._sessions",
+    "Level": "pytest_osfoundry.conformance.suite._extra",
+    "NOT_SERVED": "pytest_osfoundry.conformance.server._eras",
+    "RENAMED": "pytest_osfoundry.conformance.server._sessions",
+    "Revisions": "pytest_osfoundry.conformance.server._eras",
+    "SchemaLedger": "pytest_osfoundry.conformance.server._wire_schema",
     "ToolReply": "pytest_osfoundry.client",
-    "answer_of": "pytest_osfoundry.conformance._wire_schema",
-    "challenge_params": "pytest_osfoundry.conformance._challenge",
-    "check": "pytest_osfoundry.conformance._registry",
-    "decode_reply": "pytest_osfoundry.conformance._wire",
-    "extra_sessions": "pytest_osfoundry.conformance._sessions",
-    "fetch_metadata": "pytest_osfoundry.conformance._metadata",
-    "finished_run": "pytest_osfoundry.conformance._lifecycle",
-    "fixed_sessions": "pytest_osfoundry.conformance._sessions",
-    "is_utc_timestamp": "pytest_osfoundry.conformance._expect",
+    "answer_of": "pytest_osfoundry.conformance.server._wire_schema",
+    "challenge_params": "pytest_osfoundry.conformance.server._challenge",
+    "check": "pytest_osfoundry.conformance.suite._registry",
+    "decode_reply": "pytest_osfoundry.conformance.server._wire",
+    "extra_sessions": "pytest_osfoundry.conformance.server._sessions",
+    "fetch_metadata": "pytest_osfoundry.conformance.server._metadata",
+    "finished_run": "pytest_osfoundry.conformance.server._lifecycle",
+    "fixed_sessions": "pytest_osfoundry.conformance.server._sessions",
+    "is_utc_timestamp": "pytest_osfoundry.conformance.suite._expect",
     "is_uuid": "pytest_osfoundry._ids",
     "js_stringify_length": "pytest_osfoundry._jslength",
-    "ledger_of": "pytest_osfoundry.conformance._wire_schema",
-    "legacy_headers": "pytest_osfoundry.conformance._eras",
-    "mann_whitney_z": "pytest_osfoundry.conformance._stats",
-    "modern_body": "pytest_osfoundry.conformance._eras",
-    "modern_headers": "pytest_osfoundry.conformance._eras",
-    "need_legacy": "pytest_osfoundry.conformance._eras",
-    "need_revision": "pytest_osfoundry.conformance._eras",
-    "origin_of": "pytest_osfoundry.conformance._target",
-    "overflow_sessions": "pytest_osfoundry.conformance._sessions",
-    "rpc_body": "pytest_osfoundry.conformance._eras",
-    "served_revisions": "pytest_osfoundry.conformance._eras",
-    "short": "pytest_osfoundry.conformance._expect",
-    "started_run": "pytest_osfoundry.conformance._lifecycle",
-    "unshared_session_id": "pytest_osfoundry.conformance._sessions",
+    "ledger_of": "pytest_osfoundry.conformance.server._wire_schema",
+    "legacy_headers": "pytest_osfoundry.conformance.server._eras",
+    "mann_whitney_z": "pytest_osfoundry.conformance.suite._stats",
+    "modern_body": "pytest_osfoundry.conformance.server._eras",
+    "modern_headers": "pytest_osfoundry.conformance.server._eras",
+    "need_legacy": "pytest_osfoundry.conformance.server._eras",
+    "need_revision": "pytest_osfoundry.conformance.server._eras",
+    "origin_of": "pytest_osfoundry.conformance.server._target",
+    "overflow_sessions": "pytest_osfoundry.conformance.server._sessions",
+    "rpc_body": "pytest_osfoundry.conformance.server._eras",
+    "served_revisions": "pytest_osfoundry.conformance.server._eras",
+    "short": "pytest_osfoundry.conformance.suite._expect",
+    "started_run": "pytest_osfoundry.conformance.server._lifecycle",
+    "unshared_session_id": "pytest_osfoundry.conformance.server._sessions",
 }
 """Each public name and the module that defines it."""
 
@@ -167,17 +171,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public names above, taken from their modules (imported when first asked).
-
-    Not cached here: the name is always the one its module holds now (a test run that
-    re-imports the suite's modules, as pytester does, sees the same objects as its checks).
-    """
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

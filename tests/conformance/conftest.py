@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import all_checks
+from pytest_osfoundry.conformance.suite._registry import all_checks
 from tests.conformance.osf_conformance_kit import SuiteRun
 
 #: Read once, before the fixture below clears the ``OSF_*`` variables.

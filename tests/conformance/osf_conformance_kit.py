@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import CheckInfo
+from pytest_osfoundry.conformance.scheduling._protocol import Schedule
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 
 VARIANTS_MODULE = "tests.conformance.variants"
 
@@ -50,11 +51,7 @@ def made_info(
     area: str = "schema",
     /,
     *,
-    exclusive: bool = False,
-    last: bool = False,
-    waits_within: bool = False,
-    holds_list: bool = False,
-    long_chain: bool = False,
+    schedule: Schedule = "alongside",
 ) -> CheckInfo:
     """A check's metadata made by hand, for the runner's own tests (its rule is the id's
     first part; no rule-book prose is looked up)."""
@@ -66,9 +63,5 @@ def made_info(
         spec="",
         asserts=check_id,
         order=0,
-        exclusive=exclusive,
-        last=last,
-        waits_within=waits_within,
-        holds_list=holds_list,
-        long_chain=long_chain,
+        schedule=schedule,
     )

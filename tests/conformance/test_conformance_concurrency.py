@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import (
+from pytest_osfoundry.conformance.suite._registry import (
     CheckInfo,
     _check_modules,
     all_checks,
@@ -183,7 +183,7 @@ def test_checks_that_send_nothing_themselves_declare_shared_evidence() -> None:
 
 
 def test_shared_evidence_is_declared_with_the_check() -> None:
-    from pytest_osfoundry.conformance._registry import check
+    from pytest_osfoundry.conformance.suite._registry import check
 
     def judge(osf_conf: object) -> None:
         """A check body (never run)."""
@@ -191,7 +191,7 @@ def test_shared_evidence_is_declared_with_the_check() -> None:
     def act(osf_conf: object) -> None:
         """A check body (never run)."""
 
-    shared = check_info(check("R1-shared", "Says something.", shared_evidence=True)(judge))
+    shared = check_info(check("R1-shared", "Says something.", schedule="shared-evidence")(judge))
     assert shared is not None and shared.shared_evidence
     plain = check_info(check("R1-plain", "Says something.")(act))
     assert plain is not None and not plain.shared_evidence
@@ -297,7 +297,7 @@ def test_no_other_sync_overlaps_a_list_changing_sync(
 
 _COUNT_CONTEXTS = """
 import pytest
-from pytest_osfoundry.conformance import _harness
+from pytest_osfoundry.conformance.server import _harness
 
 made = []
 _init = _harness.Conformance.__init__

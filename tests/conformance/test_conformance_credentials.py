@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._options import CREDENTIAL_KEYS, OPTIONS, Settings
+from pytest_osfoundry.conformance.suite._options import CREDENTIAL_KEYS, OPTIONS, Settings
 
 SECRET = "tok-4f1b9c"
 LINE = {

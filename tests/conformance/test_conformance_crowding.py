@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from pytest_osfoundry.client import ConnectionLost, HttpTransport, ReplyLost
-from pytest_osfoundry.conformance._crowding import (
+from pytest_osfoundry.conformance.scheduling._in_flight import (
     MARK,
     InFlight,
     amend,

@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._target import resolve_target
+from pytest_osfoundry.conformance.server._target import resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 
 

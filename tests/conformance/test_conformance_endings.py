@@ -175,7 +175,11 @@ def test_a_target_that_falls_silent_is_reported_not_green(end_run, silent_target
 
 
 def test_the_json_report_of_a_stopped_run_names_why(tmp_path: Path) -> None:
-    from pytest_osfoundry.conformance._report import Results, render_markdown, report_document
+    from pytest_osfoundry.conformance.reporting._results import (
+        Results,
+        render_markdown,
+        report_document,
+    )
 
     results = Results()
     summary = results.summary(None)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._baseline import BaselineError, read_baseline
+from pytest_osfoundry.conformance.reporting._baseline import BaselineError, read_baseline
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 from pytest_osfoundry.server._app import Provisioned
 from tests.conformance.osf_conformance_kit import SuiteRun
@@ -281,7 +281,7 @@ def test_strict_against_a_complete_target_passes(run_suite: Callable[..., SuiteR
 
 
 def test_a_narrow_terminal_wraps_the_reason_under_the_row() -> None:
-    from pytest_osfoundry.conformance._report import CheckResult, Results, terminal_lines
+    from pytest_osfoundry.conformance.reporting._results import CheckResult, Results, terminal_lines
 
     results = Results()
     reason = "needs --osf-stranger-desktop-token (or OSF_STRANGER_DESKTOP_TOKEN)"

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
-from pytest_osfoundry.conformance._lifecycle import finished_run, started_run
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import all_checks
-from pytest_osfoundry.conformance._target import Target, resolve_target
 from pytest_osfoundry.conformance.expected import CANCELLED, COMPLETED, RUNNING
+from pytest_osfoundry.conformance.server._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance.server._lifecycle import finished_run, started_run
+from pytest_osfoundry.conformance.server._target import Target, resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import all_checks
 
 INFO = next(c for c in all_checks() if c.check_id == "D1-run-only-queues")
 

@@ -15,12 +15,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._holds import Guarded, Holds, ListUse, Scope, kind_of
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import check_info, find_check
-from pytest_osfoundry.conformance._sessions import FIXED
-from pytest_osfoundry.conformance._target import Target, resolve_target
+from pytest_osfoundry.conformance.scheduling._shared_list import (
+    Guarded,
+    Holds,
+    ListUse,
+    Scope,
+    kind_of,
+)
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.server._sessions import FIXED
+from pytest_osfoundry.conformance.server._target import Target, resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import check_info, find_check
 from pytest_osfoundry.http import Response
 
 MCP = "http://127.0.0.1:9/mcp"

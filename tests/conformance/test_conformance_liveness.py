@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pytest_osfoundry.client import DeadlineExceeded
-from pytest_osfoundry.conformance._eras import served_revisions
-from pytest_osfoundry.conformance._liveness import liveness_of
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._target import resolve_target
+from pytest_osfoundry.conformance.server._eras import served_revisions
+from pytest_osfoundry.conformance.server._liveness import liveness_of
+from pytest_osfoundry.conformance.server._target import resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
 from pytest_osfoundry.server import LoopbackServer
 from tests.conformance.osf_conformance_kit import SuiteRun
 from tests.conformance.variants_liveness import TIMEOUT, hangs_on_cancel

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_osfoundry.client import HttpTransport
-from pytest_osfoundry.conformance._metadata import metadata_urls, path_inserted
-from pytest_osfoundry.conformance._target import Credentials, Target
+from pytest_osfoundry.conformance.server._metadata import metadata_urls, path_inserted
+from pytest_osfoundry.conformance.server._target import Credentials, Target
 
 ROOT = "http://127.0.0.1:8000/.well-known/oauth-protected-resource"
 

@@ -11,18 +11,33 @@ import pytest
 
 from pytest_osfoundry._ids import is_graph_session_id
 from pytest_osfoundry.client import HttpTransport
-from pytest_osfoundry.conformance._baseline import (
+from pytest_osfoundry.conformance.plugin._setup import CHECKS_DIR
+from pytest_osfoundry.conformance.reporting._baseline import (
     BaselineError,
     parse_baseline,
     read_baseline,
     write_baseline,
 )
-from pytest_osfoundry.conformance._challenge import challenge_params
-from pytest_osfoundry.conformance._expect import is_utc_timestamp
-from pytest_osfoundry.conformance._layout import RULEBOOK_PACKAGE
-from pytest_osfoundry.conformance._options import OPTIONS, Settings, env_name
-from pytest_osfoundry.conformance._plugin import CHECKS_DIR
-from pytest_osfoundry.conformance._registry import (
+from pytest_osfoundry.conformance.reporting._results import Summary
+from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
+from pytest_osfoundry.conformance.server._challenge import challenge_params
+from pytest_osfoundry.conformance.server._sessions import (
+    extra_sessions,
+    fixed_sessions,
+    overflow_sessions,
+    unshared_session_id,
+)
+from pytest_osfoundry.conformance.server._target import (
+    TargetError,
+    describe_target,
+    origin_of,
+    parse_target,
+)
+from pytest_osfoundry.conformance.server._wire import decode_reply
+from pytest_osfoundry.conformance.suite._expect import is_utc_timestamp
+from pytest_osfoundry.conformance.suite._layout import RULEBOOK_PACKAGE
+from pytest_osfoundry.conformance.suite._options import OPTIONS, Settings, env_name
+from pytest_osfoundry.conformance.suite._registry import (
     AREAS,
     RULES,
     RULES_FILE,
@@ -31,22 +46,7 @@ from pytest_osfoundry.conformance._registry import (
     check,
     parse_rules,
 )
-from pytest_osfoundry.conformance._report import Summary
-from pytest_osfoundry.conformance._sessions import (
-    extra_sessions,
-    fixed_sessions,
-    overflow_sessions,
-    unshared_session_id,
-)
-from pytest_osfoundry.conformance._stats import mann_whitney_z
-from pytest_osfoundry.conformance._target import (
-    TargetError,
-    describe_target,
-    origin_of,
-    parse_target,
-)
-from pytest_osfoundry.conformance._wire import decode_reply
-from pytest_osfoundry.conformance.rulesdoc import render_rules_doc
+from pytest_osfoundry.conformance.suite._stats import mann_whitney_z
 from pytest_osfoundry.http import Response
 from tests.conformance import variants
 
@@ -371,7 +371,7 @@ def test_the_suite_sends_through_one_bounded_transport_keeping_a_connection_per_
     """Every request goes through one HttpTransport bounded by the options, keeping
     a connection open for every check in flight (a closed one costs a round trip to
     reopen far away, a TLS one more)."""
-    from pytest_osfoundry.conformance._target import KEEP_ALIVE_SPARE, resolve_target
+    from pytest_osfoundry.conformance.server._target import KEEP_ALIVE_SPARE, resolve_target
 
     settings = Settings(
         osf_target="embedded", osf_concurrency=concurrency, osf_timeout=7, osf_max_response=3

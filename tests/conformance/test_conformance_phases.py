@@ -10,14 +10,15 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import CheckInfo, check
+from pytest_osfoundry.conformance.scheduling._protocol import Schedule
+from pytest_osfoundry.conformance.server import _runner as _concurrent
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
 from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(name: str, **flags: bool) -> CheckInfo:
-    return made_info(f"R1-{name}", **flags)
+def _info(name: str, schedule: Schedule = "alongside") -> CheckInfo:
+    return made_info(f"R1-{name}", schedule=schedule)
 
 
 def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(
@@ -25,8 +26,9 @@ def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(
 ) -> None:
     infos = {
         "a": _info("a"), "b": _info("b"),
-        "alone-1": _info("alone-1", exclusive=True), "alone-2": _info("alone-2", exclusive=True),
-        "last-1": _info("last-1", last=True), "last-2": _info("last-2", last=True),
+        "alone-1": _info("alone-1", schedule="alone"),
+        "alone-2": _info("alone-2", schedule="alone"),
+        "last-1": _info("last-1", schedule="last"), "last-2": _info("last-2", schedule="last"),
     }
     items = [mock.Mock(spec=pytest.Function, nodeid=name) for name in infos]
     events: list[tuple[str, str]] = []
@@ -42,7 +44,7 @@ def test_last_checks_run_after_the_exclusive_ones_and_alongside_each_other(
             events.append(("end", item.nodeid))
         return _concurrent.Outcome(conf)
 
-    monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
     monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
     monkeypatch.setattr(_concurrent, "run_check", run_check)

@@ -62,7 +62,7 @@ def test_legal_variant_passes_with_the_other_era_skipped(
 
 
 def test_every_transport_check_has_a_variant_that_fails_it() -> None:
-    from pytest_osfoundry.conformance._registry import all_checks
+    from pytest_osfoundry.conformance.suite._registry import all_checks
 
     new = {
         c.check_id

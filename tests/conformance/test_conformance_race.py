@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_osfoundry.conformance._harness import CheckFailure, Conformance
-from pytest_osfoundry.conformance._options import Settings
-from pytest_osfoundry.conformance._registry import check_info, find_check
-from pytest_osfoundry.conformance._target import resolve_target
+from pytest_osfoundry.conformance.server._harness import CheckFailure, Conformance
+from pytest_osfoundry.conformance.server._target import resolve_target
+from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._registry import check_info, find_check
 from tests.conformance.osf_conformance_kit import SuiteRun
 from tests.conformance.variants_race import RACES
 

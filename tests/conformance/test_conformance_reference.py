@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
-from pytest_osfoundry.conformance._options import OPTIONS
-from pytest_osfoundry.conformance._plugin import CHECKS_DIR
-from pytest_osfoundry.conformance._registry import all_checks
+from pytest_osfoundry.conformance.plugin._setup import CHECKS_DIR
+from pytest_osfoundry.conformance.suite._options import OPTIONS
+from pytest_osfoundry.conformance.suite._registry import all_checks
 from pytest_osfoundry.server import LoopbackServer, Provisioned, ReferenceServer
 from tests.conformance.osf_conformance_kit import SuiteRun
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._report import OUTCOMES
+from pytest_osfoundry.conformance.reporting._results import OUTCOMES
 from tests.conformance.osf_conformance_kit import SuiteRun, read, variant_target
 
 

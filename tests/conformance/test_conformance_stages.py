@@ -15,16 +15,17 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance._crowding import InFlight
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import CheckInfo, check
-from pytest_osfoundry.conformance._stages import Interrupted, Stages, no_stage
+from pytest_osfoundry.conformance.scheduling._in_flight import InFlight
+from pytest_osfoundry.conformance.scheduling._protocol import Schedule
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stages, no_stage
+from pytest_osfoundry.conformance.server import _runner as _concurrent
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, check
 from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(name: str, **flags: bool) -> CheckInfo:
-    return made_info(f"R1-{name}", **flags)
+def _info(name: str, schedule: Schedule = "alongside") -> CheckInfo:
+    return made_info(f"R1-{name}", schedule=schedule)
 
 
 class _Context:
@@ -50,7 +51,7 @@ def _run_batch(
         item = mock.Mock(spec=pytest.Function, nodeid=name)
         item.obj = lambda osf_conf, name=name: bodies[name](osf_conf)
         items.append(item)
-    monkeypatch.setattr(_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(_concurrent, "_runnable", lambda item: infos[item.nodeid])
     monkeypatch.setattr(_concurrent, "liveness_of", lambda target: None)
 
@@ -101,8 +102,8 @@ def test_a_check_waiting_within_works_alongside_the_pool_and_waits_where_it_says
     infos = {
         "a": _info("a"),
         "b": _info("b"),
-        "race": _info("race", exclusive=True, waits_within=True),
-        "judge": _info("judge", last=True, waits_within=True),
+        "race": _info("race", schedule="alone-within"),
+        "judge": _info("judge", schedule="last-within"),
     }
     bodies = {"a": pool_check("a"), "b": pool_check("b"), "race": race, "judge": judge}
     outcomes = _run_batch(monkeypatch, infos, bodies)
@@ -134,8 +135,8 @@ def test_an_alone_stretch_waits_for_a_last_check_still_sending(
         conf.stage.after_the_rest()
 
     infos = {
-        "race": _info("race", exclusive=True, waits_within=True),
-        "judge": _info("judge", last=True, waits_within=True),
+        "race": _info("race", schedule="alone-within"),
+        "judge": _info("judge", schedule="last-within"),
     }
     outcomes = _run_batch(monkeypatch, infos, {"race": race, "judge": judge})
     assert all(outcome.error is None for outcome in outcomes.values())
@@ -164,8 +165,8 @@ def test_a_whole_exclusive_check_never_overlaps_an_alone_stretch(
         enter("race after its stretch")  # still its check: the whole one waits for it
 
     infos = {
-        "race": _info("race", exclusive=True, waits_within=True),
-        "timing": _info("timing", exclusive=True),
+        "race": _info("race", schedule="alone-within"),
+        "timing": _info("timing", schedule="alone"),
     }
     bodies = {"race": race, "timing": lambda conf: enter("timing")}
     for _ in range(5):
@@ -220,10 +221,10 @@ def test_no_more_checks_work_at_once_than_the_concurrency(
 
     infos = {f"p{i}": _info(f"p{i}") for i in range(6)}
     infos |= {
-        "race": _info("race", exclusive=True, waits_within=True),
-        "timing": _info("timing", exclusive=True),
-        **{f"judge{i}": _info(f"judge{i}", last=True, waits_within=True) for i in range(3)},
-        "whole": _info("whole", last=True),
+        "race": _info("race", schedule="alone-within"),
+        "timing": _info("timing", schedule="alone"),
+        **{f"judge{i}": _info(f"judge{i}", schedule="last-within") for i in range(3)},
+        "whole": _info("whole", schedule="last"),
     }
 
     def plain(name: str) -> Callable[[Any], None]:
@@ -242,8 +243,8 @@ def test_a_check_declared_waits_within_that_never_waits_fails(
 ) -> None:
     infos = {
         "a": _info("a"),
-        "race": _info("race", exclusive=True, waits_within=True),
-        "judge": _info("judge", last=True, waits_within=True),
+        "race": _info("race", schedule="alone-within"),
+        "judge": _info("judge", schedule="last-within"),
     }
     outcomes = _run_batch(monkeypatch, infos, {name: lambda conf: None for name in infos})
     assert outcomes["a"].error is None
@@ -258,18 +259,18 @@ def test_waits_within_needs_exclusive_or_last() -> None:
 
 
 @pytest.mark.parametrize(
-    ("flags", "call"),
+    ("schedule", "call"),
     [
-        ({}, "alone"),
-        ({"exclusive": True}, "alone"),
-        ({"last": True, "waits_within": True}, "alone"),
-        ({}, "after_the_rest"),
-        ({"exclusive": True, "waits_within": True}, "after_the_rest"),
+        ("alongside", "alone"),
+        ("alone", "alone"),
+        ("last-within", "alone"),
+        ("alongside", "after_the_rest"),
+        ("alone-within", "after_the_rest"),
     ],
 )
-def test_a_check_waits_only_where_it_is_declared_to(flags: dict[str, bool], call: str) -> None:
+def test_a_check_waits_only_where_it_is_declared_to(schedule: Schedule, call: str) -> None:
     conf = Conformance.__new__(Conformance)
-    conf.info = _info("probe", **flags)
+    conf.info = _info("probe", schedule)
     conf.stage = no_stage()
     with pytest.raises(TypeError, match="is not declared"):
         wait = getattr(conf, call)()

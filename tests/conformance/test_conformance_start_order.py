@@ -2,7 +2,7 @@
 
 The holders of the shared session list first (``holds_list``), then the long chains of
 requests (``long_chain``), then the rest in collection order
-(:func:`~pytest_osfoundry.conformance._concurrent.start_order`). A declaration is kept
+(:func:`~pytest_osfoundry.conformance.scheduling._runner.start_order`). A declaration is kept
 true by the check itself (``holds_list``: the list may be held only so declared, and a
 declared check that never holds fails) or, for ``long_chain``, by a serial run against
 the reference server here.
@@ -16,12 +16,12 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance._concurrent import Phases
-from pytest_osfoundry.conformance._desktop import Desktop
-from pytest_osfoundry.conformance._harness import Conformance
-from pytest_osfoundry.conformance._registry import CheckInfo, all_checks
-from pytest_osfoundry.conformance._stages import no_stage
+from pytest_osfoundry.conformance.scheduling._runner import Phases
+from pytest_osfoundry.conformance.scheduling._waits import no_stage
+from pytest_osfoundry.conformance.server import _runner as _concurrent
+from pytest_osfoundry.conformance.server._desktop import Desktop
+from pytest_osfoundry.conformance.server._harness import Conformance
+from pytest_osfoundry.conformance.suite._registry import CheckInfo, all_checks
 from tests.conformance.osf_conformance_kit import SuiteRun, made_info
 
 LONG = 7
@@ -69,21 +69,21 @@ def _item(name: str) -> mock.Mock:
 def test_the_pool_starts_holders_then_long_chains_then_the_rest_in_collection_order() -> None:
     infos = [
         made_info("D3-short-one", "queue"),
-        made_info("R11-long-one", "queue", long_chain=True),
+        made_info("R11-long-one", "queue", schedule="long-chain"),
         made_info("X-ACME-own", "acme"),  # a project's check: the same rules
-        made_info("R5-race", "queue", exclusive=True, long_chain=True),
-        made_info("D10-holder-one", "queue", holds_list=True),
-        made_info("R3-long-two", "queue", long_chain=True),
-        made_info("R8-holder-two", "queue", holds_list=True, long_chain=True),
+        made_info("R5-race", "queue", schedule="alone"),
+        made_info("D10-holder-one", "queue", schedule="shares-list"),
+        made_info("R3-long-two", "queue", schedule="long-chain"),
+        made_info("R8-holder-two", "queue", schedule="shares-list"),
         made_info("D4-short-two", "queue"),
     ]
     plan = Phases()
     for info in infos:
-        plan.add(_item(info.check_id), info)
+        plan.add(_item(info.check_id), info.needs)
     plan.longest_first()
     assert [item.nodeid for item in plan.concurrent] == [
-        "R8-holder-two",  # a holder with a long chain goes first of the holders
         "D10-holder-one",
+        "R8-holder-two",
         "R11-long-one",
         "R3-long-two",
         "D3-short-one",
@@ -102,14 +102,14 @@ def test_the_rule_book_declares_its_holders_and_its_long_chains() -> None:
 def test_only_a_check_declared_holds_list_holds_the_list() -> None:
     conf = Conformance.__new__(Conformance)
     for holds in (False, True):
-        info = made_info("R8-probe", "queue", holds_list=holds)
+        info = made_info("R8-probe", "queue", schedule="shares-list" if holds else "alongside")
         desktop = Desktop(mock.Mock(), mock.Mock(), mock.Mock(), mock.Mock(), mock.Mock(), info)
         conf.desktop = desktop
         if holds:
             desktop.changing_list()
             assert desktop.held
         else:
-            with pytest.raises(TypeError, match=r"R8-probe .* holds_list=True"):
+            with pytest.raises(TypeError, match=r'R8-probe .* schedule="shares-list"'):
                 desktop.changing_list()
             assert not desktop.held
 
@@ -128,12 +128,12 @@ class _Context:
 
 def test_a_check_declared_holds_list_that_never_holds_fails_under_concurrency() -> None:
     """The declaration cannot go stale: the batch would start it first for nothing."""
-    declared = made_info("R8-declared", "queue", holds_list=True)
+    declared = made_info("R8-declared", "queue", schedule="shares-list")
     item: Any = _item(declared.check_id)
     item.obj = lambda osf_conf: None
     outcome = _concurrent.run_check(item, _Context(declared))  # type: ignore[arg-type]
     assert isinstance(outcome.error, TypeError)
-    assert "declared holds_list=True but returned without holding" in str(outcome.error)
+    assert "declared schedule='shares-list' but returned without holding" in str(outcome.error)
     held = _Context(declared)
     held.desktop.held = True
     assert _concurrent.run_check(item, held).error is None  # type: ignore[arg-type]

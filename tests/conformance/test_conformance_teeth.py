@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import AREAS, RELAY_AREA, all_checks
+from pytest_osfoundry.conformance.suite._registry import AREAS, RELAY_AREA, all_checks
 from tests.conformance.osf_conformance_kit import SuiteRun, variant_target
 from tests.conformance.variants import TIMING_VARIANTS, VARIANTS
 

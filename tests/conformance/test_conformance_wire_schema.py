@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_osfoundry._mcp_schema import REVISIONS, first_violation, validator
-from pytest_osfoundry.conformance._wire_schema import (
+from pytest_osfoundry.conformance.server._wire_schema import (
     SchemaLedger,
     SchemaWatch,
     judge,

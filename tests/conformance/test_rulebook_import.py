@@ -15,7 +15,7 @@ import importlib.machinery
 
 import pytest
 
-from pytest_osfoundry.conformance._layout import (
+from pytest_osfoundry.conformance.suite._layout import (
     RELAY_CHECKS,
     check_modules,
     import_check_module,

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import RULES
 from pytest_osfoundry.conformance.rulesdoc import (
     RECONSTRUCTION,
     level_source_problems,
     render_rules_doc,
 )
+from pytest_osfoundry.conformance.suite._registry import RULES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 _LINE = re.compile(r"^\*\*[^\n]*\*\* Level: \*\*(\w+)\*\*\. Source: ([^\n]*)$", re.M)

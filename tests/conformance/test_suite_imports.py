@@ -48,6 +48,7 @@ KIT_MODULES: dict[str, str] = {
     "and its Accept value, as McpClient sends them (sent, never asserted)",
     "pytest_osfoundry._origin": "origin_of: the origin of a URL (RFC 6454), one definition",
     "pytest_osfoundry._tables": "the one writer of tables: the Markdown report, the rules index",
+    "pytest_osfoundry._lazy": "the suite's and the relay suite's faces, imported when first used",
 }
 
 #: Kit modules that are the kit's own values: never imported by the suite.
@@ -160,7 +161,7 @@ RULEBOOK_FILES = sorted((ROOT / "conformance").rglob("*.py"))
 
 def _private_imports(path: Path) -> Iterator[tuple[str, int]]:
     """``(what, line)`` of every import in ``path`` of a private module of the kit (a
-    part of its dotted name starting with ``_``, ``pytest_osfoundry.conformance._wire``)
+    part of its dotted name starting with ``_``, ``pytest_osfoundry.conformance.server._wire``)
     or of a private name of a kit module (``from pytest_osfoundry.conformance import
     _wire``)."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -198,9 +199,9 @@ def test_the_rule_book_imports_only_the_public_api() -> None:
 @pytest.mark.parametrize(
     ("source", "private"),
     [
-        ("from pytest_osfoundry.conformance._registry import check\n", True),
+        ("from pytest_osfoundry.conformance.suite._registry import check\n", True),
         ("from pytest_osfoundry.conformance import _registry\n", True),
-        ("import pytest_osfoundry.conformance._wire as wire\n", True),
+        ("import pytest_osfoundry.conformance.server._wire as wire\n", True),
         ("from pytest_osfoundry._jslength import js_stringify_length\n", True),
         ("from pytest_osfoundry.conformance.relay._driver import RunPlan\n", True),
         ("from pytest_osfoundry.conformance import check, Conformance\n", False),
@@ -230,7 +231,7 @@ def test_the_server_suite_loads_no_relay_or_engine() -> None:
     never needs them."""
     code = (
         "import importlib, pkgutil, sys\n"
-        "import pytest_osfoundry.conformance._plugin\n"
+        "import pytest_osfoundry.conformance.plugin._setup\n"
         "import pytest_osfoundry.conformance.rulebook.checks as checks\n"
         "for found in pkgutil.iter_modules(checks.__path__, checks.__name__ + '.'):\n"
         "    importlib.import_module(found.name)\n"

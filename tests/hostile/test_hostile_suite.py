@@ -12,7 +12,7 @@ import pytest
 # Imported by this process, so that the suite's modules are the same in each in-process
 # run below (pytester drops the modules a run imported; a check collected by a second
 # run would carry a CheckInfo of another class than the plugin's).
-import pytest_osfoundry.conformance._plugin  # noqa: F401
+import pytest_osfoundry.conformance.plugin._setup  # noqa: F401
 from tests.conformance.variants_protocol import sse_every_form
 from tests.hostile.osf_hostile_kit import HostileServer, OpenStreamServer
 

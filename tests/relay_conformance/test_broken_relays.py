@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._registry import find_check
 from pytest_osfoundry.conformance.relay import RelaySuite
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.suite._registry import find_check
 from tests.relay_conformance.broken import BROKEN, CAUGHT_BY, LEGAL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,24 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._baseline import parse_baseline
-from pytest_osfoundry.conformance._checkids import (
+from pytest_osfoundry.conformance.command import _process as command_process
+from pytest_osfoundry.conformance.command._process import (
+    CommandError,
+    CommandProcess,
+    CommandStarts,
+)
+from pytest_osfoundry.conformance.relay import RelaySuite, Timing, _harness
+from pytest_osfoundry.conformance.relay import _driver as driver_module
+from pytest_osfoundry.conformance.relay._driver import DriverApi
+from pytest_osfoundry.conformance.relay._harness import relay_argv
+from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
+from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
+from pytest_osfoundry.conformance.reporting._baseline import parse_baseline
+from pytest_osfoundry.conformance.suite._checkids import (
     RENAMED_CHECKS,
     current_check_id,
     former_check_ids,
 )
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._registry import all_checks, find_check
-from pytest_osfoundry.conformance.relay import RelaySuite, Timing, _harness
-from pytest_osfoundry.conformance.relay import _driver as driver_module
-from pytest_osfoundry.conformance.relay._driver import DriverApi
-from pytest_osfoundry.conformance.relay._instrumented import Fault, InstrumentedServer
-from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
-from pytest_osfoundry.conformance.relay._process import (
-    RelayCommandError,
-    RelayProcess,
-    split_command,
-)
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.suite._registry import all_checks, find_check
 from pytest_osfoundry.http import DropConnection, Request
 from pytest_osfoundry.server import ReferenceServer
 from tests.sigint import with_default_sigint
@@ -158,17 +160,17 @@ def test_instrumented_server_keeps_requests_of_unknown_tokens_apart():
 
 # ---------------------------------------------------------------- the relay process
 def test_split_command():
-    assert split_command("embedded") == [PY, "-m", "pytest_osfoundry.relay.driven"]
-    assert split_command("node relay.js --x 'a b'") == ["node", "relay.js", "--x", "a b"]
-    with pytest.raises(RelayCommandError, match="split"):
-        split_command("node 'unclosed")
-    with pytest.raises(RelayCommandError, match="empty"):
-        split_command("   ")
+    assert relay_argv("embedded") == [PY, "-m", "pytest_osfoundry.relay.driven"]
+    assert relay_argv("node relay.js --x 'a b'") == ["node", "relay.js", "--x", "a b"]
+    with pytest.raises(CommandError, match="the relay command cannot be split"):
+        relay_argv("node 'unclosed")
+    with pytest.raises(CommandError, match="the relay command is empty"):
+        relay_argv("   ")
 
 
 def test_a_missing_command_is_named():
-    with pytest.raises(RelayCommandError, match="not found: no-such-relay-command-xyz"):
-        RelayProcess(["no-such-relay-command-xyz"], {})
+    with pytest.raises(CommandError, match="not found: no-such-relay-command-xyz"):
+        CommandProcess(["no-such-relay-command-xyz"], {}, what="the relay command")
 
 
 def _dead(pid: int) -> bool:
@@ -192,7 +194,7 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
         "print('ready', child.pid, file=sys.stderr, flush=True)\n"
         "time.sleep(60)\n"
     )
-    process = RelayProcess([PY, "-c", script], {})
+    process = CommandProcess([PY, "-c", script], {}, what="a command")
     deadline = time.monotonic() + 10
     while "ready" not in process.stderr_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -206,10 +208,35 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
     assert _dead(child), "a child of the relay outlived it"
 
 
+def test_a_checks_starts_keep_each_ones_stderr_and_close_together(monkeypatch):
+    monkeypatch.setenv("OSF_X", "from pytest")  # left out: the starts unset it
+    starts = CommandStarts(what="the agent command", secrets=["tok_secret"], unset=["OSF_X"])
+    with pytest.raises(RuntimeError, match="the agent command was never started"):
+        starts.stop()
+    script = (
+        "import os, sys; print(sys.argv[1], os.environ.get('OSF_X'), 'tok_secret', "
+        "file=sys.stderr)"
+    )
+    first = starts.start([PY, "-c", script, "one"], {})
+    first.popen.wait(10)
+    second = starts.start([PY, "-c", script + "; import time; time.sleep(30)", "two"], {})
+    assert starts.latest is second
+    deadline = time.monotonic() + 10
+    while "two" not in starts.stderr_tail() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert starts.stderr_texts() == ["one None ***\n", "two None ***\n"]
+    assert starts.stop() != 0  # the latest, stopped by SIGTERM
+    starts.close()
+    assert all(p.exited() is not None for p in starts.processes)
+
+
 def test_stderr_tail_masks_the_token():
     token = "tok_" + "s3cr3t" * 5
-    process = RelayProcess(
-        [PY, "-c", f"import sys; print('token is {token}', file=sys.stderr)"], {}, secrets=[token]
+    process = CommandProcess(
+        [PY, "-c", f"import sys; print('token is {token}', file=sys.stderr)"],
+        {},
+        what="a command",
+        secrets=[token],
     )
     process.popen.wait(10)
     tail = process.stderr_tail()
@@ -306,7 +333,7 @@ def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
     suite = RelaySuite("embedded")
     conf = suite.context("D11-relay-realtime-cadence", timing=Timing(30.0, 0.15))
 
-    class Descheduled(RelayProcess):
+    class Descheduled(CommandProcess):
         """The suite's thread, kept from running from the spawn until the first sync."""
 
         def __init__(self, *args, **kwargs):
@@ -314,7 +341,7 @@ def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):
             assert conf.lane.wait_for(lambda rs: any(r.action == "sync" for r in rs), 20.0)
             time.sleep(0.01)
 
-    monkeypatch.setattr(_harness, "RelayProcess", Descheduled)
+    monkeypatch.setattr(command_process, "CommandProcess", Descheduled)
     try:
         conf.share(1)
         conf.start()
@@ -473,3 +500,12 @@ def test_a_renamed_check_keeps_its_old_id_in_baselines():
     assert current_check_id("D14-relay-channel") == "D14-relay-channel"
     known = {c.check_id for c in all_checks(include_relay=True)}
     assert set(RENAMED_CHECKS.values()) <= known and not set(RENAMED_CHECKS) & known
+
+
+def test_the_relay_face_gives_and_lists_its_public_names():
+    import pytest_osfoundry.conformance.relay as face
+
+    assert face.RelayConformance is _harness.RelayConformance
+    assert set(face.__all__) <= set(dir(face))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = face.nothing

@@ -12,9 +12,9 @@ import pytest
 
 # Imported by this process, so that the suite's modules are the same in the in-process
 # run below (pytester drops the modules a run imported).
-import pytest_osfoundry.conformance._plugin  # noqa: F401
-from pytest_osfoundry.conformance import _concurrent
-from pytest_osfoundry.conformance.relay import _process
+import pytest_osfoundry.conformance.plugin._setup  # noqa: F401
+from pytest_osfoundry.conformance.command import _process
+from pytest_osfoundry.conformance.scheduling import _runner as _concurrent
 from tests.conformance.variants_endings import interrupt_main_thread
 from tests.sigint import ctrl_c_delivered
 

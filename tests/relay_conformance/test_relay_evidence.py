@@ -1,4 +1,4 @@
-"""A failed relay check's report shows what its relay sent (``conformance/_relay_evidence.py``):
+"""A failed relay check's report shows what its relay sent (``conformance/relay/_evidence.py``):
 the JSON report's ``relay`` entry, sections of pytest's failure report (the requests, and
 the relay's stderr lines naming the check's commands), and a ``requests`` count, whether
 the check ran in pytest's call or was pre-run by the concurrent runner (whose contexts
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._relay_evidence import EXCERPT_LINES, LINE_CHARS, stderr_about
-from pytest_osfoundry.conformance.relay._plugin import _record_folder
+from pytest_osfoundry.conformance.plugin._relay import _record_folder
+from pytest_osfoundry.conformance.relay._evidence import EXCERPT_LINES, LINE_CHARS, stderr_about
 
 ROOT = Path(__file__).resolve().parents[2]
 CAUGHT = "D18-relay-bound-japanese"  # the bytes-counting relay fails it (broken.CAUGHT_BY)

@@ -11,25 +11,26 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import CheckInfo
 from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
+from pytest_osfoundry.conformance.scheduling._protocol import Schedule
+from pytest_osfoundry.conformance.suite._registry import CheckInfo
 from tests.conformance.osf_conformance_kit import made_info
 
 
-def _info(name: str, **flags: bool) -> CheckInfo:
-    return made_info(f"R14-{name}", "relay", **flags)
+def _info(name: str, schedule: Schedule = "alongside") -> CheckInfo:
+    return made_info(f"R14-{name}", "relay", schedule=schedule)
 
 
 def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.MonkeyPatch) -> None:
     infos = {
         "a": _info("a"),
         "b": _info("b"),
-        "alone-1": _info("alone-1", exclusive=True),
+        "alone-1": _info("alone-1", schedule="alone"),
         # a relay context has no stage: declared waits_within, it is still waited for whole
-        "alone-2": _info("alone-2", exclusive=True, waits_within=True),
-        "last-1": _info("last-1", last=True),
-        "last-2": _info("last-2", last=True),
+        "alone-2": _info("alone-2", schedule="alone-within"),
+        "last-1": _info("last-1", schedule="last"),
+        "last-2": _info("last-2", schedule="last"),
     }
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
@@ -52,7 +53,7 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         item.obj = body(name)
         item.stash = pytest.Stash()
         items.append(item)
-    monkeypatch.setattr(relay_concurrent, "_upcoming", lambda first: items[1:])
+    monkeypatch.setattr(relay_concurrent, "upcoming", lambda first: items[1:])
     monkeypatch.setattr(relay_concurrent, "_runnable", lambda item: True)
     monkeypatch.setattr(relay_concurrent, "check_info", lambda obj: infos[_name_of(obj, items)])
 

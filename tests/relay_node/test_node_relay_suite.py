@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance._registry import RELAY_AREA, all_checks
+from pytest_osfoundry.conformance.suite._registry import RELAY_AREA, all_checks
 from tests.relay_node._node import ADAPTER, NO_NODE, NODES, ROOT
 
 #: The relay checks a default run holds (the opt-in real-time ones are left out).

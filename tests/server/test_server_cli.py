@@ -220,7 +220,7 @@ def test_the_suite_against_serve_skips_nothing(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pytest_osfoundry.conformance._registry import all_checks
+    from pytest_osfoundry.conformance.suite._registry import all_checks
 
     _, info = served
     for name in list(os.environ):

@@ -7,11 +7,12 @@ token, project, driver scenario, relay process group), and stores each outcome.
 Each item's call then replays its stored outcome in pytest's usual order, so
 reports, baselines, ``-x``, ``-k`` and JUnit XML are those of a serial run (apart
 from timings). The phases are the server suite's
-(:func:`~pytest_osfoundry.conformance._concurrent.run_phases`): a check marked
-``exclusive`` runs alone after the others, one marked ``last`` after those, alongside
-the other ``last`` ones, each whole (a relay context has no stage to wait at, so
-``waits_within`` changes nothing here). A batch Ctrl-C stops ends the server suite's
-way (:class:`~pytest_osfoundry.conformance._concurrent.PreRunner`): what ended is
+(:func:`~pytest_osfoundry.conformance.scheduling._runner.run_phases`): a check whose
+``schedule`` is ``"alone"`` runs alone after the others, one whose schedule is
+``"last"`` after those, alongside the other ``last`` ones, each whole (a relay context
+has no stage to wait at, so ``"alone-within"`` and ``"last-within"`` run as ``"alone"``
+and ``"last"`` here). A batch Ctrl-C stops ends the server suite's
+way (:class:`~pytest_osfoundry.conformance.scheduling._runner.PreRunner`): what ended is
 reported, the rest is not run. ``--osf-relay-concurrency 1`` turns this off.
 """
 
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from pytest_osfoundry.conformance._concurrent import Phases, PreRunner, _upcoming
-from pytest_osfoundry.conformance._registry import check_info
-from pytest_osfoundry.conformance._relay_evidence import RELAY_CONF
-from pytest_osfoundry.conformance._stages import Stage
+from pytest_osfoundry.conformance.relay._evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
+from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
+from pytest_osfoundry.conformance.scheduling._waits import Stage
+from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = ["FIXTURE", "RelayConcurrentRunner", "RelayOutcome"]
 
@@ -81,13 +82,13 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
     def _prerun(self, first: pytest.Function) -> None:
         # The items this process runs from here on (under xdist: those its worker was given).
         batch = [
-            i for i in [first, *_upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
+            i for i in [first, *upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
         ]
         phases = Phases()
         for item in batch:
             info = check_info(getattr(item, "obj", None))
             assert info is not None and isinstance(item, pytest.Function)  # _runnable
-            phases.add(item, info)
+            phases.add(item, info.needs)
 
         def one(item: pytest.Function, _stage: Stage) -> None:
             outcome = RelayOutcome()

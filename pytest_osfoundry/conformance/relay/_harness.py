@@ -14,7 +14,6 @@ end). A check judges only ``requests()`` (the server's record) and ``runs`` /
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
 import tempfile
 import threading
@@ -25,8 +24,12 @@ from typing import Any
 
 from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.conformance._expect import CheckFailure
-from pytest_osfoundry.conformance._stages import Interrupted
+from pytest_osfoundry.conformance.command._process import (
+    CommandProcess,
+    CommandStarts,
+    kill_all,
+    split_command,
+)
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.relay._driver import (
     CancelRecord,
@@ -41,7 +44,8 @@ from pytest_osfoundry.conformance.relay._instrumented import (
     Lane,
     RelayRequest,
 )
-from pytest_osfoundry.conformance.relay._process import RelayProcess, kill_all, split_command
+from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
 from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
@@ -104,12 +108,33 @@ class Timing:
         return 3.0 if self.control_poll is None else self.control_poll
 
 
+RELAY_COMMAND = "the relay command"
+"""How an error names the relay command (``--osf-relay-command``)."""
+
+EMBEDDED_MODULE = "pytest_osfoundry.relay.driven"
+"""The kit's own relay adapter, which ``--osf-relay-command=embedded`` runs."""
+
+TIMING_VARIABLES = ("OSF_RELAY_INTERVAL", "OSF_RELAY_CONTROL_POLL")
+"""The scaled tier's timing variables: a check that does not set them (the real-time
+checks) leaves them out of the relay's environment, so it keeps production cadence."""
+
+
+def relay_argv(command: str) -> list[str]:
+    """``--osf-relay-command``'s ``CMD`` as argv: ``embedded`` is the kit's adapter
+    (:mod:`pytest_osfoundry.relay.driven`) under this interpreter.
+
+    Raises:
+        CommandError: ``CMD`` cannot be split as a shell would, or is empty.
+    """
+    return split_command(command, what=RELAY_COMMAND, embedded_module=EMBEDDED_MODULE)
+
+
 class RelaySuite:
     """The run's instrumented server and driver API (see the module)."""
 
     def __init__(self, command: str) -> None:
         self.command = command
-        self.argv = split_command(command)
+        self.argv = relay_argv(command)
         self.reference = ReferenceServer(RealClock())
         self.server = InstrumentedServer(self.reference)
         self.driver = DriverApi()
@@ -143,7 +168,7 @@ class RelaySuite:
 
     def interrupt(self) -> None:
         """Ctrl-C: kill every relay at once and wake every check's wait, which raises
-        :class:`~pytest_osfoundry.conformance._stages.Interrupted` (the run is ending)."""
+        :class:`~pytest_osfoundry.conformance.scheduling._waits.Interrupted` (the run is ending)."""
         self.interrupted.set()
         kill_all()
         self.server.wake_all()
@@ -181,11 +206,15 @@ class RelayConformance:
         # The check's own door into the shared server: closing it refuses connections.
         self.door = LoopbackServer(suite.server, workers=6, request_deadline=60.0)
         self.argv = list(suite.argv)
-        self.process: RelayProcess | None = None
+        self.starts = CommandStarts(
+            what=RELAY_COMMAND,
+            secrets=[self.token],
+            unset=TIMING_VARIABLES,  # the real-time checks: production cadence
+        )
+        """Every start of the relay in this check."""
         self.started_at = 0.0
         """When the relay was last started (``time.time()`` just before its spawn), in the
         epoch the server stamps requests in."""
-        self.processes: list[RelayProcess] = []
         self._keys = 0
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.command_ids: list[str] = []
@@ -252,7 +281,7 @@ class RelayConformance:
             env["OSF_RELAY_CONTROL_POLL"] = f"{self.timing.control_poll:g}"
         return env
 
-    def start(self, *, ready: bool = True) -> RelayProcess:
+    def start(self, *, ready: bool = True) -> CommandProcess:
         """Start the relay command; with ``ready``, wait for its first answered sync.
 
         Readiness is judged on the server's record: a sync it answered 200 at or after
@@ -260,9 +289,7 @@ class RelayConformance:
         relay that syncs at once is ready however late the suite's own thread gets to
         run again after the spawn (on a loaded machine, after the sync has arrived)."""
         self.started_at = since = time.time()
-        process = RelayProcess(self.argv, self.env(), cwd=os.getcwd(), secrets=[self.token])
-        self.process = process
-        self.processes.append(process)
+        process = self.starts.start(self.argv, self.env())
         if ready:
             self.wait(
                 lambda rs: any(
@@ -275,13 +302,11 @@ class RelayConformance:
 
     def stop(self) -> int:
         """Stop the relay (SIGTERM, SIGKILL 5 s later); its exit status."""
-        assert self.process is not None
-        return self.process.stop()
+        return self.starts.stop()
 
     def kill(self) -> int:
         """SIGKILL the relay's process group (a crash)."""
-        assert self.process is not None
-        return self.process.kill()
+        return self.starts.kill()
 
     def freeze(self) -> None:
         """The check has ended: from now on :meth:`requests`, :meth:`stderr_tail` and
@@ -299,8 +324,7 @@ class RelayConformance:
         self.freeze()
         with self.suite._lock:
             self.suite._live.discard(self)
-        for process in self.processes:
-            process.close()
+        self.starts.close()
         self.door.close()
         self.suite.server.forget(self.lane)
         self.suite.driver.forget(self.scenario)
@@ -340,7 +364,7 @@ class RelayConformance:
         (:meth:`freeze`), those it had written by then."""
         if self._frozen is not None:
             return self._frozen[1]
-        return self.process.stderr_tail() if self.process is not None else ""
+        return self.starts.stderr_tail()
 
     def stderr_texts(self) -> list[str]:
         """What each start of the relay wrote to stderr, in start order (each bounded, its
@@ -348,7 +372,7 @@ class RelayConformance:
         written by then."""
         if self._frozen is not None:
             return list(self._frozen[2])
-        return [process.stderr_text() for process in self.processes]
+        return self.starts.stderr_texts()
 
     # ---------------------------------------------------------------- the agent
     def queue(self, graph_session_id: str, arguments: dict[str, Any] | None = None) -> str:

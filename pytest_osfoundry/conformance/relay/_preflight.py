@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
+from pytest_osfoundry.conformance.command._process import CommandError
 from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
-from pytest_osfoundry.conformance.relay._process import RelayCommandError
 
 __all__ = ["RelayPreflightError", "relay_preflight"]
 
@@ -34,7 +34,7 @@ def relay_preflight(suite: RelaySuite, *, ready_seconds: float = READY_SECONDS) 
         strangers_before = len(suite.server.strangers)
         try:
             process = conf.start(ready=False)
-        except RelayCommandError as err:
+        except CommandError as err:
             raise RelayPreflightError(str(err)) from None
         deadline = time.monotonic() + ready_seconds
         problem = None

@@ -1,0 +1,3 @@
+"""The end of a run and its reports, for every suite: how the run ended and the checks
+it never ran, the results, the files written (JSON, Markdown, baseline, JUnit) and the
+baseline a team gates on."""
