@@ -1,13 +1,13 @@
-"""Public faces respected: no module reaches into another subpackage's private modules.
+"""Public faces respected: no module reaches into another package's private modules.
 
-A subpackage (a folder under ``pytest_osfoundry/``; the top-level modules are the root's)
+A package (a folder under ``pytest_osfoundry/``, the conformance package's rooms too)
 shows the others its face, ``pytest_osfoundry.Y`` (its ``__init__`` and public modules),
 and, for what the kit shares inside itself but users should not import, one face module,
-``pytest_osfoundry.Y._internal``. A package's private modules are its own and its
-subpackages': the root's (``_vocabulary``, ``_ids``, ``_wirejson``, ...) are the shared
-internals of every subpackage. Every import statement of every module is read, deferred
-ones and ``TYPE_CHECKING`` ones too, and so is every string that names a module of the
-package (a lazy import by name).
+``pytest_osfoundry.Y._internal``. A package's private modules are its own, its
+subpackages' and its faces': the root's (``_vocabulary``, ``_ids``, ``_wirejson``, ...)
+are the shared internals of every subpackage. Every import statement of every module is
+read, deferred ones and ``TYPE_CHECKING`` ones too, and so is every string that names a
+module of the package (a lazy import by name).
 """
 
 from __future__ import annotations
@@ -21,30 +21,30 @@ PACKAGE = "pytest_osfoundry"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 FACE = "_internal"
 _MODULE_NAME = re.compile(rf"{PACKAGE}(\.\w+)+")
-# The conformance package is being restructured (issue 44, item 1): its imports, and the
-# imports of its private modules, are held to the rule once its new shape has landed.
-_NOT_YET = ("conformance",)
 
 
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
-def _breach(folder: tuple[str, ...], target: str) -> bool:
-    """Whether a module in ``folder`` (its package's folders under the package) may not
+def _breach(module: tuple[str, ...], target: str) -> bool:
+    """Whether ``module`` (its path's parts under the package, without ``.py``) may not
     reach ``target`` (a dotted name under the package, or a name imported from it).
 
-    The first private part of ``target`` belongs to the package (or module) before it:
-    the importer's own package or one containing it may be reached freely (the root's
-    private modules are every subpackage's); any other only through its ``_internal``.
+    The first private part of ``target`` belongs to the package (or module) before it.
+    A module may reach the private parts of its own package and of those containing it
+    (the root's private modules are every subpackage's); a package's faces, its
+    ``__init__`` and its ``_internal``, may gather names from anywhere inside it; any
+    other module reaches a package only through its faces.
     """
+    folder, name = module[:-1], module[-1]
     parts = tuple(target.split("."))[1:]
-    if _NOT_YET in (parts[:1], folder[:1]):
-        return False
     for i, part in enumerate(parts):
         if _is_private(part):
             owner = parts[:i]
             if folder[: len(owner)] == owner:
+                return False
+            if name in ("__init__", FACE) and owner[: len(folder)] == folder:
                 return False
             rest = parts[i + 1 :]
             return part != FACE or any(_is_private(p) for p in rest)
@@ -75,10 +75,10 @@ def breaches(root: Path = ROOT) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).with_suffix("").parts
-        folder = parts[:-1]
+
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for line, name in _imports(tree):
-            if name.split(".")[0] == PACKAGE and _breach(folder, name):
+            if name.split(".")[0] == PACKAGE and _breach(parts, name):
                 found.append(f"{path.relative_to(root.parent).as_posix()}:{line} imports {name}")
     return sorted(set(found))
 
@@ -119,6 +119,8 @@ def test_the_scan_finds_each_kind_of_breach(tmp_path: Path) -> None:
         "from pytest_osfoundry.b._n import y\n"
         "from pytest_osfoundry.a._internal import _y\n"
     )
+    (pkg / "a" / "_internal.py").write_text("from pytest_osfoundry.a.c._k import y\n")
+    (pkg / "a" / "__init__.py").write_text("from pytest_osfoundry.a.c._k import y\n")
     (pkg / "a" / "_p.py").write_text(
         "from pytest_osfoundry.a.c._k import y\n"
         "from pytest_osfoundry.a.c._internal import y\n"

@@ -17,8 +17,9 @@ Like the package, each name is imported when first asked for, from its own modul
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from pytest_osfoundry.relay._bounded import SEED_ENVELOPE
@@ -40,22 +41,15 @@ __all__ = [
     "session_dict",
 ]
 
-_HOMES = {
-    "DEFAULT_HISTORY": "_desktop",
-    "OfflineMode": "_desktop",
-    "check_offline_mode": "_desktop",
-    "session_dict": "_desktop",
-    "SEED_ENVELOPE": "_bounded",
-    "MaskingFilter": "_cli",
-    "add_relay_parser": "_cli",
+_HOMES: dict[str, str] = {
+    "DEFAULT_HISTORY": "pytest_osfoundry.relay._desktop",
+    "OfflineMode": "pytest_osfoundry.relay._desktop",
+    "check_offline_mode": "pytest_osfoundry.relay._desktop",
+    "session_dict": "pytest_osfoundry.relay._desktop",
+    "SEED_ENVELOPE": "pytest_osfoundry.relay._bounded",
+    "MaskingFilter": "pytest_osfoundry.relay._cli",
+    "add_relay_parser": "pytest_osfoundry.relay._cli",
 }
+"""Each shared name and the module that defines it."""
 
-
-def __getattr__(name: str) -> Any:
-    """A shared name, imported from its module when first asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"pytest_osfoundry.relay.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
