@@ -8,7 +8,7 @@ Each name, with who needs it:
   ``protocol=`` accepts: the world, the simulator and their command lines offer the same.
 * :func:`request_body`, :data:`ACCEPT` -- the one writer of a JSON-RPC request and the
   Accept value every MCP request sends: the conformance suite's wire and probes send as
-  :class:`McpClient` does.
+  :class:`~pytest_osfoundry.client.McpClient` does.
 * :func:`id_of_request` -- the load's statistics name each exchange by its request id.
 * :func:`split_target` -- the load's transport reports the path a server sees.
 * :func:`json_call` -- the relay driver's client makes the kit's one JSON-over-HTTP call.

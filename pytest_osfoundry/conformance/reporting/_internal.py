@@ -21,7 +21,7 @@ Each name is imported from its module when first asked for, so no import gets de
   For the pytest plugin.
 * ``report_document`` -- The JSON report: ``suite_version``, ``spec``, ``target``,
   ``summary``, ``checks``. For the pytest plugin.
-* ``Results`` -- One :class:`CheckResult` per check, fed with test reports as they
+* ``Results`` -- One ``CheckResult`` per check, fed with test reports as they
   arrive. For the pytest plugin.
 * ``stop_reason`` -- Why the run stopped before every collected check ran (``None``: it
   did not). For the pytest plugin.

@@ -4,7 +4,7 @@ Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): th
 through which another room reaches this one's private modules (``tests/test_faces.py``).
 Each name is imported from its module when first asked for, so no import gets dearer.
 
-* ``amend`` -- Append :func:`hint` to ``error``'s message if it failed at the connection
+* ``amend`` -- Append ``hint`` to ``error``'s message if it failed at the connection
   level while ``others``. For the server suite.
 * ``DEFAULT`` -- The schedule of a check that declares none. For the check registry.
 * ``freeze_collected`` -- Freeze every object the collector tracks now; how many are
@@ -36,7 +36,7 @@ Each name is imported from its module when first asked for, so no import gets de
   keywords. For the check registry.
 * ``Scope`` -- What a hold keeps the other checks from sending. For the server suite.
 * ``Stage`` -- One check's place in its batch (see the module's text); made by
-  :meth:`Stages.join`. For the relay suite, the server suite.
+  ``Stages.join``. For the relay suite, the server suite.
 * ``summary_line`` -- The line under the run's summary naming the checks whose message
   carries the hint. For the pytest plugin.
 * ``upcoming`` -- The items this process will run after ``item``. For the relay suite,

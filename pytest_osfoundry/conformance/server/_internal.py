@@ -12,7 +12,7 @@ Each name is imported from its module when first asked for, so no import gets de
   ``auto → <revision>``. For the pytest plugin.
 * ``describe_target`` -- A printable name of the target (tokens in a URL masked),
   without starting it. For the pytest plugin.
-* ``liveness_of`` -- The :class:`Liveness` record of ``target``, kept on it (made on
+* ``liveness_of`` -- The ``Liveness`` record of ``target``, kept on it (made on
   first use). For the pytest plugin.
 * ``NOT_SERVED`` -- How the skip reason of a check about a revision the target does not
   serve begins. For the pytest plugin.

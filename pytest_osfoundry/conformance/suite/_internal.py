@@ -40,7 +40,7 @@ Each name is imported from its module when first asked for, so no import gets de
 * ``rulebook_dir`` -- The folder of the installed rule book (a checkout's
   ``conformance/`` when editable). For the pytest plugin.
 * ``RULES`` -- Every rule the suite checks, by id (conformance/spec.md), read from
-  :data:`RULES_FILE`. For rulesdoc.
+  ``RULES_FILE``. For rulesdoc.
 * ``Settings`` -- The suite's options as given (command line first, then environment),
   validated. For the pytest plugin, the reports, the server suite.
 * ``short`` -- ``repr(value)`` cut to ``limit`` characters, for failure messages. For
