@@ -8,8 +8,9 @@
 # error (one message naming the option). The kit's own tests run this script against
 # `embedded` with a fake GITHUB_STEP_SUMMARY, so it can run outside GitHub too.
 #
-# Inputs (environment): OSF_ACTION_TARGET or OSF_ACTION_RELAY_COMMAND (one is required:
-# the relay command is run from the calling repository's root), OSF_ACTION_AGENT_TOKEN,
+# Inputs (environment): OSF_ACTION_TARGET, OSF_ACTION_RELAY_COMMAND or
+# OSF_ACTION_AGENT_COMMAND (one is required: a command is run from the calling
+# repository's root), OSF_ACTION_AGENT_TOKEN,
 # OSF_ACTION_OTHER_AGENT_TOKEN, OSF_ACTION_READ_TOKEN, OSF_ACTION_DESKTOP_TOKEN,
 # OSF_ACTION_PROJECT_ID, OSF_ACTION_STRANGER_TOKEN, OSF_ACTION_STRANGER_DESKTOP_TOKEN,
 # OSF_ACTION_STRANGER_PROJECT_ID, OSF_ACTION_RELAY_URL, OSF_ACTION_BASELINE,
@@ -24,7 +25,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kit="${OSF_ACTION_PATH:-$here}"
 python="${OSF_ACTION_PYTHON:-python3}"
 [ -n "${OSF_ACTION_TARGET:-}" ] || [ -n "${OSF_ACTION_RELAY_COMMAND:-}" ] \
-    || fail "the 'target' input is empty: give the MCP URL of the server to check (or 'embedded'), or a 'relay-command'"
+    || [ -n "${OSF_ACTION_AGENT_COMMAND:-}" ] \
+    || fail "the 'target' input is empty: give the MCP URL of the server to check (or 'embedded'), a 'relay-command' or an 'agent-command'"
 
 start="$(pwd)"
 absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$start" "$1" ;; esac; }
@@ -44,19 +46,21 @@ for name in TARGET RELAY_URL AGENT_TOKEN OTHER_AGENT_TOKEN READ_TOKEN DESKTOP_TO
     value="$(printenv "OSF_ACTION_$name" || true)"
     if [ -n "$value" ]; then export "OSF_$name=$value"; else unset "OSF_$name"; fi
 done
-# The relay suite runs pytest from an empty folder too, so the relay command is wrapped
-# to start from the calling repository's root (where its relative paths point).
-relay_command="${OSF_ACTION_RELAY_COMMAND:-}"
-if [ -z "$relay_command" ]; then
-    unset OSF_RELAY_COMMAND
-elif [ "$relay_command" = "embedded" ]; then
-    export OSF_RELAY_COMMAND=embedded
-else
-    OSF_RELAY_COMMAND="$("$python" -c 'import shlex, sys
+# The relay and agent suites run pytest from an empty folder too, so their command is
+# wrapped to start from the calling repository's root (where its relative paths point).
+for kind in RELAY AGENT; do
+    command="$(printenv "OSF_ACTION_${kind}_COMMAND" || true)"
+    if [ -z "$command" ]; then
+        unset "OSF_${kind}_COMMAND"
+    elif [ "$command" = "embedded" ]; then
+        export "OSF_${kind}_COMMAND=embedded"
+    else
+        wrapped="$("$python" -c 'import shlex, sys
 print(shlex.join(["bash", "-c", "cd " + shlex.quote(sys.argv[1]) + " && exec " + sys.argv[2]]))' \
-        "$start" "$relay_command")" || fail "could not quote the relay command"
-    export OSF_RELAY_COMMAND
-fi
+            "$start" "$command")" || fail "could not quote the ${kind,,} command"
+        export "OSF_${kind}_COMMAND=$wrapped"
+    fi
+done
 if [ -n "${OSF_ACTION_BASELINE:-}" ]; then
     export OSF_BASELINE="$(absolute "$OSF_ACTION_BASELINE")"
 else

@@ -85,8 +85,7 @@ def _fake_desktop(
     """The fake desktop of ``serve --relay`` on ``clock``, not started: a FakeRelay sharing
     ``--sessions`` generated sessions, each command a Graph of ``--graph-duration``
     seconds; and the sessions as the JSON line lists them. ``seed``: its execution ids."""
-    from pytest_osfoundry.engine import FakeEngine, make_sessions
-    from pytest_osfoundry.engine._internal import served_graph
+    from pytest_osfoundry.engine import FakeEngine, make_sessions, served_graph
     from pytest_osfoundry.relay import FakeRelay, MemoryOutbox
 
     sessions = make_sessions(args.sessions, seed=0)

@@ -27,6 +27,7 @@ from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
 from pytest_osfoundry._marker import osf_marker_help
 from pytest_osfoundry.conformance._internal import (
+    AGENT_MODULE,
     RELAY_MODULE,
     SUITE_MODULE,
     Settings,
@@ -51,6 +52,9 @@ SUITE_PLUGIN = "osfoundry-conformance"
 
 #: The name the relay suite's hooks are registered under (with the suite's own).
 RELAY_PLUGIN = "osfoundry-relay-conformance"
+
+#: The name the agent suite's hooks are registered under (with the suite's own).
+AGENT_PLUGIN = "osfoundry-agent-conformance"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -90,7 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         refuse(config, f"{REFUSED}{err}")
         raise
-    if settings.active or settings.relay_active or _names_the_suite(config, config.args):
+    outside = settings.relay_active or settings.agent_active
+    if settings.active or outside or _names_the_suite(config, config.args):
         # By its name, through sys.modules: ``from pytest_osfoundry.conformance import
         # _plugin`` would take the package's attribute, which outlives a pytester
         # in-process run's sys.modules and would pair a stale plugin with fresh checks.
@@ -102,6 +107,10 @@ def pytest_configure(config: pytest.Config) -> None:
             RELAY_PLUGIN
         ):
             config.pluginmanager.register(importlib.import_module(RELAY_MODULE), RELAY_PLUGIN)
+        if _runs_agent_checks(config, settings) and not config.pluginmanager.has_plugin(
+            AGENT_PLUGIN
+        ):
+            config.pluginmanager.register(importlib.import_module(AGENT_MODULE), AGENT_PLUGIN)
 
 
 @pytest.hookimpl(trylast=True)
@@ -142,6 +151,13 @@ def _runs_relay_checks(config: pytest.Config, settings: Settings) -> bool:
     server checks, so the relay suite's modules are not even imported."""
     given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
     return settings.relay_active or given
+
+
+def _runs_agent_checks(config: pytest.Config, settings: Settings) -> bool:
+    """Whether agent checks may be collected: an agent command is given, or test paths
+    are (as :func:`_runs_relay_checks`)."""
+    given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
+    return settings.agent_active or given
 
 
 def _names_the_suite(config: pytest.Config, args: Iterable[str]) -> bool:

@@ -77,7 +77,7 @@ from pytest_osfoundry.faults import (
 )
 from pytest_osfoundry.relay import FakeRelay, Outbox
 from pytest_osfoundry.relay._internal import DEFAULT_HISTORY, OfflineMode, check_offline_mode
-from pytest_osfoundry.server import Provisioned, ReferenceServer, Retention
+from pytest_osfoundry.server import Provisioned, ReferenceServer, Retention, ServerState
 from pytest_osfoundry.server._internal import DirectRelayClient, DirectToolClient
 
 __all__ = ["SEED_DURATION", "SEED_SIGMA", "OsfWorld", "WorldConfig"]
@@ -99,6 +99,9 @@ class WorldConfig:
     start: float = DEFAULT_START
     interval: float = 20.0
     control_poll: float = 3.0
+    poll_after: float = 20
+    """What every ticket's ``poll_after_seconds`` says (R4): the documented 20 unless
+    the world runs on another pickup interval."""
     stop_latency: float = 0.5
     sessions: int = 3
     graph: Graph | None = None
@@ -215,6 +218,7 @@ def _validate(cfg: WorldConfig) -> None:
             f"strategy must be callable (attempt, elapsed) -> seconds, got {cfg.strategy!r}"
         )
     check_seconds(cfg.relay_phase, "relay_phase")
+    check_seconds(cfg.poll_after, "poll_after", positive=True)
     if cfg.graph is not None and not isinstance(cfg.graph, Graph):
         raise TypeError(f"graph must be a Graph or None, got {cfg.graph!r}")
     if not isinstance(cfg.base_url, str) or not cfg.base_url.startswith(("http://", "https://")):
@@ -332,10 +336,14 @@ class OsfWorld:
         self.clock = VirtualClock(cfg.start)
         self.server = ReferenceServer(
             self.clock,
-            seed=cfg.seed,
+            state=ServerState(
+                self.clock,
+                seed=cfg.seed,
+                retention=cfg.retention,
+                poll_after_seconds=cfg.poll_after,
+            ),
             public_url=cfg.base_url + "/mcp",
             protocols=cfg.protocols,
-            retention=cfg.retention,
         )
         self.creds: Provisioned = self.server.provision()
         self.project_id = self.creds.project_id

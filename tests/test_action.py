@@ -171,3 +171,19 @@ def test_the_action_checks_a_relay_command_from_the_calling_repository(tmp_path:
     assert (
         "❌ not ok (exit status 4)" in summary and "token that is not OSF_DESKTOP_TOKEN" in summary
     )
+
+
+def test_the_action_checks_an_agent_command_from_the_calling_repository(tmp_path: Path) -> None:
+    """An agent command runs from the caller's root too: a module of the kit's tests
+    that only imports from there is found (its preflight refusal names its exit, not a
+    missing module), and the refused run's summary says so."""
+    code, text, _ = run_action(
+        tmp_path,
+        cwd=ROOT,
+        agent_command=f"{sys.executable} -c 'import tests.agent_conformance.broken; exit(5)'",
+    )
+    assert code == 4, text[-3000:]
+    assert "the agent command exited (status 5) before its first tool call" in text
+    assert "ModuleNotFoundError" not in text
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "❌ not ok (exit status 4)" in summary and "A4-no-fan-out" in summary

@@ -10,8 +10,8 @@ when first asked for. Each name, and why:
 * :func:`add_options`, :class:`Settings` -- the ``--osf-`` options, added and validated
   in every run.
 * :func:`rulebook_dir` -- the installed rule book, which the plugin keeps from collection.
-* :data:`SUITE_MODULE`, :data:`RELAY_MODULE` -- the modules of the suites' hooks, which the
-  plugin registers only in runs about a suite.
+* :data:`SUITE_MODULE`, :data:`RELAY_MODULE`, :data:`AGENT_MODULE` -- the modules of the
+  suites' hooks, which the plugin registers only in runs about a suite.
 * :func:`refuse`, :data:`REFUSED` -- a run refused for its options still writes its
   reports (imported only then).
 """
@@ -35,6 +35,9 @@ SUITE_MODULE = "pytest_osfoundry.conformance.plugin._setup"
 RELAY_MODULE = "pytest_osfoundry.conformance.plugin._relay"
 """The module of the relay suite's hooks."""
 
+AGENT_MODULE = "pytest_osfoundry.conformance.agent._plugin"
+"""The module of the agent suite's hooks."""
+
 _LAZY: dict[str, str] = {
     "REFUSED": "pytest_osfoundry.conformance.reporting._outcome",
     "refuse": "pytest_osfoundry.conformance.plugin._sessionfinish",
@@ -42,6 +45,7 @@ _LAZY: dict[str, str] = {
 """Each name imported when first asked for, and the module that defines it."""
 
 __all__ = [
+    "AGENT_MODULE",
     "REFUSED",
     "RELAY_MODULE",
     "SUITE_MODULE",

@@ -19,6 +19,7 @@ from pytest_osfoundry.engine._graph import (
     LogNormal,
     ResultText,
     Uniform,
+    served_graph,
 )
 from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions, new_graph_session_id
 
@@ -39,4 +40,5 @@ __all__ = [
     "Uniform",
     "make_sessions",
     "new_graph_session_id",
+    "served_graph",
 ]

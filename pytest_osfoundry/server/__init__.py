@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_osfoundry.doors import Delayed, LoopbackServer
 from pytest_osfoundry.doors._internal import mount
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
+from pytest_osfoundry.server._records import Run
 from pytest_osfoundry.server._state import DomainError, Retention, ServerState
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ __all__ = [
     "ReferenceServer",
     "RequestsMount",
     "Retention",
+    "Run",
     "ServerState",
     "mount",
 ]

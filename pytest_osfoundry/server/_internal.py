@@ -9,7 +9,6 @@ Each name, with who needs it:
   schedule speaks its language.
 * :func:`normalize_protocols`, :class:`OriginPolicy`, :data:`KEY_SECONDS_MIN` -- what
   ``osfoundry-fake serve``'s options are checked against.
-* :class:`Run` -- one queued run: the simulator reads the server's runs.
 * :class:`DirectToolClient`, :class:`DirectRelayClient` -- an agent's and a desktop's
   calls straight on a server's state: the world's in-process wiring.
 """
@@ -17,7 +16,7 @@ Each name, with who needs it:
 from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, ClockAdmin, shown
 from pytest_osfoundry.server._eras import normalize_protocols
 from pytest_osfoundry.server._origins import OriginPolicy
-from pytest_osfoundry.server._records import KEY_SECONDS_MIN, Run
+from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
 
 __all__ = [
@@ -28,7 +27,6 @@ __all__ = [
     "DirectRelayClient",
     "DirectToolClient",
     "OriginPolicy",
-    "Run",
     "normalize_protocols",
     "shown",
 ]

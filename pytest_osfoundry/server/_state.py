@@ -31,6 +31,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_osfoundry._checks import check_seconds
 from pytest_osfoundry._ids import new_command_id, rfc3339
 from pytest_osfoundry._jslength import js_stringify_length
 from pytest_osfoundry._vocabulary import (
@@ -98,6 +99,8 @@ class ServerState:
 
     ``retention`` bounds what it keeps of finished work (:class:`Retention`: by default
     10,000 terminal runs and 50,000,000 characters of their completions, keys 24 hours).
+    ``poll_after_seconds`` is what every ticket says (R4): the documented 20 unless a
+    world runs on another pickup interval (the agent suite's scaled tier says its own).
     """
 
     def __init__(
@@ -106,9 +109,12 @@ class ServerState:
         *,
         seed: int | None = None,
         retention: Retention | None = None,
+        poll_after_seconds: float = POLL_AFTER_SECONDS,
     ) -> None:
         if retention is not None and not isinstance(retention, Retention):
             raise TypeError(f"retention must be a Retention or None, got {retention!r}")
+        check_seconds(poll_after_seconds, "poll_after_seconds", positive=True)
+        self.poll_after_seconds = poll_after_seconds  # an int stays one on the wire
         self.clock: Clock = clock if clock is not None else RealClock()
         self.retention = retention if retention is not None else Retention()
         self._rng = random.Random(seed) if seed is not None else None
@@ -340,7 +346,7 @@ class ServerState:
             "graph_session_id": run.graph_session_id,
             "status": run.status,
             "queued_at": rfc3339(run.queued_at),
-            "poll_after_seconds": POLL_AFTER_SECONDS,
+            "poll_after_seconds": self.poll_after_seconds,
         }
 
     def _kept_ticket(self, entry: KeyEntry) -> dict[str, Any]:
@@ -351,7 +357,7 @@ class ServerState:
             "graph_session_id": entry.graph_session_id,
             "status": entry.status,
             "queued_at": rfc3339(entry.queued_at),
-            "poll_after_seconds": POLL_AFTER_SECONDS,
+            "poll_after_seconds": self.poll_after_seconds,
         }
 
     def _run_view(self, run: Run) -> dict[str, Any]:

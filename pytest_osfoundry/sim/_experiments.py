@@ -64,8 +64,7 @@ from pytest_osfoundry.engine import Fixed, Graph, LogNormal, ResultText
 from pytest_osfoundry.faults import DropReplies, FaultyTransport, schedule_offline
 from pytest_osfoundry.relay import Envelope, max_result_text
 from pytest_osfoundry.relay._internal import SEED_ENVELOPE
-from pytest_osfoundry.server import Retention
-from pytest_osfoundry.server._internal import Run
+from pytest_osfoundry.server import Retention, Run
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._tasks import SimulationError, Task, TaskResult, derive_seed
 from pytest_osfoundry.world import OsfWorld, WorldConfig

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.conformance.agent._internal import AGENT_CONF, agent_evidence, agent_lines
 from pytest_osfoundry.conformance.plugin._stash import CONF, SECRETS, run_settings
 from pytest_osfoundry.conformance.relay._internal import (
     RELAY_CONF,
@@ -114,7 +115,9 @@ def _requests(conf: Conformance | None, relay_conf: RelayConformance | None) -> 
     relay sent (0: neither)."""
     if conf is not None:
         return conf.wire.requests
-    return len(relay_conf.requests()) if relay_conf is not None else 0
+    if relay_conf is not None:
+        return len(relay_conf.requests())
+    return 0
 
 
 def _worth_showing(history: list[Any]) -> list[Any]:
@@ -171,6 +174,12 @@ def pytest_runtest_makereport(
             if outcome == "failed":
                 report.sections.append(("osfoundry: what the relay sent", relay_lines(relay)))
                 report.sections.append(("osfoundry: the relay's stderr", stderr_lines(relay)))
+        agent_conf = item.stash.get(AGENT_CONF, None)
+        agent = None
+        if agent_conf is not None and report.when == "call":  # passed or failed: its record
+            agent = agent_evidence(agent_conf, lambda text: _mask(text, secrets))
+            if outcome == "failed":
+                report.sections.append(("osfoundry: what the agent did", agent_lines(agent)))
         exchange = None
         if outcome in ("failed", "xfailed") and conf is not None and report.when == "call":
             exchange = _exchange_data(conf, secrets)
@@ -187,8 +196,9 @@ def pytest_runtest_makereport(
             "message": message,
             "exchange": exchange,
             "relay": relay,
+            "agent": agent,
             "not_run": not_run,
-            "requests": _requests(conf, relay_conf),
+            "requests": agent["total"] if agent is not None else _requests(conf, relay_conf),
         }
         if report.when == "call":
             item.user_properties.append(("osf_outcome", f"{outcome}: {message}"))

@@ -129,7 +129,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if results is None or config.getoption("collectonly", False):
         return
     settings = run_settings(config)
-    if not results.checks and not (settings.active or settings.relay_active):
+    if not results.checks and not (
+        settings.active or settings.relay_active or settings.agent_active
+    ):
         return
     watcher = config.stash[WATCHER]
     reason = stop_reason(session, watcher, session.exitstatus)
@@ -171,7 +173,7 @@ def refuse(
     if settings is None:
         settings = Settings.readable(config)
     junit = getattr(config.option, "xmlpath", None) or None
-    if not (settings.active or settings.relay_active):
+    if not (settings.active or settings.relay_active or settings.agent_active):
         junit = None  # not a suite run: its JUnit file is not the suite's to write
     report, markdown = (
         path if path and writable_path_problem(path) is None else None

@@ -18,7 +18,7 @@ Each name is imported from its module when first asked for, so no import gets de
   For the pytest plugin.
 * ``read_baseline`` -- Read a baseline file. For the pytest plugin.
 * ``REFUSED`` -- How the reason of a run refused for its options (a usage error) starts.
-  For the pytest plugin.
+  For the agent suite, the pytest plugin.
 * ``report_document`` -- The JSON report: ``suite_version``, ``spec``, ``target``,
   ``summary``, ``checks``. For the pytest plugin.
 * ``Results`` -- One ``CheckResult`` per check, fed with test reports as they

@@ -33,6 +33,7 @@ import pytest
 
 from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, NOT_RUN_PREFIX
 from pytest_osfoundry.conformance.suite._internal import (
+    AGENT_AREA,
     RELAY_AREA,
     CheckInfo,
     Settings,
@@ -161,12 +162,17 @@ def _known(*, include_relay: bool) -> list[CheckInfo]:
 
 def planned_checks(settings: Settings) -> list[CheckInfo]:
     """The rule book's checks a run with ``settings`` would collect: the server checks
-    with a target, the relay checks with a relay command, ``--osf-level`` and the
+    with a target, the relay checks with a relay command, the agent checks with an
+    agent command, ``--osf-level`` and the
     opt-ins applied (``-k`` and a project's own checks are unknown before collection)."""
     chosen = []
-    for info in _known(include_relay=settings.relay_active):
-        relay = info.area == RELAY_AREA
-        if (relay and not settings.relay_active) or (not relay and not settings.active):
+    for info in _known(include_relay=settings.relay_active or settings.agent_active):
+        relay, agent = info.area == RELAY_AREA, info.area == AGENT_AREA
+        if relay and not settings.relay_active:
+            continue
+        if agent and not settings.agent_active:
+            continue
+        if not (relay or agent) and not settings.active:
             continue
         if settings.osf_level == "documented" and info.level != "documented":
             continue

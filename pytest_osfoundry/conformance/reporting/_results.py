@@ -62,6 +62,9 @@ class CheckResult:
     relay: dict[str, Any] | None = None
     """A failed relay check's record of what its relay sent (see
     :mod:`~pytest_osfoundry.conformance.relay._evidence`); ``None`` otherwise."""
+    agent: dict[str, Any] | None = None
+    """An agent check's record: its calls, exit codes, reports, output and measures (see
+    :mod:`~pytest_osfoundry.conformance.agent._evidence`); ``None`` for other checks."""
     duration: float = 0.0
     requests: int = 0
     """The HTTP requests the check sent (its clean-up excluded)."""
@@ -81,6 +84,7 @@ class CheckResult:
             "message": self.message,
             "exchange": self.exchange,
             "relay": self.relay,
+            "agent": self.agent,
             "duration": round(self.duration, 4),
             "requests": self.requests,
             "not_run": self.not_run,
@@ -216,6 +220,8 @@ class Results:
             result.exchange = exchange if isinstance(exchange, dict) else None
             relay = data.get("relay")
             result.relay = relay if isinstance(relay, dict) else None
+            agent = data.get("agent")
+            result.agent = agent if isinstance(agent, dict) else None
 
     def ordered(self) -> list[CheckResult]:
         """Results in report order: by area (the rule book's, then extra ones by name),

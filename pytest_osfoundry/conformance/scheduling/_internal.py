@@ -14,10 +14,10 @@ Each name is imported from its module when first asked for, so no import gets de
 * ``InFlight`` -- How many checks are running right now (thread-safe). For the server
   suite.
 * ``INTERRUPTED`` -- Why a run that Ctrl-C stopped did not go on (the report's
-  ``stopped``). For the pytest plugin, the reports.
+  ``stopped``). For the agent suite, the pytest plugin, the reports.
 * ``Interrupted`` -- The run is stopping (Ctrl-C, the target gone) while a check waited
-  at its stage or went on working. For the pytest plugin, the relay suite, the server
-  suite.
+  at its stage or went on working. For the agent suite, the pytest plugin, the relay
+  suite, the server suite.
 * ``kept_on`` -- The ``kind`` record kept on ``target`` as ``attribute``. For the server
   suite.
 * ``Needs`` -- What the runner reads of one check's schedule. For the check registry.
@@ -27,20 +27,20 @@ Each name is imported from its module when first asked for, so no import gets de
 * ``NOT_RUN_PREFIX`` -- How the reason of every check a stopped run never reached
   starts. For the pytest plugin, the reports.
 * ``Phases`` -- A batch of checks filed by the phase their :class:`Needs` ask for. For
-  the relay suite, the server suite.
-* ``PreRunner`` -- What both suites' runners share. For the relay suite, the server
-  suite.
+  the agent suite, the relay suite, the server suite.
+* ``PreRunner`` -- What both suites' runners share. For the agent suite, the relay
+  suite, the server suite.
 * ``Schedule`` -- What a check needs of the scheduler (see the module). For the server
   suite, the check registry.
 * ``schedule_of_flags`` -- The schedule and needs of a check declared with the former
   keywords. For the check registry.
 * ``Scope`` -- What a hold keeps the other checks from sending. For the server suite.
 * ``Stage`` -- One check's place in its batch (see the module's text); made by
-  ``Stages.join``. For the relay suite, the server suite.
+  ``Stages.join``. For the agent suite, the relay suite, the server suite.
 * ``summary_line`` -- The line under the run's summary naming the checks whose message
   carries the hint. For the pytest plugin.
-* ``upcoming`` -- The items this process will run after ``item``. For the relay suite,
-  the server suite.
+* ``upcoming`` -- The items this process will run after ``item``. For the agent suite,
+  the relay suite, the server suite.
 """
 
 from __future__ import annotations

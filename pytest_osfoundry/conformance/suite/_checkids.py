@@ -27,8 +27,9 @@ __all__ = [
     "rule_of",
 ]
 
-BOOK_RULE_ID = re.compile(r"[DR]\d{1,2}")
-"""A rule of the rule book (``conformance/rules.toml``): ``D6``, ``R11``."""
+BOOK_RULE_ID = re.compile(r"[DRA]\d{1,2}")
+"""A rule of the rule book (``conformance/rules.toml``): ``D6``, ``R11``, and the agent
+rules ``A1``-``A6`` (the seed's advice made checkable, reconstructed)."""
 
 EXTRA_RULE_ID = re.compile(r"X-[A-Z][A-Z0-9]{0,19}")
 """A project's own rule: ``X-`` and an upper-case name of up to 20 characters."""

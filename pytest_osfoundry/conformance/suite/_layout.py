@@ -29,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = [
+    "AGENT_CHECKS",
     "RELAY_CHECKS",
     "RULEBOOK_PACKAGE",
     "SERVER_CHECKS",
@@ -49,6 +50,9 @@ SERVER_CHECKS = "checks"
 
 RELAY_CHECKS = "relay"
 """The rule book's folder of relay checks (``conformance/relay/``): ``--osf-relay-command``."""
+
+AGENT_CHECKS = "agent"
+"""The rule book's folder of agent checks (``conformance/agent/``): ``--osf-agent-command``."""
 
 
 @functools.cache

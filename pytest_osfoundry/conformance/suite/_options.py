@@ -34,7 +34,7 @@ __all__ = [
     "read_credentials",
 ]
 
-Kind = Literal["text", "flag", "int", "level", "protocol"]
+Kind = Literal["text", "flag", "int", "seconds", "level", "protocol"]
 PROTOCOLS = ("auto", MODERN_REVISION, *LEGACY_REVISIONS)
 
 
@@ -117,6 +117,44 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "driver's runs and cancels; the relay's stderr lines about the check's commands",
         metavar="DIR",
     ),
+    # -- the agent suite (issue 45) --------------------------------------------------
+    OptionSpec(
+        "--osf-agent-command",
+        "check an agent, CLI or MCP client: the command that starts it (split as a shell "
+        "would, no shell), started once per check with OSF_AGENT_MCP_URL, OSF_AGENT_TOKEN, "
+        "OSF_AGENT_TASK and the rest of the contract in its environment; or 'embedded', "
+        "the kit's own agent (python -m pytest_osfoundry.agent); runs the installed agent "
+        "suite when no test paths are given",
+        metavar="CMD|embedded",
+    ),
+    OptionSpec(
+        "--osf-agent-interval",
+        "the agent suite's pickup interval in seconds (default 2): the tickets' "
+        "poll_after_seconds and OSF_AGENT_PICKUP_INTERVAL; Graph durations, the desktop's "
+        "passes and every threshold scale with it",
+        kind="seconds",
+        metavar="SECONDS",
+    ),
+    OptionSpec(
+        "--osf-agent-blind",
+        "give the agent an opaque OSF_AGENT_SCENARIO, so that it cannot branch on the check",
+        kind="flag",
+    ),
+    OptionSpec(
+        "--osf-agent-concurrency",
+        "how many agent checks run at once, each with its own agent process (default 8; "
+        "1 runs them one after another)",
+        kind="int",
+        metavar="N",
+    ),
+    OptionSpec(
+        "--osf-agent-record",
+        "keep every agent check's record, passed or failed, as DIR/<check id>.json: each "
+        "MCP request its agent sent and what it was answered, its exit code, its report, "
+        "what it printed, and the check's measures",
+        metavar="DIR",
+    ),
+    # -- end of the agent suite's options ------------------------------------------
     OptionSpec(
         "--osf-relay-url",
         "base URL of the desktop relay API (default: the target's origin)",
@@ -274,6 +312,11 @@ class Settings:
     osf_relay_realtime: bool = False
     osf_relay_concurrency: int = 8
     osf_relay_record: str | None = None
+    osf_agent_command: str | None = None  # the agent suite (issue 45): five fields
+    osf_agent_interval: float = 2.0
+    osf_agent_blind: bool = False
+    osf_agent_concurrency: int = 8
+    osf_agent_record: str | None = None
     osf_relay_url: str | None = None
     osf_agent_token: str | None = None
     osf_other_agent_token: str | None = None
@@ -315,6 +358,11 @@ class Settings:
     def relay_active(self) -> bool:
         """Whether a relay command was given (the relay suite runs)."""
         return bool(self.osf_relay_command)
+
+    @property
+    def agent_active(self) -> bool:
+        """Whether an agent command was given (the agent suite runs)."""
+        return bool(self.osf_agent_command)
 
     def secrets(self) -> list[str]:
         """Every credential given, for masking."""
@@ -453,6 +501,18 @@ def _convert(spec: OptionSpec, raw: Any, source: str) -> Any:
         if number < 1:
             raise pytest.UsageError(f"{source}: must be at least 1, got {number}")
         return number
+    if spec.kind == "seconds":
+        try:
+            seconds = float(str(raw).strip())
+        except ValueError:
+            raise pytest.UsageError(
+                f"{source}: expected a number of seconds, got {raw!r}"
+            ) from None
+        if not 0.05 <= seconds <= 600:
+            raise pytest.UsageError(
+                f"{source}: must be between 0.05 and 600 seconds, got {raw!r}"
+            )
+        return seconds
     text = str(raw).strip()
     if spec.kind == "level" and text not in ("documented", "all"):
         raise pytest.UsageError(f"{source}: expected 'documented' or 'all', got {raw!r}")

@@ -38,6 +38,7 @@ from pytest_osfoundry.conformance.suite._checkids import (
 )
 from pytest_osfoundry.conformance.suite._extra import ExtraRule, Level, register_rule
 from pytest_osfoundry.conformance.suite._layout import (
+    AGENT_CHECKS,
     RELAY_CHECKS,
     check_modules,
     import_check_module,
@@ -50,6 +51,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
+    "AGENT_AREA",
     "AREAS",
     "OPT_INS",
     "RELAY_AREA",
@@ -81,10 +83,14 @@ AREAS: tuple[str, ...] = (
     "truncation",
     "relay API",
     "relay",
+    "agent",
 )
 
 RELAY_AREA = "relay"
-"""The report area of the relay checks (``--osf-relay-command``), the last of :data:`AREAS`."""
+"""The report area of the relay checks (``--osf-relay-command``)."""
+
+AGENT_AREA = "agent"
+"""The report area of the agent checks (``--osf-agent-command``), the last of :data:`AREAS`."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class Rule:
     """One rule of conformance/spec.md, as ``rules.toml`` describes it.
 
     ``rule_id``, ``title``, ``spec`` (the rule's anchor in conformance/spec.md),
-    ``level`` (``D`` rules are documented, ``R`` rules reconstructed), ``area`` (the
+    ``level`` (``D`` rules are documented, ``R`` and ``A`` rules reconstructed), ``area`` (the
     default report area), ``why`` (why the kit checks it), ``source`` (where the
     behaviour comes from) and ``how`` (what a reader of a failure needs to know, or ``None``).
     """
@@ -394,13 +400,16 @@ def check_info(obj: object) -> CheckInfo | None:
 
 
 def _check_modules(include_relay: bool = False) -> list[ModuleType]:
-    names = check_modules() + (check_modules(RELAY_CHECKS) if include_relay else [])
+    # The outside-command suites' checks: the relay's and the agent's.
+    outside = check_modules(RELAY_CHECKS) + check_modules(AGENT_CHECKS) if include_relay else []
+    names = check_modules() + outside
     return [import_check_module(name) for name in names]
 
 
 def all_checks(*, include_relay: bool = False) -> list[CheckInfo]:
     """Every server check of the installed suite, in report order (area, then definition);
-    with ``include_relay``, the relay checks (``--osf-relay-command``) as well.
+    with ``include_relay``, the relay and agent checks (``--osf-relay-command``,
+    ``--osf-agent-command``) as well.
 
     Raises:
         ValueError: two checks share an id.

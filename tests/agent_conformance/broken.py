@@ -1,0 +1,112 @@
+"""Broken agents: the kit's own agent (:class:`ContractAgent`) with one step changed.
+
+Run one as the agent command: ``python -m tests.agent_conformance.broken NAME``. Each
+breaks one piece of advice, and :data:`CAUGHT_BY` names the agent checks that must
+fail it (and only those: tests/agent_conformance/test_broken_agents.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
+from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, every
+from pytest_osfoundry.agent._contract import ContractAgent, main
+from pytest_osfoundry.client import OsfClientError
+
+
+class NewKeyOnRetry(ContractAgent):
+    """Asks again with a new key after a lost reply (a second run queued)."""
+
+    def scripted(self) -> ScriptedAgent:
+        agent = super().scripted()
+        agent.retry = "new-key"
+        return agent
+
+
+class PollsFast(ContractAgent):
+    """Polls every tenth of an interval from the start (an LLM harness with no sleep)."""
+
+    def strategy(self) -> Strategy:
+        return every(self.interval / 10)
+
+
+class PollsAfterTerminal(ContractAgent):
+    """Reads its run once more after it answered a terminal status."""
+
+    def follow(self, run: AgentRun) -> None:
+        super().follow(run)
+        if run.command_id is not None:
+            with contextlib.suppress(OsfClientError):
+                self.client.get_graph_run(run.command_id)
+
+
+class RetriesNotFound(ContractAgent):
+    """Takes D5 for a passing fault and reads again every interval until its deadline."""
+
+    def follow(self, run: AgentRun) -> None:
+        super().follow(run)
+        while run.command_id is not None and run.status not in TERMINAL_STATUSES:
+            if time.monotonic() >= self.ends:
+                return
+            time.sleep(self.interval)
+            try:
+                run.view = self.client.get_graph_run(run.command_id)
+            except OsfClientError:
+                continue
+
+
+class RequeuesWhileQueued(ContractAgent):
+    """Takes a run still queued after three intervals for lost and queues it again."""
+
+    def follow(self, run: AgentRun) -> None:
+        patience = time.monotonic() + 3 * self.interval
+        self.clock.run(
+            until=lambda: run.done.is_set or time.monotonic() >= min(patience, self.ends)
+        )
+        if not run.done.is_set and run.status == "queued":
+            run.keys.append(self.agent.new_key())
+            with contextlib.suppress(OsfClientError):
+                ticket = self.client.run_graph_session(
+                    run.graph_session_id, run.keys[-1], self.task.get("arguments") or {}
+                )
+                run.command_id = str(ticket["command_id"])
+        super().follow(run)
+
+
+class FansOut(ContractAgent):
+    """Queues every item at once and waits for them all."""
+
+    def run_items(self, graph_session_id: str, items: Sequence[Any]) -> None:
+        runs = [self.agent.start(graph_session_id, dict(item)) for item in items]
+        self.clock.run(
+            until=lambda: all(r.done.is_set for r in runs) or time.monotonic() >= self.ends
+        )
+        self.entries.extend(self.entry(run) for run in runs)
+
+
+BROKEN: dict[str, type[ContractAgent]] = {
+    "new-key-on-retry": NewKeyOnRetry,
+    "polls-fast": PollsFast,
+    "polls-after-terminal": PollsAfterTerminal,
+    "retries-not-found": RetriesNotFound,
+    "fans-out": FansOut,
+    "requeues-while-queued": RequeuesWhileQueued,
+}
+
+CAUGHT_BY: dict[str, set[str]] = {
+    "new-key-on-retry": {"A5-same-key-after-lost-reply"},
+    "polls-fast": {"A1-first-look", "A1-fixed-polling"},
+    "polls-after-terminal": {"A2-stop-at-terminal"},
+    "retries-not-found": {"A6-not-found-is-final"},
+    "fans-out": {"A4-no-fan-out"},
+    "requeues-while-queued": {"A3-patient-while-offline"},
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main(agent_type=BROKEN[sys.argv[1]]))

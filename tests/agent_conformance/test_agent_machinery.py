@@ -1,0 +1,225 @@
+"""The agent suite's machinery: the process, the contract's environment, the preflight,
+and an agent that crashes, hangs, floods its output or never calls a tool -- each ends
+with a verdict within its deadline and leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_osfoundry.conformance.agent import AgentSuite
+from pytest_osfoundry.conformance.agent._harness import CONTRACT
+from pytest_osfoundry.conformance.agent._preflight import (
+    AgentPreflightError,
+    agent_preflight,
+    preflight_seconds,
+)
+from pytest_osfoundry.conformance.agent._process import (
+    OUTPUT_KEPT,
+    AgentCommandError,
+    AgentProcess,
+    split_agent_command,
+)
+from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.suite._registry import find_check
+from pytest_osfoundry.server import ServerState
+from pytest_osfoundry.world import OsfWorld, WorldConfig
+
+PY = sys.executable
+INTERVAL = 0.2
+
+
+@pytest.fixture(scope="module")
+def suite() -> Iterator[AgentSuite]:
+    made = AgentSuite("embedded", interval=INTERVAL)
+    yield made
+    made.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split(") ", 1)[1].startswith("Z"))
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """Whether ``pid`` is dead (or a zombie) within ``within`` seconds: a SIGKILL sent to
+    a process group is delivered to each member shortly, not at once."""
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _script(code: str) -> list[str]:
+    return [PY, "-c", code]
+
+
+def test_split_agent_command() -> None:
+    assert split_agent_command("embedded") == [PY, "-m", "pytest_osfoundry.agent"]
+    assert split_agent_command("node 'my agent.js' --x") == ["node", "my agent.js", "--x"]
+    with pytest.raises(AgentCommandError, match="cannot be split"):
+        split_agent_command("node 'open")
+    with pytest.raises(AgentCommandError, match="empty"):
+        split_agent_command("   ")
+
+
+def test_tickets_say_the_worlds_pickup_interval() -> None:
+    assert ServerState().poll_after_seconds == 20
+    assert ServerState(poll_after_seconds=0.5).poll_after_seconds == 0.5
+    with pytest.raises(ValueError, match="poll_after_seconds"):
+        ServerState(poll_after_seconds=0)
+    world = OsfWorld(WorldConfig(interval=5, poll_after=5))
+    ticket = world.agent_client().run_graph_session(world.sessions[0].graph_session_id, "k" * 16)
+    assert ticket["poll_after_seconds"] == 5
+    assert OsfWorld(WorldConfig()).server.state.poll_after_seconds == 20
+    with pytest.raises(ValueError, match="poll_after"):
+        OsfWorld(WorldConfig(poll_after=-1))
+
+
+def test_the_contract_is_given_and_the_ticket_agrees(suite: AgentSuite) -> None:
+    conf = suite.context("A5-fresh-key-per-run")
+    try:
+        task = conf.run_task()
+        env = conf.env(task, "/tmp/r.json", 9.0)
+        assert sorted(env) == sorted(CONTRACT)
+        assert json.loads(env["OSF_AGENT_TASK"]) == task
+        assert task["graph_session_id"] in env["OSF_AGENT_TASK_TEXT"]
+        assert env["OSF_AGENT_SCENARIO"] == "A5-fresh-key-per-run"
+        assert env["OSF_AGENT_PICKUP_INTERVAL"] == "0.2" and env["OSF_AGENT_DEADLINE"] == "9"
+        outcome = conf.run(task)
+        assert outcome.exit_code == 0, outcome.output_tail
+        ticket = next(c.result for c in conf.calls("run_graph_session") if c.result)
+        assert ticket is not None and ticket["poll_after_seconds"] == INTERVAL
+        assert conf.token not in json.dumps(conf.record())  # the calls carry no token
+    finally:
+        conf.close()
+
+
+def test_blind_gives_an_opaque_scenario() -> None:
+    blind = AgentSuite("embedded", interval=INTERVAL, blind=True)
+    try:
+        conf = blind.context("A1-first-look")
+        names = {conf.env(conf.run_task(), "r", 1.0)["OSF_AGENT_SCENARIO"] for _ in range(2)}
+        conf.close()
+        assert len(names) == 2 and not any("A1" in n or "look" in n for n in names)
+    finally:
+        blind.close()
+
+
+def test_a_crashing_agent_fails_naming_what_it_printed(suite: AgentSuite) -> None:
+    code = "import os, sys; print('boom', os.environ['OSF_AGENT_TOKEN']); sys.exit(3)"
+    conf = suite.context("D7-agent-key-length", argv=_script(code))
+    try:
+        with pytest.raises(CheckFailure) as caught:
+            find_check("D7-agent-key-length")(conf)
+        message = str(caught.value)
+        assert "never called run_graph_session" in message and "boom ***" in message
+        assert conf.token not in message
+        outcome = conf.outcomes[0]
+        assert outcome.exit_code == 3 and not outcome.stopped
+        assert outcome.report is None and "wrote no report" in str(outcome.report_problem)
+    finally:
+        conf.close()
+
+
+def test_a_hanging_agent_is_stopped_at_its_deadline_with_its_children(suite: AgentSuite) -> None:
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    conf = suite.context("D7-agent-key-length", argv=_script(code))
+    try:
+        began = time.monotonic()
+        outcome = conf.run(conf.run_task(), deadline=1.0)
+        # Its deadline, the suite's second of slack, and SIGTERM's grace (honoured at once here).
+        assert time.monotonic() - began < 1.0 + 1.0 + 5.0
+        assert outcome.stopped and outcome.exit_code == -15
+        child = int(outcome.output_tail.split()[0])
+        assert _gone(child) and _gone(conf.process.pid)  # type: ignore[union-attr]
+    finally:
+        conf.close()
+
+
+def test_sigterm_ignored_means_sigkill_for_the_whole_group() -> None:
+    code = (
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    process = AgentProcess(_script(code), {}, secrets=[])
+    deadline = time.monotonic() + 10
+    while not process.output_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int(process.output_text().split()[0])
+    assert process.stop(grace=0.3) == -9
+    assert _gone(child) and _gone(process.pid)
+
+
+def test_a_flooding_agent_costs_bounded_memory_and_is_stopped(suite: AgentSuite) -> None:
+    code = "import sys\nline = 'x' * 1000 + '\\n'\nwhile True:\n    sys.stdout.write(line)\n"
+    conf = suite.context("D7-agent-key-length", argv=_script(code))
+    try:
+        outcome = conf.run(conf.run_task(), deadline=0.5)
+        assert outcome.stopped
+        assert outcome.output_bytes > 2 * OUTPUT_KEPT
+        assert len(conf.process.output_text()) <= OUTPUT_KEPT  # type: ignore[union-attr]
+        assert outcome.output_tail.splitlines()[-1] == "x" * 1000
+    finally:
+        conf.close()
+
+
+def test_preflight_names_an_agent_that_never_calls_a_tool() -> None:
+    quiet = AgentSuite(
+        f"{PY} -c 'print(\"thinking\", flush=True); import time; time.sleep(600)'",
+        interval=INTERVAL,
+    )
+    try:
+        began = time.monotonic()
+        with pytest.raises(AgentPreflightError) as caught:
+            agent_preflight(quiet, ready_seconds=1.0)
+        assert time.monotonic() - began < 1.0 + 4.0
+        message = str(caught.value)
+        assert message.startswith("the agent made no tool call within 1 s of its start")
+        assert message.endswith("the agent's last lines of output:\nthinking")
+    finally:
+        quiet.close()
+
+
+def test_the_preflight_waits_five_intervals_and_at_least_3_s() -> None:
+    assert preflight_seconds(0.2) == 3.0 and preflight_seconds(2.0) == 10.0
+
+
+def test_preflight_names_a_command_not_found() -> None:
+    missing = AgentSuite("no-such-agent-xyz", interval=INTERVAL)
+    try:
+        with pytest.raises(AgentPreflightError, match=r"^the agent command was not found: no-such"):
+            agent_preflight(missing)
+    finally:
+        missing.close()
+
+
+def test_the_embedded_agent_refuses_a_malformed_contract(tmp_path: Path) -> None:
+    from pytest_osfoundry.agent._contract import EXIT_USAGE, main
+
+    env = {name: "x" for name in CONTRACT}
+    env.update(OSF_AGENT_PICKUP_INTERVAL="2", OSF_AGENT_DEADLINE="5", OSF_AGENT_TASK="[1]")
+    assert main(env) == EXIT_USAGE
+    env["OSF_AGENT_TASK"] = '{"kind": "run"}'
+    env["OSF_AGENT_PICKUP_INTERVAL"] = "soon"
+    assert main(env) == EXIT_USAGE
