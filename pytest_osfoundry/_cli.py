@@ -56,20 +56,22 @@ from pytest_osfoundry._origin import origin_of
 from pytest_osfoundry._serve_faults import ServeFaults
 from pytest_osfoundry._vocabulary import RESULT_LIMIT
 from pytest_osfoundry.clock import Clock, RealClock, VirtualClock
-from pytest_osfoundry.doors._delayed import MAX_LATENCY
+from pytest_osfoundry.doors._internal import MAX_LATENCY
 from pytest_osfoundry.faults import FaultyHandler, FaultyTransport
 from pytest_osfoundry.http import Handler
-from pytest_osfoundry.load._accounts import Account, Target, write_target
-from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY
+from pytest_osfoundry.load import Account, Target, write_target
+from pytest_osfoundry.relay._internal import DEFAULT_HISTORY
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Retention
-from pytest_osfoundry.server._clock_admin import ClockAdmin
-from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._origins import OriginPolicy
-from pytest_osfoundry.server._records import KEY_SECONDS_MIN
+from pytest_osfoundry.server._internal import (
+    KEY_SECONDS_MIN,
+    ClockAdmin,
+    OriginPolicy,
+    normalize_protocols,
+)
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.client._relay_client import RelayApiClient
-    from pytest_osfoundry.relay._desktop import FakeRelay, RelayEvent
+    from pytest_osfoundry.client import RelayApiClient
+    from pytest_osfoundry.relay import FakeRelay, RelayEvent
 
 __all__ = ["build_parser", "main"]
 
@@ -83,11 +85,8 @@ def _fake_desktop(
     """The fake desktop of ``serve --relay`` on ``clock``, not started: a FakeRelay sharing
     ``--sessions`` generated sessions, each command a Graph of ``--graph-duration``
     seconds; and the sessions as the JSON line lists them. ``seed``: its execution ids."""
-    from pytest_osfoundry.engine import served_graph
-    from pytest_osfoundry.engine._fake_engine import FakeEngine
-    from pytest_osfoundry.engine._sessions import make_sessions
-    from pytest_osfoundry.relay._desktop import FakeRelay
-    from pytest_osfoundry.relay._outbox import MemoryOutbox
+    from pytest_osfoundry.engine import FakeEngine, make_sessions, served_graph
+    from pytest_osfoundry.relay import FakeRelay, MemoryOutbox
 
     sessions = make_sessions(args.sessions, seed=0)
     engine = FakeEngine(clock, default=served_graph(args.graph_duration))
@@ -108,8 +107,7 @@ class _Desktop:
     """The fake desktop of ``serve --relay``: on real time, in a thread, over HTTP."""
 
     def __init__(self, origin: str, desktop_token: str, project_id: str, args: Any) -> None:
-        from pytest_osfoundry.client._http_transport import HttpTransport
-        from pytest_osfoundry.client._relay_client import RelayClient
+        from pytest_osfoundry.client import HttpTransport, RelayClient
 
         self.clock = RealClock()
         self.transport = HttpTransport(timeout=10.0)
@@ -177,7 +175,7 @@ def _log_refusals(server: ReferenceServer) -> None:
     Every line passes through the server's token mask on its way out (the server masks
     what it echoes already; this covers any other line on its logger, a traceback too).
     """
-    from pytest_osfoundry.relay._cli import MaskingFilter
+    from pytest_osfoundry.relay._internal import MaskingFilter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("osfoundry-fake serve: %(message)s"))
@@ -348,8 +346,7 @@ def _virtual_clock(
     deterministically. Idle (``run-until-idle``) is no run queued or running and no
     completion waiting in the desktop's outbox.
     """
-    from pytest_osfoundry.client._relay_client import RelayClient
-    from pytest_osfoundry.client._transport import DirectTransport
+    from pytest_osfoundry.client import DirectTransport, RelayClient
 
     extra: dict[str, Any] = {}
     relay: FakeRelay | None = None
@@ -567,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the MCP URL named in OAuth metadata and challenges (default: the bound address)",
     )
     serve.set_defaults(func=_serve)
-    from pytest_osfoundry.relay._cli import add_relay_parser
+    from pytest_osfoundry.relay._internal import add_relay_parser
 
     add_relay_parser(sub)
     return parser

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry._checks import is_number
 from pytest_osfoundry.clock import Clock, VirtualClock
-from pytest_osfoundry.doors._delayed import MAX_LATENCY
+from pytest_osfoundry.doors._internal import MAX_LATENCY
 from pytest_osfoundry.faults import (
     Fault,
     FaultyHandler,
@@ -26,11 +26,11 @@ from pytest_osfoundry.faults import (
     schedule_offline,
 )
 from pytest_osfoundry.http import Request, Response
-from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, shown
+from pytest_osfoundry.server._internal import ADMIN_PREFIX, MAX_ADVANCE, shown
 from pytest_osfoundry.world import agent_faults, faults_config
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.relay._desktop import FakeRelay
+    from pytest_osfoundry.relay import FakeRelay
 
 __all__ = ["MAX_ERROR_PATH", "MAX_LOST_COMPLETIONS", "MAX_SEED", "ServeFaults", "check_ranges"]
 

@@ -26,9 +26,15 @@ import pytest
 from pytest_osfoundry import _fixtures as fixtures
 from pytest_osfoundry._fixtures import *  # noqa: F403 - pytest finds fixtures by module name
 from pytest_osfoundry._marker import osf_marker_help
-from pytest_osfoundry.conformance.suite import _extra
-from pytest_osfoundry.conformance.suite._layout import rulebook_dir
-from pytest_osfoundry.conformance.suite._options import Settings, add_options
+from pytest_osfoundry.conformance._internal import (
+    AGENT_MODULE,
+    RELAY_MODULE,
+    SUITE_MODULE,
+    Settings,
+    add_options,
+    hookspecs,
+    rulebook_dir,
+)
 
 __all__ = [
     *fixtures.__all__,
@@ -43,34 +49,26 @@ __all__ = [
 
 #: The name the conformance suite's hooks are registered under (``get_plugin(SUITE_PLUGIN)``).
 SUITE_PLUGIN = "osfoundry-conformance"
-#: The module of the suite's hooks.
-SUITE_MODULE = "pytest_osfoundry.conformance.plugin._setup"
 
 #: The name the relay suite's hooks are registered under (with the suite's own).
 RELAY_PLUGIN = "osfoundry-relay-conformance"
 
-#: The module of the relay suite's hooks.
-RELAY_MODULE = "pytest_osfoundry.conformance.plugin._relay"
-
 #: The name the agent suite's hooks are registered under (with the suite's own).
 AGENT_PLUGIN = "osfoundry-agent-conformance"
-
-#: The module of the agent suite's hooks.
-AGENT_MODULE = "pytest_osfoundry.conformance.agent._plugin"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Register the kit's hook, ``pytest_osf_extra_checks`` (where a project's own
     checks are; :mod:`pytest_osfoundry.conformance.suite._extra`), in every run: a
     ``conftest.py`` implementing it loads whether or not the suite runs."""
-    pluginmanager.add_hookspecs(_extra)
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``--osf-...`` options (pytest's ``osfoundry`` group) and the
     ``osf_extra_checks`` ini option."""
     add_options(parser)
-    _extra.add_ini_option(parser)
+    hookspecs.add_ini_option(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,8 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = Settings.from_config(config)
     except pytest.UsageError as err:
         # The refused run still writes the reports it asks for (only then is that imported).
-        from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
-        from pytest_osfoundry.conformance.reporting._outcome import REFUSED
+        from pytest_osfoundry.conformance._internal import REFUSED, refuse
 
         refuse(config, f"{REFUSED}{err}")
         raise

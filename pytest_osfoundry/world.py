@@ -51,19 +51,18 @@ from pytest_osfoundry._checks import (
     check_seconds,
 )
 from pytest_osfoundry._vocabulary import MAX_SYNC_SESSIONS
-from pytest_osfoundry.agent._scripted import Retry, ScriptedAgent, ToolClient
-from pytest_osfoundry.agent._strategies import Strategy
-from pytest_osfoundry.client._mcp_client import (
-    MODERN_PROTOCOL_VERSION,
-    PROTOCOL_CHOICES,
+from pytest_osfoundry.agent import ScriptedAgent, Strategy, ToolClient
+from pytest_osfoundry.agent._internal import Retry
+from pytest_osfoundry.client import (
+    DirectTransport,
     McpClient,
+    RelayApiClient,
+    RelayClient,
+    Transport,
 )
-from pytest_osfoundry.client._relay_client import RelayApiClient, RelayClient
-from pytest_osfoundry.client._transport import DirectTransport, Transport
+from pytest_osfoundry.client._internal import MODERN_PROTOCOL_VERSION, PROTOCOL_CHOICES
 from pytest_osfoundry.clock import DEFAULT_START, Clock, VirtualClock
-from pytest_osfoundry.engine._fake_engine import FakeEngine
-from pytest_osfoundry.engine._graph import Graph, LogNormal
-from pytest_osfoundry.engine._sessions import SessionInfo, make_sessions
+from pytest_osfoundry.engine import FakeEngine, Graph, LogNormal, SessionInfo, make_sessions
 from pytest_osfoundry.faults import (
     Death,
     DropReplies,
@@ -76,17 +75,10 @@ from pytest_osfoundry.faults import (
     schedule_death,
     schedule_offline,
 )
-from pytest_osfoundry.relay._desktop import (
-    DEFAULT_HISTORY,
-    FakeRelay,
-    OfflineMode,
-    check_offline_mode,
-)
-from pytest_osfoundry.relay._outbox import Outbox
-from pytest_osfoundry.server._app import Provisioned, ReferenceServer
-from pytest_osfoundry.server._records import Retention
-from pytest_osfoundry.server._state import ServerState
-from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
+from pytest_osfoundry.relay import FakeRelay, Outbox
+from pytest_osfoundry.relay._internal import DEFAULT_HISTORY, OfflineMode, check_offline_mode
+from pytest_osfoundry.server import Provisioned, ReferenceServer, Retention, ServerState
+from pytest_osfoundry.server._internal import DirectRelayClient, DirectToolClient
 
 __all__ = ["SEED_DURATION", "SEED_SIGMA", "OsfWorld", "WorldConfig"]
 

@@ -27,7 +27,7 @@ from pytest_osfoundry._checks import check_implements, check_positive_int, check
 from pytest_osfoundry._ids import parse_rfc3339
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
-from pytest_osfoundry.client._errors import OsfClientError, ReplyLost, ToolError
+from pytest_osfoundry.client import OsfClientError, ReplyLost, ToolError
 from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock
 
 __all__ = ["AgentRun", "CallRecord", "ScriptedAgent", "ToolClient"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pytest_osfoundry import SPEC_REVISION
 from pytest_osfoundry._tables import markdown_table
-from pytest_osfoundry.conformance.suite._registry import AREAS, RULES, CheckInfo, Rule, all_checks
+from pytest_osfoundry.conformance.suite._internal import AREAS, RULES, CheckInfo, Rule, all_checks
 
 __all__ = ["RECONSTRUCTION", "level_source_problems", "main", "render_rules_doc"]
 

@@ -16,7 +16,8 @@ from pytest_osfoundry._checks import check_flag, check_number, check_seconds
 from pytest_osfoundry.clock import Clock, ProcessGen
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.relay._desktop import FakeRelay, OfflineMode
+    from pytest_osfoundry.relay import FakeRelay
+    from pytest_osfoundry.relay._internal import OfflineMode
 
 __all__ = ["Death", "schedule_death", "schedule_offline"]
 
@@ -40,7 +41,7 @@ def schedule_offline(
     back, unless ``keep_phase``: then its timer keeps its phase through the outage and
     the first pass is its next tick.
     """
-    from pytest_osfoundry.relay._desktop import check_offline_mode
+    from pytest_osfoundry.relay._internal import check_offline_mode
 
     start = check_number(at, "at")
     length = check_seconds(duration, "duration")
@@ -112,8 +113,7 @@ def schedule_death(clock: Clock, relay: FakeRelay, at: float) -> list[Death]:
     Returns a list that holds the :class:`Death` record once it happened.
     """
     when = check_number(at, "at")
-    from pytest_osfoundry.relay._desktop import RelayEvent
-    from pytest_osfoundry.relay._outbox import FileOutbox
+    from pytest_osfoundry.relay import FileOutbox, RelayEvent
 
     mortal = _MortalClock(relay.clock)
     relay.clock = mortal

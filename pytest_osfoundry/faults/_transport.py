@@ -32,8 +32,7 @@ from pytest_osfoundry._checks import (
     check_http_error,
     check_seconds,
 )
-from pytest_osfoundry.client._errors import ReplyLost
-from pytest_osfoundry.client._transport import Transport
+from pytest_osfoundry.client import ReplyLost, Transport
 from pytest_osfoundry.clock import Clock
 from pytest_osfoundry.http import (
     DropConnection,

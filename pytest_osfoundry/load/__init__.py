@@ -21,7 +21,19 @@ patches the process for gevent, before the kit's clients and clocks).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_osfoundry.load._accounting import Accounting, account
+    from pytest_osfoundry.load._accounts import (
+        Account,
+        AccountsError,
+        Target,
+        read_target,
+        write_target,
+    )
+    from pytest_osfoundry.load._ledger import Ledger
+    from pytest_osfoundry.load._transport import StatsTransport
 
 __all__ = [
     "Account",

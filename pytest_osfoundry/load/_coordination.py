@@ -52,7 +52,7 @@ from locust.rpc import Message
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
 from pytest_osfoundry._lateness import LatenessProbe
-from pytest_osfoundry.client._errors import ConnectionLost
+from pytest_osfoundry.client import ConnectionLost
 from pytest_osfoundry.load._accounting import Accounting, account
 from pytest_osfoundry.load._accounts import Handout, Target
 from pytest_osfoundry.load._drain import drain

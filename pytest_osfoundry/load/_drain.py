@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
-from pytest_osfoundry.agent._scripted import ToolClient
-from pytest_osfoundry.client._errors import OsfClientError, ReplyLost, ToolError
+from pytest_osfoundry.agent import ToolClient
+from pytest_osfoundry.client import OsfClientError, ReplyLost, ToolError
 from pytest_osfoundry.load._ledger import Ledger
 
 __all__ = ["Final", "drain"]

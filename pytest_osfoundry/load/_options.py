@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from pytest_osfoundry._cli_types import positive_int
-from pytest_osfoundry.agent._strategies import parse_strategy
+from pytest_osfoundry.agent import parse_strategy
 
 __all__ = ["add_options"]
 

@@ -31,18 +31,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_osfoundry._masking import mask_url
-from pytest_osfoundry.client import McpClient, RelayClient
-from pytest_osfoundry.client._errors import (
+from pytest_osfoundry.client import (
     HttpStatusError,
     JsonRpcError,
+    McpClient,
     OsfClientError,
+    RelayClient,
     ReplyLost,
     ToolError,
+    Transport,
 )
-from pytest_osfoundry.client._transport import Transport
-from pytest_osfoundry.engine._sessions import make_sessions
+from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.load._accounts import Target
-from pytest_osfoundry.relay._desktop import session_dict
+from pytest_osfoundry.relay._internal import session_dict
 
 __all__ = ["SESSIONS", "Check", "PreflightFailed", "checks_of", "desktop_sessions", "preflight",
            "unreachable"]

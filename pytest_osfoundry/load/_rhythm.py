@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from pytest_osfoundry._checks import check_fraction, check_number, check_seconds
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
-from pytest_osfoundry.agent._strategies import Strategy
-from pytest_osfoundry.engine._graph import Graph, LogNormal
+from pytest_osfoundry.agent import Strategy
+from pytest_osfoundry.engine import Graph, LogNormal
 from pytest_osfoundry.world import SEED_SIGMA
 
 __all__ = ["Rhythm", "Scaled"]

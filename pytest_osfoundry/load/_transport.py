@@ -47,8 +47,7 @@ from pytest_osfoundry.client import (
     Transport,
     read_answer,
 )
-from pytest_osfoundry.client._jsonrpc import id_of_request
-from pytest_osfoundry.client._transport import split_target
+from pytest_osfoundry.client._internal import id_of_request, split_target
 from pytest_osfoundry.http import Response
 
 __all__ = [

@@ -32,23 +32,20 @@ from locust import User, task
 from locust.exception import StopUser
 
 from pytest_osfoundry._process_time import refuse_frozen_time
-from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
-from pytest_osfoundry.agent._strategies import parse_strategy
+from pytest_osfoundry.agent import AgentRun, ScriptedAgent, parse_strategy
 from pytest_osfoundry.client import (
     McpClient,
     OsfClientError,
     RelayClient,
 )
-from pytest_osfoundry.engine._contract import Engine, StartedRun
-from pytest_osfoundry.engine._fake_engine import FakeEngine
+from pytest_osfoundry.engine import Engine, FakeEngine, StartedRun
 from pytest_osfoundry.faults import DropReplies, FaultyTransport
 from pytest_osfoundry.load._clock import UserClock
 from pytest_osfoundry.load._coordination import WorkerSide, worker_side
 from pytest_osfoundry.load._ledger import Ledger, RunRecord, tag
 from pytest_osfoundry.load._preflight import desktop_sessions
 from pytest_osfoundry.load._transport import StatsTransport, wire
-from pytest_osfoundry.relay._desktop import FakeRelay
-from pytest_osfoundry.relay._outbox import MemoryOutbox
+from pytest_osfoundry.relay import FakeRelay, MemoryOutbox
 
 __all__ = ["AgentUser", "DesktopUser"]
 

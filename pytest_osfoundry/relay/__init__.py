@@ -15,9 +15,9 @@ nor the fake Graph engine it drives.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_osfoundry._lazy import lazy_names
 from pytest_osfoundry.relay._bounded import Envelope, bounded_completion, max_result_text
 
 if TYPE_CHECKING:
@@ -36,25 +36,15 @@ __all__ = [
     "max_result_text",
 ]
 
-_ON_FIRST_USE = {
-    "FakeRelay": "_desktop",
-    "PassRecord": "_desktop",
-    "RelayEvent": "_desktop",
-    "FileOutbox": "_outbox",
-    "MemoryOutbox": "_outbox",
-    "Outbox": "_outbox",
+_ON_FIRST_USE: dict[str, str] = {
+    "FakeRelay": "pytest_osfoundry.relay._desktop",
+    "PassRecord": "pytest_osfoundry.relay._desktop",
+    "RelayEvent": "pytest_osfoundry.relay._desktop",
+    "FileOutbox": "pytest_osfoundry.relay._outbox",
+    "MemoryOutbox": "pytest_osfoundry.relay._outbox",
+    "Outbox": "pytest_osfoundry.relay._outbox",
 }
+"""The relay's classes and the module of each, imported when first asked for (not kept
+here: a pytester run that re-imports the relay's modules sees the classes they hold)."""
 
-
-def __getattr__(name: str) -> Any:
-    """The relay's classes, imported when first asked for."""
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _ON_FIRST_USE, globals())

@@ -25,13 +25,9 @@ from pytest_osfoundry._masking import (
     mask_url_credentials,
     secrets_in,
 )
-from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
-from pytest_osfoundry.client._http_transport import HttpTransport
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client import HttpStatusError, HttpTransport, OsfClientError, RelayClient
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.engine._fake_engine import FakeEngine
-from pytest_osfoundry.engine._graph import Fixed, Graph
-from pytest_osfoundry.engine._sessions import make_sessions
+from pytest_osfoundry.engine import FakeEngine, Fixed, Graph, make_sessions
 from pytest_osfoundry.relay._desktop import DEFAULT_HISTORY, FakeRelay, RelayEvent
 from pytest_osfoundry.relay._outbox import FileOutbox, MemoryOutbox, Outbox
 

@@ -93,11 +93,9 @@ from pytest_osfoundry._vocabulary import (
     RELAY_INTERVAL_SECONDS,
     RUNNING,
 )
-from pytest_osfoundry.client._errors import HttpStatusError, OsfClientError
-from pytest_osfoundry.client._relay_client import RelayApiClient
+from pytest_osfoundry.client import HttpStatusError, OsfClientError, RelayApiClient
 from pytest_osfoundry.clock import Clock, ProcessGen, Timer, Wait
-from pytest_osfoundry.engine._contract import Engine, StartedRun
-from pytest_osfoundry.engine._sessions import SessionInfo
+from pytest_osfoundry.engine import Engine, SessionInfo, StartedRun
 from pytest_osfoundry.relay._bounded import bounded_completion
 from pytest_osfoundry.relay._outbox import MemoryOutbox, Outbox
 

@@ -18,11 +18,10 @@ from typing import Any
 from urllib.parse import quote
 
 from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, FAILED
-from pytest_osfoundry.client._errors import HttpStatusError, ProtocolViolation, ReplyLost
-from pytest_osfoundry.client._http_transport import HttpTransport
-from pytest_osfoundry.client._transport import json_call
+from pytest_osfoundry.client import HttpStatusError, HttpTransport, ProtocolViolation, ReplyLost
+from pytest_osfoundry.client._internal import json_call
 from pytest_osfoundry.clock import Clock, Signal, Timer
-from pytest_osfoundry.engine._contract import RunOutcome
+from pytest_osfoundry.engine import RunOutcome
 
 __all__ = ["DriverClient", "DriverEngine", "DriverError", "DriverRun", "watch_sharing"]
 

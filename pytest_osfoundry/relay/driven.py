@@ -29,9 +29,7 @@ from typing import Any
 
 from pytest_osfoundry._masking import mask_token
 from pytest_osfoundry._vocabulary import CONTROL_POLL_SECONDS, RELAY_INTERVAL_SECONDS
-from pytest_osfoundry.client._errors import OsfClientError
-from pytest_osfoundry.client._http_transport import HttpTransport
-from pytest_osfoundry.client._relay_client import RelayClient
+from pytest_osfoundry.client import HttpTransport, OsfClientError, RelayClient
 from pytest_osfoundry.clock import ProcessGen, RealClock
 from pytest_osfoundry.relay._cli import log_to_stderr
 from pytest_osfoundry.relay._desktop import (

@@ -24,16 +24,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_osfoundry.doors._delayed import Delayed
-from pytest_osfoundry.doors._loopback import LoopbackServer
-from pytest_osfoundry.doors._respx import mount
+from pytest_osfoundry.doors import Delayed, LoopbackServer
+from pytest_osfoundry.doors._internal import mount
 from pytest_osfoundry.server._app import Provisioned, ReferenceServer
 from pytest_osfoundry.server._records import Run
 from pytest_osfoundry.server._state import DomainError, Retention, ServerState
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.doors._httpx2 import Httpx2Mount
-    from pytest_osfoundry.doors._requests import RequestsMount
+    from pytest_osfoundry.doors._internal import Httpx2Mount, RequestsMount
 
 __all__ = [
     "Delayed",

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_osfoundry._wirejson import dumps
-from pytest_osfoundry.client._errors import HttpStatusError, ToolError
+from pytest_osfoundry.client import HttpStatusError, ToolError
 from pytest_osfoundry.server import _tools as tooldefs
 from pytest_osfoundry.server._state import Account, Agent, DomainError, ServerState
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_osfoundry._cli_types import number, positive_int
-from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
+from pytest_osfoundry.client._internal import PROTOCOL_CHOICES
 from pytest_osfoundry.sim._params import DEFAULT_RUNS, DEFAULT_STRATEGIES, SIM_PROTOCOL, SimParams
 from pytest_osfoundry.sim._tasks import NAMES, SimulationError
 from pytest_osfoundry.world import SEED_SIGMA

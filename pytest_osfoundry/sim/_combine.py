@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_osfoundry.agent._scripted import Retry
+from pytest_osfoundry.agent._internal import Retry
 from pytest_osfoundry.sim import _stats as stats
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._tasks import TaskResult

@@ -57,13 +57,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry._vocabulary import CANCELLED, COMPLETED, RUNNING, TERMINAL_STATUSES
-from pytest_osfoundry.agent._scripted import AgentRun, Retry, ScriptedAgent
-from pytest_osfoundry.client._errors import ToolError
-from pytest_osfoundry.engine._graph import Fixed, Graph, LogNormal, ResultText
+from pytest_osfoundry.agent import AgentRun, ScriptedAgent
+from pytest_osfoundry.agent._internal import Retry
+from pytest_osfoundry.client import ToolError
+from pytest_osfoundry.engine import Fixed, Graph, LogNormal, ResultText
 from pytest_osfoundry.faults import DropReplies, FaultyTransport, schedule_offline
-from pytest_osfoundry.relay._bounded import SEED_ENVELOPE, Envelope, max_result_text
-from pytest_osfoundry.server._records import Retention
-from pytest_osfoundry.server._state import Run
+from pytest_osfoundry.relay import Envelope, max_result_text
+from pytest_osfoundry.relay._internal import SEED_ENVELOPE
+from pytest_osfoundry.server import Retention, Run
 from pytest_osfoundry.sim._params import SimParams
 from pytest_osfoundry.sim._tasks import SimulationError, Task, TaskResult, derive_seed
 from pytest_osfoundry.world import OsfWorld, WorldConfig

@@ -27,13 +27,9 @@ from pytest_osfoundry._checks import (
     is_number,
 )
 from pytest_osfoundry._mcp_vocabulary import LEGACY_VERSIONS
-from pytest_osfoundry.agent._strategies import (
-    SEED_STRATEGIES,
-    Strategy,
-    parse_strategy,
-    strategy_name,
-)
-from pytest_osfoundry.client._mcp_client import PROTOCOL_CHOICES
+from pytest_osfoundry.agent import SEED_STRATEGIES, Strategy, parse_strategy
+from pytest_osfoundry.agent._internal import strategy_name
+from pytest_osfoundry.client._internal import PROTOCOL_CHOICES
 from pytest_osfoundry.world import SEED_SIGMA
 
 __all__ = ["DEFAULT_RUNS", "DEFAULT_STRATEGIES", "SIM_PROTOCOL", "SimParams"]

@@ -44,7 +44,7 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry._ids": "RFC 3339 and UUID parsing (shapes, not values)",
     "pytest_osfoundry._jslength": "JSON.stringify's length in UTF-16 code units (D18 arithmetic)",
     "pytest_osfoundry._wirejson": "JSON on the wire: every body sent, and read as json does",
-    "pytest_osfoundry.client._jsonrpc": "the one writer of a JSON-RPC request (request_body) "
+    "pytest_osfoundry.client._internal": "the one writer of a JSON-RPC request (request_body) "
     "and its Accept value, as McpClient sends them (sent, never asserted)",
     "pytest_osfoundry._origin": "origin_of: the origin of a URL (RFC 6454), one definition",
     "pytest_osfoundry._tables": "the one writer of tables: the Markdown report, the rules index",
@@ -58,7 +58,7 @@ VALUE_MODULES = ("pytest_osfoundry._vocabulary", "pytest_osfoundry._mcp_vocabula
 ALLOWED_VALUES = {
     ("pytest_osfoundry", "SPEC_REVISION"),
     ("pytest_osfoundry", "__version__"),
-    ("pytest_osfoundry.client._jsonrpc", "ACCEPT"),  # what every MCP request asks for: sent
+    ("pytest_osfoundry.client._internal", "ACCEPT"),  # what every MCP request asks for: sent
 }
 
 _VALUE_TYPES = (str, bytes, int, float, tuple, frozenset, dict, list, re.Pattern)

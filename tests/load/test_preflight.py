@@ -39,7 +39,7 @@ def _secrets(target: Target) -> list[str]:
 
 def _with(target: Target, index: int, **change: object) -> Target:
     accounts = list(target.accounts)
-    accounts[index] = dataclasses.replace(accounts[index], **change)
+    accounts[index] = dataclasses.replace(accounts[index], **change)  # type: ignore[arg-type]
     return dataclasses.replace(target, accounts=tuple(accounts))
 
 

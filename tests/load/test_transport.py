@@ -93,9 +93,9 @@ def test_names(method, url, body, expected) -> None:
 
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(TypeError, match="inner must be a Transport"):
-        StatsTransport(object(), Fired())
+        StatsTransport(object(), Fired())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="fire must be callable"):
-        StatsTransport(DirectTransport(ReferenceServer()), None)
+        StatsTransport(DirectTransport(ReferenceServer()), None)  # type: ignore[arg-type]
 
 
 class _Replying:

@@ -20,9 +20,8 @@ import pytest
 
 from pytest_osfoundry.conformance.agent._evidence import AGENT_CONF
 from pytest_osfoundry.conformance.agent._harness import AgentConformance
-from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
-from pytest_osfoundry.conformance.scheduling._waits import Stage
-from pytest_osfoundry.conformance.suite._registry import check_info
+from pytest_osfoundry.conformance.scheduling._internal import Phases, PreRunner, Stage, upcoming
+from pytest_osfoundry.conformance.suite._internal import check_info
 
 __all__ = ["FIXTURE", "AgentConcurrentRunner", "AgentOutcomeStored"]
 

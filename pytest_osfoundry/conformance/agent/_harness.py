@@ -47,9 +47,9 @@ from pytest_osfoundry.conformance.agent._process import (
     split_agent_command,
 )
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
-from pytest_osfoundry.conformance.relay._harness import STALL_LATE, STALL_TICK
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
-from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.relay._internal import STALL_LATE, STALL_TICK
+from pytest_osfoundry.conformance.scheduling._internal import Interrupted
+from pytest_osfoundry.conformance.suite._internal import CheckFailure
 from pytest_osfoundry.engine import FakeEngine, Graph, make_sessions, served_graph
 from pytest_osfoundry.relay import FakeRelay, MemoryOutbox, RelayEvent
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Run, ServerState

@@ -26,7 +26,7 @@ from typing import Any
 
 from pytest_osfoundry import _wirejson as wirejson
 from pytest_osfoundry.client import decode_answer, decode_events
-from pytest_osfoundry.conformance.relay._instrumented import bearer_token
+from pytest_osfoundry.conformance.relay._internal import bearer_token
 from pytest_osfoundry.http import DropConnection, HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
 

@@ -43,14 +43,15 @@ from pytest_osfoundry.conformance.agent._process import (
     kill_all,
     split_agent_command,
 )
-from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
-from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
-from pytest_osfoundry.conformance.reporting._outcome import REFUSED
-from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
-from pytest_osfoundry.conformance.suite._layout import AGENT_CHECKS, checks_dir
-from pytest_osfoundry.conformance.suite._options import Settings
-from pytest_osfoundry.conformance.suite._registry import check_info
+from pytest_osfoundry.conformance.plugin._internal import SECRETS, SUITE_PATHS, WATCHER, refuse
+from pytest_osfoundry.conformance.reporting._internal import REFUSED
+from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, Interrupted
+from pytest_osfoundry.conformance.suite._internal import (
+    AGENT_CHECKS,
+    Settings,
+    check_info,
+    checks_dir,
+)
 
 __all__ = [
     "osf_agent",

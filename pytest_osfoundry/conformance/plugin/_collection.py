@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.conformance.plugin._stash import BASELINE, COLLECTED, run_settings
-from pytest_osfoundry.conformance.server._harness import CheckFailure
-from pytest_osfoundry.conformance.suite._checkids import former_check_ids
-from pytest_osfoundry.conformance.suite._layout import (
+from pytest_osfoundry.conformance.suite._internal import (
+    CheckFailure,
+    check_info,
     check_module_name,
+    former_check_ids,
     import_check_module,
     rulebook_dir,
     where_installed,
 )
-from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = [
     "CheckFailureRepr",

@@ -21,14 +21,20 @@ from pytest_osfoundry.conformance.plugin._stash import (
     WATCHER,
     run_settings,
 )
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
-from pytest_osfoundry.conformance.server._eras import settled_revision
-from pytest_osfoundry.conformance.server._harness import Conformance
-from pytest_osfoundry.conformance.server._liveness import liveness_of, stop_if_gone
-from pytest_osfoundry.conformance.server._runner import RUNNER_PLUGIN, ConcurrentRunner
-from pytest_osfoundry.conformance.server._target import Target, TargetError, probe, resolve_target
-from pytest_osfoundry.conformance.suite._options import Settings
-from pytest_osfoundry.conformance.suite._registry import check_info
+from pytest_osfoundry.conformance.scheduling._internal import Interrupted
+from pytest_osfoundry.conformance.server._internal import (
+    RUNNER_PLUGIN,
+    ConcurrentRunner,
+    Conformance,
+    Target,
+    TargetError,
+    liveness_of,
+    probe,
+    resolve_target,
+    settled_revision,
+    stop_if_gone,
+)
+from pytest_osfoundry.conformance.suite._internal import Settings, check_info
 
 __all__ = ["attach_context", "new_context", "osf_conf", "osf_target"]
 

@@ -19,22 +19,21 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance.agent._evidence import AGENT_CONF, agent_evidence, agent_lines
+from pytest_osfoundry.conformance.agent._internal import AGENT_CONF, agent_evidence, agent_lines
 from pytest_osfoundry.conformance.plugin._stash import CONF, SECRETS, run_settings
-from pytest_osfoundry.conformance.relay._evidence import (
+from pytest_osfoundry.conformance.relay._internal import (
     RELAY_CONF,
     relay_evidence,
     relay_lines,
     stderr_lines,
 )
-from pytest_osfoundry.conformance.reporting._results import STRICT_PREFIX, Results
-from pytest_osfoundry.conformance.scheduling._protocol import NOT_RUN_PREFIX
-from pytest_osfoundry.conformance.server._eras import NOT_SERVED
-from pytest_osfoundry.conformance.server._harness import CheckFailure, Conformance
-from pytest_osfoundry.conformance.suite._registry import check_info
+from pytest_osfoundry.conformance.reporting._internal import STRICT_PREFIX, Results
+from pytest_osfoundry.conformance.scheduling._internal import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.server._internal import NOT_SERVED, Conformance
+from pytest_osfoundry.conformance.suite._internal import CheckFailure, check_info
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.conformance.relay._harness import RelayConformance
+    from pytest_osfoundry.conformance.relay import RelayConformance
 
 __all__ = ["ResultsGatherer", "pytest_report_teststatus", "pytest_runtest_makereport"]
 

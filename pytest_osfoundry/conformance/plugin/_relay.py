@@ -33,28 +33,27 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance.command._process import CommandError, kill_all
+from pytest_osfoundry.conformance.command._internal import CommandError, kill_all
 from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
 from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
-from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
-from pytest_osfoundry.conformance.relay._evidence import (
+from pytest_osfoundry.conformance.relay import RelayConformance, RelaySuite, Timing
+from pytest_osfoundry.conformance.relay._internal import (
     RELAY_CONF,
+    RelayConcurrentRunner,
+    RelayPreflightError,
+    relay_argv,
+    relay_preflight,
     relay_record,
     write_relay_record,
 )
-from pytest_osfoundry.conformance.relay._harness import (
-    RelayConformance,
-    RelaySuite,
-    Timing,
-    relay_argv,
+from pytest_osfoundry.conformance.reporting._internal import REFUSED
+from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, Interrupted
+from pytest_osfoundry.conformance.suite._internal import (
+    RELAY_CHECKS,
+    Settings,
+    check_info,
+    checks_dir,
 )
-from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
-from pytest_osfoundry.conformance.reporting._outcome import REFUSED
-from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
-from pytest_osfoundry.conformance.suite._layout import RELAY_CHECKS, checks_dir
-from pytest_osfoundry.conformance.suite._options import Settings
-from pytest_osfoundry.conformance.suite._registry import check_info
 
 __all__ = [
     "REALTIME_OPT_IN",

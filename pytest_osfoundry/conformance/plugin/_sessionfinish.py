@@ -39,27 +39,24 @@ from pytest_osfoundry.conformance.plugin._stash import (
     is_worker,
     run_settings,
 )
-from pytest_osfoundry.conformance.reporting._baseline import Baseline
-from pytest_osfoundry.conformance.reporting._outcome import (
+from pytest_osfoundry.conformance.reporting._internal import (
+    Baseline,
+    Results,
+    Summary,
     Unrun,
     exit_reason,
     planned_checks,
-    stop_reason,
-    unrun_reports,
-)
-from pytest_osfoundry.conformance.reporting._output_paths import writable_path_problem
-from pytest_osfoundry.conformance.reporting._results import (
-    Results,
-    Summary,
     report_document,
+    stop_reason,
     terminal_lines,
+    unrun_reports,
+    writable_path_problem,
+    write_junit,
+    write_reports,
 )
-from pytest_osfoundry.conformance.reporting._writers import write_junit, write_reports
-from pytest_osfoundry.conformance.scheduling._in_flight import summary_line
-from pytest_osfoundry.conformance.server._eras import describe_protocol
-from pytest_osfoundry.conformance.server._target import describe_target
-from pytest_osfoundry.conformance.suite._options import Settings
-from pytest_osfoundry.conformance.suite._registry import all_checks
+from pytest_osfoundry.conformance.scheduling._internal import summary_line
+from pytest_osfoundry.conformance.server._internal import describe_protocol, describe_target
+from pytest_osfoundry.conformance.suite._internal import Settings, all_checks
 
 __all__ = ["pytest_sessionfinish", "pytest_terminal_summary", "pytest_testnodedown", "refuse"]
 

@@ -54,23 +54,26 @@ from pytest_osfoundry.conformance.plugin._stash import (
     is_worker,
     run_settings,
 )
-from pytest_osfoundry.conformance.reporting._baseline import BaselineError, read_baseline
-from pytest_osfoundry.conformance.reporting._outcome import REFUSED, EndWatcher
-from pytest_osfoundry.conformance.reporting._output_paths import check_output_paths
-from pytest_osfoundry.conformance.reporting._results import Results
-from pytest_osfoundry.conformance.scheduling._gc import freeze_collected
-from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED
-from pytest_osfoundry.conformance.server._preflight import PreflightError, preflight
-from pytest_osfoundry.conformance.server._runner import RUNNER_PLUGIN, ConcurrentRunner
-from pytest_osfoundry.conformance.server._target import (
+from pytest_osfoundry.conformance.reporting._internal import (
+    REFUSED,
+    BaselineError,
+    EndWatcher,
+    Results,
+    check_output_paths,
+    read_baseline,
+)
+from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, freeze_collected
+from pytest_osfoundry.conformance.server._internal import (
+    RUNNER_PLUGIN,
+    ConcurrentRunner,
+    PreflightError,
     TargetError,
     describe_target,
     parse_target,
+    preflight,
     resolve_target,
 )
-from pytest_osfoundry.conformance.suite._extra import extra_check_paths
-from pytest_osfoundry.conformance.suite._layout import checks_dir
-from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._internal import Settings, checks_dir, extra_check_paths
 
 __all__ = [
     "CHECKS_DIR",

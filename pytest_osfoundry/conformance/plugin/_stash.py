@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_osfoundry.conformance.reporting._baseline import Baseline
-from pytest_osfoundry.conformance.reporting._outcome import EndWatcher
-from pytest_osfoundry.conformance.reporting._results import Results, Summary
-from pytest_osfoundry.conformance.server._harness import Conformance
-from pytest_osfoundry.conformance.server._target import Target
-from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.reporting._internal import Baseline, EndWatcher, Results, Summary
+from pytest_osfoundry.conformance.server._internal import Conformance, Target
+from pytest_osfoundry.conformance.suite._internal import Settings
 
 __all__ = [
     "BASELINE",

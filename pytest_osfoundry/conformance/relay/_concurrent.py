@@ -26,9 +26,8 @@ import pytest
 
 from pytest_osfoundry.conformance.relay._evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
-from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
-from pytest_osfoundry.conformance.scheduling._waits import Stage
-from pytest_osfoundry.conformance.suite._registry import check_info
+from pytest_osfoundry.conformance.scheduling._internal import Phases, PreRunner, Stage, upcoming
+from pytest_osfoundry.conformance.suite._internal import check_info
 
 __all__ = ["FIXTURE", "RelayConcurrentRunner", "RelayOutcome"]
 

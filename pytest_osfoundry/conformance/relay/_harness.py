@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
-from pytest_osfoundry.conformance.command._process import (
+from pytest_osfoundry.conformance.command._internal import (
     CommandProcess,
     CommandStarts,
     kill_all,
@@ -44,8 +44,8 @@ from pytest_osfoundry.conformance.relay._instrumented import (
     Lane,
     RelayRequest,
 )
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
-from pytest_osfoundry.conformance.suite._expect import CheckFailure
+from pytest_osfoundry.conformance.scheduling._internal import Interrupted
+from pytest_osfoundry.conformance.suite._internal import CheckFailure
 from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 

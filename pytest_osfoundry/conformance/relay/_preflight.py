@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from pytest_osfoundry.conformance.command._process import CommandError
+from pytest_osfoundry.conformance.command._internal import CommandError
 from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
 
 __all__ = ["RelayPreflightError", "relay_preflight"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_osfoundry.conformance.suite._checkids import current_check_id, is_check_id
+from pytest_osfoundry.conformance.suite._internal import current_check_id, is_check_id
 
 __all__ = ["Baseline", "BaselineError", "decode_baseline", "read_baseline", "write_baseline"]
 

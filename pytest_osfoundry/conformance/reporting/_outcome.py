@@ -31,12 +31,12 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling._protocol import INTERRUPTED, NOT_RUN_PREFIX
-from pytest_osfoundry.conformance.suite._options import Settings
-from pytest_osfoundry.conformance.suite._registry import (
+from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.suite._internal import (
     AGENT_AREA,
     RELAY_AREA,
     CheckInfo,
+    Settings,
     all_checks,
     check_info,
 )

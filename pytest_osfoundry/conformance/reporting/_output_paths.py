@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._internal import Settings
 
 __all__ = ["check_output_paths", "writable_path_problem"]
 

@@ -25,9 +25,8 @@ import pytest
 
 from pytest_osfoundry._tables import markdown_table
 from pytest_osfoundry.conformance.reporting._baseline import Baseline
-from pytest_osfoundry.conformance.scheduling._protocol import NOT_RUN_PREFIX
-from pytest_osfoundry.conformance.suite._layout import where_installed
-from pytest_osfoundry.conformance.suite._registry import AREAS
+from pytest_osfoundry.conformance.scheduling._internal import NOT_RUN_PREFIX
+from pytest_osfoundry.conformance.suite._internal import AREAS, where_installed
 
 __all__ = [
     "STRICT_PREFIX",

@@ -20,7 +20,7 @@ from pytest_osfoundry.conformance.reporting._results import (
     render_markdown,
     write_json_report,
 )
-from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.conformance.suite._internal import Settings
 
 __all__ = ["write_junit", "write_reports"]
 

@@ -17,7 +17,7 @@ from pytest_osfoundry.conformance.server._desktop import Desktop
 from pytest_osfoundry.conformance.server._roles import Roles
 from pytest_osfoundry.conformance.server._runs import Runs
 from pytest_osfoundry.conformance.server._wire import Wire
-from pytest_osfoundry.conformance.suite._expect import Expect, short
+from pytest_osfoundry.conformance.suite._internal import Expect, short
 
 __all__ = ["Agent"]
 

@@ -17,14 +17,13 @@ from urllib.parse import quote
 from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.client import OsfClientError, RelayClient
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX, RUNNING
-from pytest_osfoundry.conformance.scheduling._shared_list import Scope
+from pytest_osfoundry.conformance.scheduling._internal import Scope
 from pytest_osfoundry.conformance.server._roles import Roles
 from pytest_osfoundry.conformance.server._runs import Runs, new_execution_id
 from pytest_osfoundry.conformance.server._sessions import FIXED
 from pytest_osfoundry.conformance.server._target import Target
 from pytest_osfoundry.conformance.server._wire import Wire
-from pytest_osfoundry.conformance.suite._expect import Expect, short
-from pytest_osfoundry.conformance.suite._registry import CheckInfo
+from pytest_osfoundry.conformance.suite._internal import CheckInfo, Expect, short
 from pytest_osfoundry.http import Response
 
 __all__ = ["RELAY_ACTIONS", "Desktop"]

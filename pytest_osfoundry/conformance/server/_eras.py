@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_osfoundry.client import McpClient, OsfClientError
-from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
+from pytest_osfoundry.client._internal import ACCEPT, request_body
 from pytest_osfoundry.conformance.expected import (
     LEGACY_REVISIONS,
     MCP_METHOD_HEADER,

@@ -34,16 +34,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from pytest_osfoundry.client import Exchange
-from pytest_osfoundry.conformance.scheduling._protocol import Schedule
-from pytest_osfoundry.conformance.scheduling._waits import Stage, no_stage
+from pytest_osfoundry.conformance.scheduling._internal import Schedule, Stage, no_stage
 from pytest_osfoundry.conformance.server._agent import Agent
 from pytest_osfoundry.conformance.server._desktop import Desktop
 from pytest_osfoundry.conformance.server._roles import Roles
 from pytest_osfoundry.conformance.server._runs import Runs
 from pytest_osfoundry.conformance.server._target import Target
 from pytest_osfoundry.conformance.server._wire import Wire
-from pytest_osfoundry.conformance.suite._expect import CheckFailure, Expect
-from pytest_osfoundry.conformance.suite._registry import CheckInfo
+from pytest_osfoundry.conformance.suite._internal import CheckFailure, CheckInfo, Expect
 
 __all__ = ["CheckFailure", "Conformance"]
 

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_osfoundry.client import DeadlineExceeded, OsfClientError, Transport
-from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.client._internal import ACCEPT, request_body
+from pytest_osfoundry.conformance.scheduling._internal import Interrupted
 from pytest_osfoundry.http import Response
 
 __all__ = [

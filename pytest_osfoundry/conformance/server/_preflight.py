@@ -45,7 +45,7 @@ from pytest_osfoundry.client import (
     mask_token,
 )
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX
-from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+from pytest_osfoundry.conformance.scheduling._internal import Interrupted
 from pytest_osfoundry.conformance.server._eras import served_revisions
 from pytest_osfoundry.conformance.server._target import Target
 

@@ -24,12 +24,17 @@ from typing import Any
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling._in_flight import InFlight, amend
-from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
-from pytest_osfoundry.conformance.scheduling._waits import Stage
+from pytest_osfoundry.conformance.scheduling._internal import (
+    InFlight,
+    Phases,
+    PreRunner,
+    Stage,
+    amend,
+    upcoming,
+)
 from pytest_osfoundry.conformance.server._harness import Conformance
 from pytest_osfoundry.conformance.server._liveness import liveness_of
-from pytest_osfoundry.conformance.suite._registry import CheckInfo, check_info
+from pytest_osfoundry.conformance.suite._internal import CheckInfo, check_info
 
 __all__ = ["RUNNER_PLUGIN", "ConcurrentRunner", "Outcome", "run_check"]
 

@@ -37,8 +37,8 @@ from pytest_osfoundry.client import (
     mask_token,
     mask_url,
 )
-from pytest_osfoundry.client._jsonrpc import ACCEPT, request_body
-from pytest_osfoundry.conformance.suite._options import Settings
+from pytest_osfoundry.client._internal import ACCEPT, request_body
+from pytest_osfoundry.conformance.suite._internal import Settings
 from pytest_osfoundry.server import LoopbackServer
 
 __all__ = [

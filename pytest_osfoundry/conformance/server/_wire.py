@@ -24,12 +24,12 @@ from pytest_osfoundry.client import (
     decode_answer,
     read_answer,
 )
-from pytest_osfoundry.client._jsonrpc import request_body
-from pytest_osfoundry.conformance.scheduling._shared_list import Scope, guarded
+from pytest_osfoundry.client._internal import request_body
+from pytest_osfoundry.conformance.scheduling._internal import Scope, guarded
 from pytest_osfoundry.conformance.server._liveness import watch
 from pytest_osfoundry.conformance.server._target import Target
 from pytest_osfoundry.conformance.server._wire_schema import SchemaWatch, answer_of, ledger_of
-from pytest_osfoundry.conformance.suite._expect import Expect
+from pytest_osfoundry.conformance.suite._internal import Expect
 from pytest_osfoundry.http import Response
 
 __all__ = ["CountingTransport", "Wire", "answer_of", "decode_reply"]

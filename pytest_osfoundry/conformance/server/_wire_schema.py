@@ -32,7 +32,7 @@ from pytest_osfoundry._mcp_schema import (
 from pytest_osfoundry._wirejson import loads as _fast_loads
 from pytest_osfoundry.client import Exchange, ProtocolViolation, Transport, read_answer
 from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, MODERN_REVISION
-from pytest_osfoundry.conformance.scheduling._per_target import kept_on
+from pytest_osfoundry.conformance.scheduling._internal import kept_on
 from pytest_osfoundry.http import Response
 
 #: The revisions whose schema the suite judges answers by (its own copy of the names).

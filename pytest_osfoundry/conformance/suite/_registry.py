@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from pytest_osfoundry.conformance.scheduling._protocol import (
+from pytest_osfoundry.conformance.scheduling._internal import (
     DEFAULT,
     Needs,
     Schedule,
