@@ -101,7 +101,7 @@ def test_no_module_of_the_suite_re_exports_another_modules_hooks_or_fixtures() -
     plugins = {
         "pytest_osfoundry.conformance.plugin._setup",
         "pytest_osfoundry.conformance.plugin._relay",
-        "pytest_osfoundry.conformance.agent._plugin",
+        "pytest_osfoundry.conformance.plugin._agent",
         *HOOK_MODULES.values(),
     }
     assert defining - {"pytest_osfoundry.conformance.suite._extra"} == plugins

@@ -35,7 +35,7 @@ SUITE_MODULE = "pytest_osfoundry.conformance.plugin._setup"
 RELAY_MODULE = "pytest_osfoundry.conformance.plugin._relay"
 """The module of the relay suite's hooks."""
 
-AGENT_MODULE = "pytest_osfoundry.conformance.agent._plugin"
+AGENT_MODULE = "pytest_osfoundry.conformance.plugin._agent"
 """The module of the agent suite's hooks."""
 
 _LAZY: dict[str, str] = {

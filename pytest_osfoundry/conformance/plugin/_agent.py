@@ -30,20 +30,21 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry.client import mask_token
-from pytest_osfoundry.conformance.agent._concurrent import AgentConcurrentRunner
-from pytest_osfoundry.conformance.agent._evidence import (
+from pytest_osfoundry.conformance.agent._internal import (
     AGENT_CONF,
+    AgentCommandError,
+    AgentConcurrentRunner,
+    AgentConformance,
+    AgentPreflightError,
+    AgentSuite,
+    agent_preflight,
+    kill_all,
     measure_properties,
+    split_agent_command,
     write_agent_record,
 )
-from pytest_osfoundry.conformance.agent._harness import AgentConformance, AgentSuite
-from pytest_osfoundry.conformance.agent._preflight import AgentPreflightError, agent_preflight
-from pytest_osfoundry.conformance.agent._process import (
-    AgentCommandError,
-    kill_all,
-    split_agent_command,
-)
-from pytest_osfoundry.conformance.plugin._internal import SECRETS, SUITE_PATHS, WATCHER, refuse
+from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
 from pytest_osfoundry.conformance.reporting._internal import REFUSED
 from pytest_osfoundry.conformance.scheduling._internal import INTERRUPTED, Interrupted
 from pytest_osfoundry.conformance.suite._internal import (
