@@ -185,3 +185,11 @@ def test_the_relay_suite_is_loaded_only_when_relay_checks_may_run(
     pytester.makepyfile(test_x="def test_x():\n    assert True\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "--co", *args)
     assert expected in result.stdout.str()
+
+
+def test_a_relay_process_does_not_import_faker() -> None:
+    """The kit's relay (and every relay process the tests start) imports the engine for
+    its Graphs and never makes a session list: Faker (~70 ms to import) stays out."""
+    code = "import sys, pytest_osfoundry.relay.driven; print('faker' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -14,12 +14,13 @@ import random
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any
 
 from pytest_osfoundry._checks import check_count, check_int, check_positive_int
 from pytest_osfoundry._ids import is_graph_session_id
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 __all__ = ["SessionInfo", "make_sessions", "new_graph_session_id"]
 
@@ -134,6 +135,11 @@ _fakers: list[Faker] = []  # at most one: the process's own, made on first use
 
 def _make(n: int, seed: int) -> list[SessionInfo]:
     if not _fakers:
+        # Faker is imported here, on the first list made, not with the module: a relay
+        # process (the kit's own, every broken relay the tests start) imports the
+        # engine for its Graphs and never makes a session list.
+        from faker import Faker
+
         _fakers.append(Faker("en_US"))
     fake = _fakers[0]
     fake.seed_instance(seed)
