@@ -223,3 +223,27 @@ def test_the_embedded_agent_refuses_a_malformed_contract(tmp_path: Path) -> None
     env["OSF_AGENT_TASK"] = '{"kind": "run"}'
     env["OSF_AGENT_PICKUP_INTERVAL"] = "soon"
     assert main(env) == EXIT_USAGE
+
+
+def test_an_agent_ended_by_the_suites_stop_is_no_verdict() -> None:
+    """Ctrl-C can end the agent (its group killed) before the wait loop sees the flag: the
+    check is interrupted (not run), never failed on the exit code the suite caused."""
+    from pytest_osfoundry.conformance.scheduling._waits import Interrupted
+
+    stopping = AgentSuite("embedded", interval=INTERVAL)
+    conf = stopping.context("D7-agent-key-length", argv=_script("import time; time.sleep(30)"))
+
+    def the_stop_comes_now() -> bool:
+        stopping.interrupted.set()
+        return True
+
+    try:
+        with pytest.raises(Interrupted):
+            conf.run(
+                {"kind": "run", "graph_session_id": "gs_" + "0" * 32, "arguments": {}},
+                stop_when=the_stop_comes_now,
+            )
+        assert conf.outcomes == []
+    finally:
+        conf.close()
+        stopping.close()

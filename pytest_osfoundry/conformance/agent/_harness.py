@@ -405,6 +405,10 @@ class AgentConformance:
                 break
         stopped = status is None
         status = process.stop()
+        if self.suite.interrupted.is_set():
+            # Ctrl-C may end the agent (its group killed) before the loop above sees the
+            # flag: an agent the suite stopped is no verdict on the agent.
+            raise Interrupted("the run is stopping")
         report, problem = _read_report(self._report_path)
         outcome = AgentOutcome(
             exit_code=status,
