@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.conformance import check
-from pytest_osfoundry.conformance.agent import AgentConformance
-from pytest_osfoundry.conformance.agent._instrumented import McpCall
+from pytest_osfoundry.conformance.agent import AgentConformance, McpCall
 from pytest_osfoundry.conformance.expected import TERMINAL
 from pytest_osfoundry.engine import Fixed, Graph
 from pytest_osfoundry.relay import RelayEvent
@@ -94,7 +93,7 @@ def _expect_one_cancel(conf: AgentConformance, run: Run) -> McpCall:
     excused = delay - conf.suite.stalls.within(ticket, cancel.at) / interval
     conf.measures["cancel_intervals"] = round(delay, 3)
     conf.expect(
-        CANCEL_AFTER - CANCEL_EARLY <= delay and excused <= CANCEL_AFTER + CANCEL_LATE,
+        delay >= CANCEL_AFTER - CANCEL_EARLY and excused <= CANCEL_AFTER + CANCEL_LATE,
         f"the cancel came {delay:.2f} intervals after the ticket (I = {interval:g} s); "
         f"cancel_after_seconds asks for {CANCEL_AFTER:g} (counted from the ticket; not "
         f"before, at most {CANCEL_LATE:g} interval after)",

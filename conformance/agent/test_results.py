@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 
-from pytest_osfoundry._ids import uuid4_hex
 from pytest_osfoundry.conformance import check
 from pytest_osfoundry.conformance.agent import AgentConformance
+from pytest_osfoundry.conformance.expected import RESULT_LIMIT
 from pytest_osfoundry.engine import Fixed, Graph, ResultText
 from pytest_osfoundry.relay import Envelope, max_result_text
-from pytest_osfoundry.relay._bounded import RESULT_LIMIT
 from pytest_osfoundry.server import Run
 
 RECHECK_AFTER = 0.5
@@ -24,7 +23,7 @@ RECHECK_AFTER = 0.5
 comes back, in intervals after the ticket."""
 
 DESKTOP_ENVELOPE = Envelope(
-    execution_id=f"exec_{uuid4_hex(0)}", status="completed", total_tokens=0, reported_cost=0
+    execution_id="exec_" + "0" * 32, status="completed", total_tokens=0, reported_cost=0
 )
 """The kit's desktop's completion around a result (its execution ids are ``exec_`` and
 32 hex digits): 23 characters more than the seed's, so 99,876 characters of result
@@ -60,8 +59,11 @@ def check_recheck_cancel_reported(osf_agent_conf: AgentConformance) -> None:
         relay.untick(conf.project_id, str(task["graph_session_id"]))
         relay.go_online()
 
+    def on_desktop_thread() -> None:
+        clock.call_later(0.0, unshare_and_return)
+
     conf.offline()
-    conf.after_ticket(RECHECK_AFTER, lambda: clock.call_later(0.0, unshare_and_return))
+    conf.after_ticket(RECHECK_AFTER, on_desktop_thread)
     outcome = conf.run(task)
     run = _expect_one_start(conf)
     conf.expect(
