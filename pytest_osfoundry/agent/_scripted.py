@@ -8,6 +8,12 @@ For each run it records every call (:class:`CallRecord`), the calls per run and 
 late it saw the result (:attr:`AgentRun.late`: the time it saw a terminal status
 minus the server's ``finished_at``).
 
+Cancels: ``cancel_after`` cancels a run that many seconds after its ticket, once (a
+run already seen terminal is not cancelled). A cancel answered ``cancelled`` (the run
+was still queued: terminal at once, D8) ends the run there: no read follows it. A
+cancel answered ``running`` (R7: the flag is set, the desktop stops it) changes
+nothing: the agent polls on until a read shows the status the run ended with.
+
 Retries: when the reply to ``run_graph_session`` is lost
 (:class:`~pytest_osfoundry.client._errors.ReplyLost`), the agent calls again after
 ``retry_delay`` seconds, with the same idempotency key (``retry="same-key"``, what
@@ -25,10 +31,10 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
 from pytest_osfoundry._ids import parse_rfc3339
-from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
+from pytest_osfoundry._vocabulary import CANCELLED, TERMINAL_STATUSES
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
 from pytest_osfoundry.client import OsfClientError, ReplyLost, ToolError
-from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock
+from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock, Wait
 
 __all__ = ["AgentRun", "CallRecord", "ScriptedAgent", "ToolClient"]
 
@@ -88,7 +94,12 @@ class AgentRun:
 
     @property
     def status(self) -> str | None:
-        """The last status the agent saw (``None`` before any answer)."""
+        """The last status the agent saw (``None`` before any answer): a terminal read,
+        else a cancel answered ``cancelled``, else the last read or the ticket."""
+        if self.view is not None and self.view.get("status") in TERMINAL_STATUSES:
+            return str(self.view.get("status"))
+        if self.cancel_result is not None and self.cancel_result.get("status") == CANCELLED:
+            return CANCELLED
         if self.view is not None:
             return str(self.view.get("status"))
         if self.ticket is not None:
@@ -255,12 +266,21 @@ class ScriptedAgent:
             assert run.ticket is not None
             run.command_id = str(run.ticket["command_id"])
             queued = self.clock.now()
+            final: Signal | None = None
             if cancel_after is not None:
-                self.clock.call_at(queued + cancel_after, lambda: self._cancel(run))
+                final = self.clock.signal()
+                cancelled = final
+                self.clock.call_at(queued + cancel_after, lambda: self._cancel(run, cancelled))
             if not poll:
                 return
             for polls in range(self.max_polls):
-                yield self.strategy(polls, self.clock.now() - queued)
+                delay = self.strategy(polls, self.clock.now() - queued)
+                if final is None:
+                    yield delay
+                else:
+                    yield Wait(final, delay)
+                    if final.is_set:
+                        return  # the cancel answered `cancelled`: final (D8), no read after it
                 try:
                     with self._recording(run, "get_graph_run"):
                         view = self.client.get_graph_run(run.command_id)
@@ -280,9 +300,15 @@ class ScriptedAgent:
         finally:
             run.done.set(None)  # not the run itself: that would be a reference cycle
 
-    def _cancel(self, run: AgentRun) -> None:
+    def _cancel(self, run: AgentRun, final: Signal) -> None:
+        """Cancel ``run`` once (unless already seen terminal); set ``final`` when the
+        answer is ``cancelled`` (terminal at once: the script stops polling)."""
         if run.command_id is None or (run.done.is_set and run.seen_at is not None):
             return
         run.cancel_at = self.clock.now()
         with contextlib.suppress(OsfClientError), self._recording(run, "cancel_graph_run"):
             run.cancel_result = self.client.cancel_graph_run(run.command_id)
+        if run.cancel_result is not None and run.cancel_result.get("status") == CANCELLED:
+            if run.seen_at is None:
+                run.seen_at = self.clock.now()
+            final.set(None)

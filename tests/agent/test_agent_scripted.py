@@ -169,7 +169,12 @@ def test_cancel_after_while_queued_is_terminal_at_once() -> None:
         "cancel_requested": True,
     }
     assert run.status == "cancelled"
-    assert run.seen_at == T0 + 6
+    # The cancel's answer is terminal (D8): the agent stops there, no read after it.
+    assert run.seen_at == T0 + 5
+    assert [c.tool for c in run.calls] == [
+        "run_graph_session", "get_graph_run", "get_graph_run", "cancel_graph_run"
+    ]
+    assert run.done.is_set
     assert w.engine.runs == []
 
 

@@ -8,9 +8,10 @@ fail it (and only those: tests/agent_conformance/test_broken_agents.py).
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
@@ -89,6 +90,56 @@ class FansOut(ContractAgent):
         self.entries.extend(self.entry(run) for run in runs)
 
 
+class CancelAndForget(ContractAgent):
+    """Takes its cancel for the end: reports the run cancelled as soon as the cancel is
+    answered, without waiting for the run to be terminal."""
+
+    def follow(self, run: AgentRun) -> None:
+        self.clock.run(
+            until=lambda: run.done.is_set
+            or run.cancel_result is not None
+            or time.monotonic() >= self.ends
+        )
+        if not run.done.is_set and run.cancel_result is not None:
+            run.view = {**run.cancel_result, "status": "cancelled"}
+            return
+        super().follow(run)
+
+
+class ShowsPartialResult(ContractAgent):
+    """Ignores ``result_truncated``: a truncated run is reported completed with what
+    result it has, as if complete."""
+
+    def entry(self, run: AgentRun) -> dict[str, Any]:
+        entry = super().entry(run)
+        entry["result"] = (run.view or {}).get("result")
+        entry["result_truncated"] = False
+        return entry
+
+
+class AsciiReport(ContractAgent):
+    """Writes its report in an ASCII locale, dropping what it cannot encode."""
+
+    def write_report(self) -> None:
+        report: Any = (
+            self.entries
+            if self.task["kind"] == "run-items"
+            else (self.entries[0] if self.entries else {})
+        )
+        with open(self.report_path, "w", encoding="ascii", errors="ignore") as file:
+            json.dump(report, file, ensure_ascii=False)
+
+
+class RequeuesCancelled(ContractAgent):
+    """Takes a run that ended cancelled without its asking for lost and queues it again."""
+
+    def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        entry = super().run_one(graph_session_id, arguments)
+        if entry["status"] == "cancelled" and self.task["kind"] != "run-and-cancel":
+            return super().run_one(graph_session_id, arguments)
+        return entry
+
+
 BROKEN: dict[str, type[ContractAgent]] = {
     "new-key-on-retry": NewKeyOnRetry,
     "polls-fast": PollsFast,
@@ -96,6 +147,10 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "retries-not-found": RetriesNotFound,
     "fans-out": FansOut,
     "requeues-while-queued": RequeuesWhileQueued,
+    "cancel-and-forget": CancelAndForget,
+    "shows-partial-result": ShowsPartialResult,
+    "ascii-report": AsciiReport,
+    "requeues-cancelled": RequeuesCancelled,
 }
 
 CAUGHT_BY: dict[str, set[str]] = {
@@ -105,6 +160,10 @@ CAUGHT_BY: dict[str, set[str]] = {
     "retries-not-found": {"A6-not-found-is-final"},
     "fans-out": {"A4-no-fan-out"},
     "requeues-while-queued": {"A3-patient-while-offline"},
+    "cancel-and-forget": {"R7-agent-cancel-running", "D16-agent-cancel-raced"},
+    "shows-partial-result": {"D18-agent-truncated-result"},
+    "ascii-report": {"D18-agent-large-result"},
+    "requeues-cancelled": {"A2-recheck-cancel-reported"},
 }
 
 
