@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, every
-from pytest_osfoundry.agent._contract import ContractAgent, main
+from pytest_osfoundry.agent._contract import ContractAgent, SavedRuns, main
 from pytest_osfoundry.client import OsfClientError
 
 
@@ -89,6 +89,14 @@ class FansOut(ContractAgent):
         self.entries.extend(self.entry(run) for run in runs)
 
 
+class ForgetsOnRestart(ContractAgent):
+    """Keeps nothing in OSF_AGENT_STATE_DIR: restarted, it queues its run afresh."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        super().__init__(env)
+        self.saved = SavedRuns(None, self.task)
+
+
 BROKEN: dict[str, type[ContractAgent]] = {
     "new-key-on-retry": NewKeyOnRetry,
     "polls-fast": PollsFast,
@@ -96,6 +104,7 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "retries-not-found": RetriesNotFound,
     "fans-out": FansOut,
     "requeues-while-queued": RequeuesWhileQueued,
+    "forgets-on-restart": ForgetsOnRestart,
 }
 
 CAUGHT_BY: dict[str, set[str]] = {
@@ -105,6 +114,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "retries-not-found": {"A6-not-found-is-final"},
     "fans-out": {"A4-no-fan-out"},
     "requeues-while-queued": {"A3-patient-while-offline"},
+    "forgets-on-restart": {"R5-agent-resumes-after-restart"},
 }
 
 

@@ -37,7 +37,14 @@ if TYPE_CHECKING:
         measure_properties,
         write_agent_record,
     )
-    from pytest_osfoundry.conformance.agent._harness import AgentConformance, AgentSuite
+    from pytest_osfoundry.conformance.agent._harness import (
+        DEFAULT_CONCURRENCY,
+        DEFAULT_INTERVAL,
+        REALTIME_CONCURRENCY,
+        REALTIME_INTERVAL,
+        AgentConformance,
+        AgentSuite,
+    )
     from pytest_osfoundry.conformance.agent._preflight import AgentPreflightError, agent_preflight
     from pytest_osfoundry.conformance.agent._process import (
         AgentCommandError,
@@ -54,6 +61,10 @@ _LAZY: dict[str, str] = {
     "AgentConcurrentRunner": "pytest_osfoundry.conformance.agent._concurrent",
     "AgentConformance": "pytest_osfoundry.conformance.agent._harness",
     "AgentSuite": "pytest_osfoundry.conformance.agent._harness",
+    "DEFAULT_CONCURRENCY": "pytest_osfoundry.conformance.agent._harness",
+    "DEFAULT_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
+    "REALTIME_CONCURRENCY": "pytest_osfoundry.conformance.agent._harness",
+    "REALTIME_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
     "AgentPreflightError": "pytest_osfoundry.conformance.agent._preflight",
     "agent_preflight": "pytest_osfoundry.conformance.agent._preflight",
     "AgentCommandError": "pytest_osfoundry.conformance.agent._process",
@@ -64,6 +75,10 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AGENT_CONF",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_INTERVAL",
+    "REALTIME_CONCURRENCY",
+    "REALTIME_INTERVAL",
     "AgentCommandError",
     "AgentConcurrentRunner",
     "AgentConformance",
