@@ -32,6 +32,7 @@ UNAFFECTED = {
     "retries-not-found": "D7-agent-key-length",
     "fans-out": "D4-agent-run-by-name",
     "requeues-while-queued": "A1-first-look",
+    "forgets-on-restart": "A5-same-key-after-lost-reply",
 }
 
 
@@ -100,3 +101,7 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
     assert "at most one more read" in said[("retries-not-found", "A6-not-found-is-final")]
     assert "queued while the one before" in said[("fans-out", "A4-no-fan-out")]
     assert "never queued again" in said[("requeues-while-queued", "A3-patient-while-offline")]
+    assert (
+        "runs across its restart"
+        in said[("forgets-on-restart", "R5-agent-resumes-after-restart")]
+    )

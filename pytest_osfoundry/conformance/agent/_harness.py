@@ -95,6 +95,9 @@ DEADLINE_INTERVALS = 20.0
 DEADLINE_FLOOR = 5.0
 """Seconds added to every deadline: the agent's own start (an interpreter, its imports)."""
 
+WAIT_TICK = 0.05
+"""How often :meth:`AgentConformance.wait` looks again when no request has arrived."""
+
 READY_SECONDS = 15.0
 """How long the fake desktop may take for its first sync, and the preflight's limit."""
 
@@ -629,7 +632,9 @@ class AgentConformance:
             self.fail(message)
 
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """Wait until ``predicate()`` holds (looked at on each call and every 50 ms)."""
+        """Wait until ``predicate()`` holds: looked at as soon as the agent's next request
+        is recorded, and every :data:`WAIT_TICK` seconds for what no request announces
+        (a process that ended, the desktop's progress)."""
         end = time.monotonic() + timeout
         while not predicate():
             if self.suite.interrupted.is_set():
@@ -637,7 +642,12 @@ class AgentConformance:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            self.lane.wait_for(lambda: self.suite.interrupted.is_set(), min(0.05, left))
+            seen = len(self.lane.calls)
+
+            def news(seen: int = seen) -> bool:  # under the lane's lock: its own list
+                return len(self.lane.calls) != seen or self.suite.interrupted.is_set()
+
+            self.lane.wait_for(news, min(WAIT_TICK, left))
         return True
 
 
