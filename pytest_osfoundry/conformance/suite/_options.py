@@ -157,8 +157,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--osf-agent-realtime",
         "run the agent suite at the production rhythm (slow: minutes): pickup interval "
-        "20 s (the tickets' poll_after_seconds), the desktop's 3 s control polls, Graphs "
-        "of production length, and no OSF_AGENT_PICKUP_INTERVAL in the agent's "
+        "20 s (the tickets' poll_after_seconds), the desktop's 3 s control polls, Graph "
+        "durations unscaled, and no OSF_AGENT_PICKUP_INTERVAL in the agent's "
         "environment: proves an agent with hard-coded production timing or an LLM "
         "harness; not with --osf-agent-interval",
         kind="flag",
