@@ -438,18 +438,15 @@ class AgentConformance:
         limit = deadline if deadline is not None else self.deadline()
         began = time.monotonic()
         process = self.launch(task, deadline=limit)
-        end = began + limit + 1.0
-        status = None
-        while status is None:
-            if self.suite.interrupted.is_set():
-                process.kill()
-                raise Interrupted("the run is stopping")
-            status = process.wait(min(0.05, max(0.0, end - time.monotonic())))
-            if status is None and (
-                time.monotonic() >= end or (stop_when is not None and stop_when())
-            ):
-                break
-        stopped = status is None
+        try:  # stop_when is looked at on each request the agent sends
+            self.wait(
+                lambda: process.exited() is not None or (stop_when is not None and stop_when()),
+                began + limit + 1.0 - time.monotonic(),
+            )
+        except Interrupted:
+            process.kill()
+            raise
+        stopped = process.exited() is None
         status = process.stop()
         if self.suite.interrupted.is_set():
             # Ctrl-C may end the agent (its group killed) before the loop above sees the
