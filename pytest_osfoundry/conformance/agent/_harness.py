@@ -65,6 +65,7 @@ __all__ = [
     "AgentConformance",
     "AgentOutcome",
     "AgentSuite",
+    "default_concurrency",
     "task_text",
 ]
 
@@ -114,6 +115,12 @@ CONTRACT: tuple[str, ...] = (
     "OSF_AGENT_SCENARIO",
 )
 """The environment variables every start of the agent command gets (docs/agent-conformance.md)."""
+
+
+def default_concurrency(realtime: bool) -> int:
+    """How many agent checks run at once unless ``--osf-agent-concurrency`` says: the
+    tier's (:data:`DEFAULT_CONCURRENCY`, :data:`REALTIME_CONCURRENCY`)."""
+    return REALTIME_CONCURRENCY if realtime else DEFAULT_CONCURRENCY
 
 
 def _seconds(value: float) -> str:
@@ -200,8 +207,6 @@ class AgentSuite:
         self.realtime = realtime
         """The real-time tier: I = 20 s and no timing variable in the agent's environment."""
         self.interval = REALTIME_INTERVAL if realtime else interval or DEFAULT_INTERVAL
-        self.concurrency = REALTIME_CONCURRENCY if realtime else DEFAULT_CONCURRENCY
-        """How many checks run at once unless ``--osf-agent-concurrency`` says."""
         self.blind = blind
         poll_after: float = int(self.interval) if self.interval.is_integer() else self.interval
         clock = RealClock()

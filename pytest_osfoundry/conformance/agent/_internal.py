@@ -38,12 +38,11 @@ if TYPE_CHECKING:
         write_agent_record,
     )
     from pytest_osfoundry.conformance.agent._harness import (
-        DEFAULT_CONCURRENCY,
         DEFAULT_INTERVAL,
-        REALTIME_CONCURRENCY,
         REALTIME_INTERVAL,
         AgentConformance,
         AgentSuite,
+        default_concurrency,
     )
     from pytest_osfoundry.conformance.agent._preflight import AgentPreflightError, agent_preflight
     from pytest_osfoundry.conformance.agent._process import (
@@ -61,10 +60,9 @@ _LAZY: dict[str, str] = {
     "AgentConcurrentRunner": "pytest_osfoundry.conformance.agent._concurrent",
     "AgentConformance": "pytest_osfoundry.conformance.agent._harness",
     "AgentSuite": "pytest_osfoundry.conformance.agent._harness",
-    "DEFAULT_CONCURRENCY": "pytest_osfoundry.conformance.agent._harness",
     "DEFAULT_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
-    "REALTIME_CONCURRENCY": "pytest_osfoundry.conformance.agent._harness",
     "REALTIME_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
+    "default_concurrency": "pytest_osfoundry.conformance.agent._harness",
     "AgentPreflightError": "pytest_osfoundry.conformance.agent._preflight",
     "agent_preflight": "pytest_osfoundry.conformance.agent._preflight",
     "AgentCommandError": "pytest_osfoundry.conformance.agent._process",
@@ -75,9 +73,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AGENT_CONF",
-    "DEFAULT_CONCURRENCY",
     "DEFAULT_INTERVAL",
-    "REALTIME_CONCURRENCY",
     "REALTIME_INTERVAL",
     "AgentCommandError",
     "AgentConcurrentRunner",
@@ -87,6 +83,7 @@ __all__ = [
     "agent_evidence",
     "agent_lines",
     "agent_preflight",
+    "default_concurrency",
     "kill_all",
     "measure_properties",
     "split_agent_command",

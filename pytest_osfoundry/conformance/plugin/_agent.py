@@ -34,9 +34,7 @@ import pytest
 from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance.agent._internal import (
     AGENT_CONF,
-    DEFAULT_CONCURRENCY,
     DEFAULT_INTERVAL,
-    REALTIME_CONCURRENCY,
     REALTIME_INTERVAL,
     AgentCommandError,
     AgentConcurrentRunner,
@@ -44,6 +42,7 @@ from pytest_osfoundry.conformance.agent._internal import (
     AgentPreflightError,
     AgentSuite,
     agent_preflight,
+    default_concurrency,
     kill_all,
     measure_properties,
     split_agent_command,
@@ -103,7 +102,9 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             config.args[:] = [agent_checks]
         config.stash[SUITE_PATHS] = True
-    concurrency = settings.osf_agent_concurrency or _tier_concurrency(settings)
+    concurrency = settings.osf_agent_concurrency or default_concurrency(
+        settings.osf_agent_realtime
+    )
     if concurrency > 1:
         runner = AgentConcurrentRunner(
             concurrency,
@@ -127,11 +128,6 @@ def _record_folder(value: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise pytest.UsageError(f"--osf-agent-record: cannot write in {value} (permission denied)")
     return folder
-
-
-def _tier_concurrency(settings: Settings) -> int:
-    """The tier's number of agent checks at once (``--osf-agent-concurrency`` unset)."""
-    return REALTIME_CONCURRENCY if settings.osf_agent_realtime else DEFAULT_CONCURRENCY
 
 
 def pytest_collection_modifyitems(
