@@ -183,11 +183,14 @@ class ScriptedAgent:
         cancel_after: float | None = None,
         poll: bool = True,
         delay: float = 0.0,
+        command_id: str | None = None,
     ) -> AgentRun:
         """Begin a scripted run ``delay`` seconds from now; returns its record at once.
 
         ``cancel_after`` cancels the run that many seconds after it was queued;
         ``poll=False`` stops after the start call (no ``get_graph_run``).
+        ``command_id`` resumes a run already queued under that id (an agent restarted
+        after its ticket came): no start, its polls (and ``cancel_after``) count from now.
         """
         if not isinstance(graph_session_id, str) or not graph_session_id:
             raise ValueError(
@@ -200,7 +203,10 @@ class ScriptedAgent:
         if key is not None and not isinstance(key, str):
             raise TypeError(f"key must be a str or None, got {key!r}")
         check_seconds(delay, "delay")
+        if command_id is not None and (not isinstance(command_id, str) or not command_id):
+            raise ValueError(f"command_id must be a non-empty string or None, got {command_id!r}")
         run = AgentRun(graph_session_id, [key or self.new_key()], self.clock.signal())
+        run.command_id = command_id
         self.runs.append(run)
         args = dict(arguments) if arguments is not None else None
         self.clock.spawn(self._script(run, args, cancel_after, poll), "agent-run", delay)
@@ -246,7 +252,7 @@ class ScriptedAgent:
         poll: bool,
     ) -> ProcessGen:
         try:
-            for attempt in range(self.max_start_attempts):
+            for attempt in range(self.max_start_attempts if run.command_id is None else 0):
                 try:
                     with self._recording(run, "run_graph_session"):
                         run.ticket = self.client.run_graph_session(
@@ -263,8 +269,9 @@ class ScriptedAgent:
                 except OsfClientError as err:
                     run.error = str(err)
                     return
-            assert run.ticket is not None
-            run.command_id = str(run.ticket["command_id"])
+            if run.command_id is None:  # queued now, not resumed
+                assert run.ticket is not None
+                run.command_id = str(run.ticket["command_id"])
             queued = self.clock.now()
             final: Signal | None = None
             if cancel_after is not None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, every
-from pytest_osfoundry.agent._contract import ContractAgent, main
+from pytest_osfoundry.agent._contract import ContractAgent, SavedRuns, main
 from pytest_osfoundry.client import OsfClientError
 
 
@@ -138,6 +138,12 @@ class RequeuesCancelled(ContractAgent):
         if entry["status"] == "cancelled" and self.task["kind"] != "run-and-cancel":
             return super().run_one(graph_session_id, arguments)
         return entry
+class ForgetsOnRestart(ContractAgent):
+    """Keeps nothing in OSF_AGENT_STATE_DIR: restarted, it queues its run afresh."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        super().__init__(env)
+        self.saved = SavedRuns(None, self.task)
 
 
 BROKEN: dict[str, type[ContractAgent]] = {
@@ -151,6 +157,7 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "shows-partial-result": ShowsPartialResult,
     "ascii-report": AsciiReport,
     "requeues-cancelled": RequeuesCancelled,
+    "forgets-on-restart": ForgetsOnRestart,
 }
 
 CAUGHT_BY: dict[str, set[str]] = {
@@ -164,6 +171,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "shows-partial-result": {"D18-agent-truncated-result"},
     "ascii-report": {"D18-agent-large-result"},
     "requeues-cancelled": {"A2-recheck-cancel-reported"},
+    "forgets-on-restart": {"R5-agent-resumes-after-restart"},
 }
 
 

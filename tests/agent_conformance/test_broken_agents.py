@@ -36,6 +36,7 @@ UNAFFECTED = {
     "shows-partial-result": "D18-agent-large-result",
     "ascii-report": "D18-agent-truncated-result",
     "requeues-cancelled": "A2-failed-run-reported",
+    "forgets-on-restart": "A5-same-key-after-lost-reply",
 }
 
 
@@ -115,3 +116,7 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
     ]
     assert "compared by JSON equality" in said[("ascii-report", "D18-agent-large-result")]
     assert "never run again" in said[("requeues-cancelled", "A2-recheck-cancel-reported")]
+    assert (
+        "runs across its restart"
+        in said[("forgets-on-restart", "R5-agent-resumes-after-restart")]
+    )
