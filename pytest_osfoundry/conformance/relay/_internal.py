@@ -20,9 +20,6 @@ Each name is imported from its module when first asked for, so no import gets de
   checks and replays them. For the pytest plugin.
 * ``RelayPreflightError`` -- The relay command cannot be checked; the message names the
   problem. For the pytest plugin.
-* ``STALL_LATE`` -- The suite's own process asks to wake every :data:`STALL_TICK`
-  seconds. For the agent suite.
-* ``STALL_TICK`` --  For the agent suite.
 * ``stderr_lines`` -- The relay's stderr of :func:`relay_evidence` for pytest's failure
   report. For the pytest plugin.
 * ``write_relay_record`` -- Write ``record`` to ``folder/<check id>.json`` (ASCII JSON,
@@ -45,7 +42,7 @@ if TYPE_CHECKING:
         stderr_lines,
         write_relay_record,
     )
-    from pytest_osfoundry.conformance.relay._harness import STALL_LATE, STALL_TICK, relay_argv
+    from pytest_osfoundry.conformance.relay._harness import relay_argv
     from pytest_osfoundry.conformance.relay._instrumented import bearer_token
     from pytest_osfoundry.conformance.relay._preflight import RelayPreflightError, relay_preflight
 
@@ -53,8 +50,6 @@ _LAZY: dict[str, str] = {
     "RELAY_CONF": "pytest_osfoundry.conformance.relay._evidence",
     "RelayConcurrentRunner": "pytest_osfoundry.conformance.relay._concurrent",
     "RelayPreflightError": "pytest_osfoundry.conformance.relay._preflight",
-    "STALL_LATE": "pytest_osfoundry.conformance.relay._harness",
-    "STALL_TICK": "pytest_osfoundry.conformance.relay._harness",
     "bearer_token": "pytest_osfoundry.conformance.relay._instrumented",
     "relay_argv": "pytest_osfoundry.conformance.relay._harness",
     "relay_evidence": "pytest_osfoundry.conformance.relay._evidence",
@@ -68,8 +63,6 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "RELAY_CONF",
-    "STALL_LATE",
-    "STALL_TICK",
     "RelayConcurrentRunner",
     "RelayPreflightError",
     "bearer_token",
