@@ -12,8 +12,6 @@ Each name is imported from its module when first asked for, so no import gets de
   then each start's exit code, report and output tail. For the pytest plugin.
 * ``measure_properties``, ``write_agent_record`` -- a check's measures as JUnit
   properties, and its record kept under ``--osf-agent-record``. For the agent hooks.
-* ``AgentConcurrentRunner`` -- ``--osf-agent-concurrency``: the agent checks pre-run in a
-  thread pool. For the agent hooks.
 * ``AgentConformance``, ``AgentSuite`` -- one check's context and the run's server. For
   the agent hooks' fixtures.
 * ``AgentPreflightError``, ``agent_preflight`` -- the command tried once before any
@@ -29,7 +27,6 @@ from typing import TYPE_CHECKING
 from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.conformance.agent._concurrent import AgentConcurrentRunner
     from pytest_osfoundry.conformance.agent._evidence import (
         AGENT_CONF,
         agent_evidence,
@@ -51,7 +48,6 @@ _LAZY: dict[str, str] = {
     "agent_lines": "pytest_osfoundry.conformance.agent._evidence",
     "measure_properties": "pytest_osfoundry.conformance.agent._evidence",
     "write_agent_record": "pytest_osfoundry.conformance.agent._evidence",
-    "AgentConcurrentRunner": "pytest_osfoundry.conformance.agent._concurrent",
     "AgentConformance": "pytest_osfoundry.conformance.agent._harness",
     "AgentSuite": "pytest_osfoundry.conformance.agent._harness",
     "AgentPreflightError": "pytest_osfoundry.conformance.agent._preflight",
@@ -65,7 +61,6 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "AGENT_CONF",
     "AgentCommandError",
-    "AgentConcurrentRunner",
     "AgentConformance",
     "AgentPreflightError",
     "AgentSuite",

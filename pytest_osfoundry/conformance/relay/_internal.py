@@ -16,8 +16,6 @@ Each name is imported from its module when first asked for, so no import gets de
   raise on a problem. For the pytest plugin.
 * ``relay_record`` -- Everything a relay check judged, for ``--osf-relay-record``. For
   the pytest plugin.
-* ``RelayConcurrentRunner`` -- The pytest plugin that pre-runs this process's relay
-  checks and replays them. For the pytest plugin.
 * ``RelayPreflightError`` -- The relay command cannot be checked; the message names the
   problem. For the pytest plugin.
 * ``stderr_lines`` -- The relay's stderr of :func:`relay_evidence` for pytest's failure
@@ -33,7 +31,6 @@ from typing import TYPE_CHECKING
 from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from pytest_osfoundry.conformance.relay._concurrent import RelayConcurrentRunner
     from pytest_osfoundry.conformance.relay._evidence import (
         RELAY_CONF,
         relay_evidence,
@@ -48,7 +45,6 @@ if TYPE_CHECKING:
 
 _LAZY: dict[str, str] = {
     "RELAY_CONF": "pytest_osfoundry.conformance.relay._evidence",
-    "RelayConcurrentRunner": "pytest_osfoundry.conformance.relay._concurrent",
     "RelayPreflightError": "pytest_osfoundry.conformance.relay._preflight",
     "bearer_token": "pytest_osfoundry.conformance.relay._instrumented",
     "relay_argv": "pytest_osfoundry.conformance.relay._harness",
@@ -63,7 +59,6 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "RELAY_CONF",
-    "RelayConcurrentRunner",
     "RelayPreflightError",
     "bearer_token",
     "relay_argv",

@@ -1,19 +1,19 @@
-"""Running relay checks at once in one process (``--osf-relay-concurrency N``).
+"""Running the checks of a suite with one context each at once in one process
+(``--osf-relay-concurrency N``, ``--osf-agent-concurrency N``).
 
-A relay check spends its time waiting for a relay process, so when the first relay
-check of this process is about to run, :class:`RelayConcurrentRunner` runs every
-relay check still to come in a thread pool, each with its own context (account,
-token, project, driver scenario, relay process group), and stores each outcome.
-Each item's call then replays its stored outcome in pytest's usual order, so
-reports, baselines, ``-x``, ``-k`` and JUnit XML are those of a serial run (apart
-from timings). The phases are the server suite's
-(:func:`~pytest_osfoundry.conformance.scheduling._runner.run_phases`): a check whose
-``schedule`` is ``"alone"`` runs alone after the others, one whose schedule is
-``"last"`` after those, alongside the other ``last`` ones, each whole (a relay context
+A relay or agent check spends its time waiting for an outside process, so when the
+first such check of this process is about to run, :class:`ContextRunner` runs every
+one still to come in a thread pool, each with its own context (account, token,
+project, process group, ...), and stores each outcome. Each item's call then replays
+its stored outcome in pytest's usual order, so reports, baselines, ``-x``, ``-k`` and
+JUnit XML are those of a serial run (apart from timings). The phases are the server
+suite's (:func:`~pytest_osfoundry.conformance.scheduling._runner.run_phases`): a check
+whose ``schedule`` is ``"alone"`` runs alone after the others, one whose schedule is
+``"last"`` after those, alongside the other ``last`` ones, each whole (such a context
 has no stage to wait at, so ``"alone-within"`` and ``"last-within"`` run as ``"alone"``
-and ``"last"`` here). A batch Ctrl-C stops ends the server suite's
-way (:class:`~pytest_osfoundry.conformance.scheduling._runner.PreRunner`): what ended is
-reported, the rest is not run. ``--osf-relay-concurrency 1`` turns this off.
+and ``"last"`` here). A batch Ctrl-C stops ends the server suite's way
+(:class:`~pytest_osfoundry.conformance.scheduling._runner.PreRunner`): what ended is
+reported, the rest is not run. A concurrency of 1 turns this off.
 """
 
 from __future__ import annotations
@@ -21,55 +21,70 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import pytest
 
-from pytest_osfoundry.conformance.relay._evidence import RELAY_CONF
-from pytest_osfoundry.conformance.relay._harness import RelayConformance
-from pytest_osfoundry.conformance.scheduling._internal import Phases, PreRunner, Stage, upcoming
+from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
+from pytest_osfoundry.conformance.scheduling._waits import Stage
 from pytest_osfoundry.conformance.suite._internal import check_info
 
-__all__ = ["FIXTURE", "RelayConcurrentRunner", "RelayOutcome"]
-
-FIXTURE = "osf_relay_conf"
+__all__ = ["ContextOutcome", "ContextRunner"]
 
 
 @dataclass
-class RelayOutcome:
-    """What a pre-run relay check raised (``None``: it returned) and how long it took."""
+class ContextOutcome:
+    """What a pre-run check raised (``None``: it returned) and how long it took."""
 
     error: BaseException | None = None
     close_error: BaseException | None = None
     seconds: float = 0.0
 
 
-def _runnable(item: pytest.Item) -> bool:
+class _Closes(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closes)
+
+
+def _runnable(item: pytest.Item, fixture: str) -> bool:
     if not isinstance(item, pytest.Function) or check_info(getattr(item, "obj", None)) is None:
         return False
-    return tuple(item._fixtureinfo.argnames) == (FIXTURE,)
+    return tuple(item._fixtureinfo.argnames) == (fixture,)
 
 
-class RelayConcurrentRunner(PreRunner[RelayOutcome]):
-    """The pytest plugin that pre-runs this process's relay checks and replays them.
+class ContextRunner(PreRunner[ContextOutcome], Generic[C]):
+    """The pytest plugin that pre-runs this process's checks taking the one fixture
+    ``fixture`` and replays them.
 
-    ``make_context(item)`` builds a check's fresh context; ``on_interrupt()`` is called
-    on Ctrl-C in the middle of the batch (the suite kills its relays and wakes the
-    checks' waits, so the batch ends at once).
+    ``make_context(item)`` builds a check's fresh context, kept on the item as
+    ``context_key`` (its report shows what its command did); ``on_interrupt()`` is
+    called on Ctrl-C in the middle of the batch (the suite kills its processes and
+    wakes the checks' waits, so the batch ends at once); ``thread`` names the pool's
+    threads.
     """
 
     def __init__(
         self,
         workers: int,
-        make_context: Callable[[pytest.Item], RelayConformance],
+        make_context: Callable[[pytest.Item], C],
+        *,
+        fixture: str,
+        context_key: pytest.StashKey[C],
+        thread: str,
         on_interrupt: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(workers, on_interrupt)
         self._make_context = make_context
+        self._fixture = fixture
+        self._key = context_key
+        self._thread = thread
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """Replay the stored outcome of a relay check (pre-running them all first)."""
-        if not _runnable(pyfuncitem):
+        """Replay the stored outcome of a check (pre-running them all first)."""
+        if not _runnable(pyfuncitem, self._fixture):
             return None
         if pyfuncitem.nodeid not in self._outcomes:
             self._prerun(pyfuncitem)  # this item and every one still to come here
@@ -81,7 +96,9 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
     def _prerun(self, first: pytest.Function) -> None:
         # The items this process runs from here on (under xdist: those its worker was given).
         batch = [
-            i for i in [first, *upcoming(first)] if _runnable(i) and i.nodeid not in self._outcomes
+            i
+            for i in [first, *upcoming(first)]
+            if _runnable(i, self._fixture) and i.nodeid not in self._outcomes
         ]
         phases = Phases()
         for item in batch:
@@ -90,16 +107,16 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
             phases.add(item, info.needs)
 
         def one(item: pytest.Function, _stage: Stage) -> None:
-            outcome = RelayOutcome()
+            outcome = ContextOutcome()
             began = time.perf_counter()
             try:
                 conf = self._make_context(item)
             except BaseException as err:
                 outcome.error = err
             else:
-                item.stash[RELAY_CONF] = conf  # the report shows what its relay sent
+                item.stash[self._key] = conf  # the report shows what its command did
                 try:
-                    item.obj(**{FIXTURE: conf})
+                    item.obj(**{self._fixture: conf})
                 except BaseException as err:  # stored, re-raised by the item's call
                     outcome.error = err
                 try:
@@ -109,4 +126,4 @@ class RelayConcurrentRunner(PreRunner[RelayOutcome]):
             outcome.seconds = time.perf_counter() - began
             self._keep(item, outcome)
 
-        self._run(phases, one, "osf-relay-check")
+        self._run(phases, one, self._thread)

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from pytest_osfoundry.conformance.scheduling._contexts import ContextRunner
     from pytest_osfoundry.conformance.scheduling._gc import freeze_collected
     from pytest_osfoundry.conformance.scheduling._in_flight import InFlight, amend, summary_line
     from pytest_osfoundry.conformance.scheduling._per_target import kept_on
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from pytest_osfoundry.conformance.scheduling._waits import Interrupted, Stage, no_stage
 
 _LAZY: dict[str, str] = {
+    "ContextRunner": "pytest_osfoundry.conformance.scheduling._contexts",
     "DEFAULT": "pytest_osfoundry.conformance.scheduling._protocol",
     "INTERRUPTED": "pytest_osfoundry.conformance.scheduling._protocol",
     "InFlight": "pytest_osfoundry.conformance.scheduling._in_flight",
@@ -94,6 +96,7 @@ __all__ = [
     "DEFAULT",
     "INTERRUPTED",
     "NOT_RUN_PREFIX",
+    "ContextRunner",
     "InFlight",
     "Interrupted",
     "Needs",
