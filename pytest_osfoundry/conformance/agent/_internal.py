@@ -1,24 +1,5 @@
-"""What the conformance package's other rooms use of the agent suite.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``AGENT_CONF`` -- The agent check's context, on its item (set by its fixture or the
-  concurrent runner). For the pytest plugin.
-* ``agent_evidence`` -- The report's ``agent`` entry for ``conf`` (see the module),
-  masked. For the pytest plugin.
-* ``agent_lines`` -- The evidence as text for pytest's failure report: a line per call,
-  then each start's exit code, report and output tail. For the pytest plugin.
-* ``measure_properties``, ``write_agent_record`` -- a check's measures as JUnit
-  properties, and its record kept under ``--osf-agent-record``. For the agent hooks.
-* ``AgentConformance``, ``AgentSuite`` -- one check's context and the run's server. For
-  the agent hooks' fixtures.
-* ``AgentPreflightError``, ``agent_preflight`` -- the command tried once before any
-  check. For the agent hooks.
-* ``AgentCommandError``, ``kill_all``, ``split_agent_command`` -- the agent command: its
-  argv, why it cannot start, every start ended at exit. For the agent hooks.
-"""
+"""What the conformance package's other rooms use of the agent suite: its evidence,
+records, preflight and command (each name imported on first use)."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def _suite(settings: Settings) -> AgentSuite:
 
 
 _HOOKS = CommandSuiteHooks[AgentSuite, AgentConformance](
-    "agent",
+    name="agent",
     active=lambda settings: settings.agent_active,
     after=lambda settings: settings.active or settings.relay_active,  # another suite too
     checks=AGENT_CHECKS,

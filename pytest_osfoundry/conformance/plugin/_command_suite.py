@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -76,6 +77,7 @@ def record_folder(option: str, value: str) -> Path:
     return folder
 
 
+@dataclass(frozen=True)
 class CommandSuiteHooks(Generic[S, C]):
     """The hooks' work for the suite ``name`` (see the module).
 
@@ -89,37 +91,24 @@ class CommandSuiteHooks(Generic[S, C]):
     ``on_freeze(item, conf)`` adds to a check's report when it ends.
     """
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        active: Callable[[Settings], bool],
-        after: Callable[[Settings], bool],
-        checks: str,
-        split: Callable[[str], object],
-        make_suite: Callable[[Settings], S],
-        make_context: Callable[[S, CheckInfo], C],
-        context_key: pytest.StashKey[C],
-        preflight: Callable[[S], None],
-        preflight_error: type[Exception],
-        write_record: Callable[[Path, C, str, str | None, set[str]], object],
-        on_freeze: Callable[[pytest.Item, C], None] = lambda item, conf: None,
-    ) -> None:
-        self.name = name
-        self.active = active
-        self._after = after
-        self._checks = checks
-        self._split = split
-        self._make_suite = make_suite
-        self._make_context = make_context
-        self.context_key = context_key
-        self._preflight = preflight
-        self._preflight_error = preflight_error
-        self._write_record = write_record
-        self._on_freeze = on_freeze
-        self._suite_key = pytest.StashKey[S]()
-        self._record_key = pytest.StashKey[Path]()
-        self._runner = f"osfoundry-{name}-concurrent"
+    name: str
+    active: Callable[[Settings], bool]
+    after: Callable[[Settings], bool]
+    checks: str
+    split: Callable[[str], object]
+    make_suite: Callable[[Settings], S]
+    make_context: Callable[[S, CheckInfo], C]
+    context_key: pytest.StashKey[C]
+    preflight: Callable[[S], None]
+    preflight_error: type[Exception]
+    write_record: Callable[[Path, C, str, str | None, set[str]], object]
+    on_freeze: Callable[[pytest.Item, C], None] = lambda item, conf: None
+    _suite_key: pytest.StashKey[S] = field(default_factory=pytest.StashKey, init=False)
+    _record_key: pytest.StashKey[Path] = field(default_factory=pytest.StashKey, init=False)
+
+    @property
+    def _runner(self) -> str:
+        return f"osfoundry-{self.name}-concurrent"
 
     def _option(self, settings: Settings, what: str) -> Any:
         return getattr(settings, f"osf_{self.name}_{what}")
@@ -130,7 +119,7 @@ class CommandSuiteHooks(Generic[S, C]):
         if not self.active(settings):
             return
         try:
-            self._split(self._option(settings, "command") or "")
+            self.split(self._option(settings, "command") or "")
         except CommandError as err:
             message = f"--osf-{self.name}-command: {err}"
             refuse(config, f"{REFUSED}{message}", settings)
@@ -145,8 +134,8 @@ class CommandSuiteHooks(Generic[S, C]):
                 raise
         source = getattr(config, "args_source", None)
         if source is not None and source != pytest.Config.ArgsSource.ARGS:
-            folder = str(checks_dir(self._checks))
-            if self._after(settings):  # another suite too: its checks, then these
+            folder = str(checks_dir(self.checks))
+            if self.after(settings):  # another suite too: its checks, then these
                 config.args.append(folder)
             else:
                 config.args[:] = [folder]
@@ -171,7 +160,7 @@ class CommandSuiteHooks(Generic[S, C]):
         conf = item.stash.get(self.context_key, None)
         if conf is not None and call.when == "call":
             conf.freeze()
-            self._on_freeze(item, conf)
+            self.on_freeze(item, conf)
         result = yield
         folder = item.config.stash.get(self._record_key, None)
         if folder is None or conf is None or call.when != "call":
@@ -182,7 +171,7 @@ class CommandSuiteHooks(Generic[S, C]):
             outcome = "xpassed" if report.passed else "xfailed"
         failure = call.excinfo.value if call.excinfo is not None else None
         message = (str(failure).strip() or type(failure).__name__) if failure is not None else None
-        self._write_record(folder, conf, outcome, message, item.config.stash.get(SECRETS, set()))
+        self.write_record(folder, conf, outcome, message, item.config.stash.get(SECRETS, set()))
 
     def unconfigure(self, config: pytest.Config) -> None:
         """``pytest_unconfigure``: close the run's suite; kill every process still running."""
@@ -198,7 +187,7 @@ class CommandSuiteHooks(Generic[S, C]):
         """The run's suite, made on first use (Ctrl-C interrupts it)."""
         suite = config.stash.get(self._suite_key, None)
         if suite is None:
-            suite = self._make_suite(Settings.from_config(config))
+            suite = self.make_suite(Settings.from_config(config))
             config.stash[self._suite_key] = suite
             # Ctrl-C: every process killed, every check's wait woken (the run ends at once).
             config.stash[WATCHER].on_stop(suite.interrupt)
@@ -214,8 +203,8 @@ class CommandSuiteHooks(Generic[S, C]):
             return
         name = self.name
         try:
-            self._preflight(self.suite(config))
-        except self._preflight_error as err:
+            self.preflight(self.suite(config))
+        except self.preflight_error as err:
             refuse(config, f"the {name} preflight refused the {name} command: {err}", settings)
             raise pytest.UsageError(f"osfoundry {name} preflight: {err}") from None
         except KeyboardInterrupt:
@@ -249,7 +238,7 @@ class CommandSuiteHooks(Generic[S, C]):
             raise pytest.UsageError(
                 f"osf_{self.name}_conf is only for conformance checks (@check functions)"
             )
-        return self._make_context(suite, info)
+        return self.make_context(suite, info)
 
     def conf_fixture(self, request: pytest.FixtureRequest, suite: S) -> Iterator[C]:
         """The ``osf_NAME_conf`` fixture: a fresh context, closed after the check."""

@@ -65,7 +65,7 @@ def _write_record(
 
 
 _HOOKS = CommandSuiteHooks[RelaySuite, RelayConformance](
-    "relay",
+    name="relay",
     active=lambda settings: settings.relay_active,
     after=lambda settings: settings.active,  # a target too: its server checks first
     checks=RELAY_CHECKS,

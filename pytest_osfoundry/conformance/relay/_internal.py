@@ -1,28 +1,5 @@
-"""What the conformance package's other rooms use of the relay suite.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``bearer_token`` -- The token of an ``Authorization. For the agent suite.
-* ``relay_argv`` -- ``--osf-relay-command``'s ``CMD`` as argv. For the pytest plugin.
-* ``RELAY_CONF`` -- The relay check's context, on its item (set by its fixture or the
-  concurrent runner). For the pytest plugin.
-* ``relay_evidence`` -- The JSON report's ``relay`` entry for a failed relay check
-  (texts ``mask``ed, and the check's own desktop token). For the pytest plugin.
-* ``relay_lines`` -- The requests of :func:`relay_evidence` a line each, for pytest's
-  failure report. For the pytest plugin.
-* ``relay_preflight`` -- Start the relay once and wait for its first answered sync;
-  raise on a problem. For the pytest plugin.
-* ``relay_record`` -- Everything a relay check judged, for ``--osf-relay-record``. For
-  the pytest plugin.
-* ``RelayPreflightError`` -- The relay command cannot be checked; the message names the
-  problem. For the pytest plugin.
-* ``stderr_lines`` -- The relay's stderr of :func:`relay_evidence` for pytest's failure
-  report. For the pytest plugin.
-* ``write_relay_record`` -- Write ``record`` to ``folder/<check id>.json`` (ASCII JSON,
-  ``secrets`` masked); the file's path. For the pytest plugin.
-"""
+"""What the conformance package's other rooms use of the relay suite: its evidence,
+records and preflight (each name imported on first use)."""
 
 from __future__ import annotations
 
