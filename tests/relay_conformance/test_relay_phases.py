@@ -55,12 +55,12 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         item.stash = pytest.Stash()
         items.append(item)
     monkeypatch.setattr(_contexts, "upcoming", lambda first: items[1:])
-    monkeypatch.setattr(_contexts, "_runnable", lambda item, fixture: True)
-    monkeypatch.setattr(_contexts, "check_info", lambda obj: infos[_name_of(obj, items)])
+    monkeypatch.setattr(_contexts.ContextRunner, "_runnable", lambda self, item: True)
 
     runner = _contexts.ContextRunner(
         4,
         lambda item: mock.Mock(spec=RelayConformance),
+        needs=lambda item: infos[str(item.nodeid)].needs,
         fixture="osf_relay_conf",
         context_key=RELAY_CONF,
         thread="osf-relay-check",

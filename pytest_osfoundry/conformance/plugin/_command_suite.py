@@ -40,6 +40,7 @@ from pytest_osfoundry.conformance.scheduling._internal import (
     INTERRUPTED,
     ContextRunner,
     Interrupted,
+    Needs,
 )
 from pytest_osfoundry.conformance.suite._internal import CheckInfo, Settings, check_info, checks_dir
 
@@ -75,6 +76,11 @@ def record_folder(option: str, value: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise pytest.UsageError(f"{option}: cannot write in {value} (permission denied)")
     return folder
+
+
+def _needs(item: pytest.Item) -> Needs | None:
+    info = check_info(getattr(item, "obj", None))
+    return None if info is None else info.needs
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,7 @@ class CommandSuiteHooks(Generic[S, C]):
             runner = ContextRunner(
                 workers,
                 lambda item: self.context(item, self.suite(config)),
+                needs=_needs,
                 fixture=f"osf_{self.name}_conf",
                 context_key=self.context_key,
                 thread=f"osf-{self.name}-check",

@@ -25,9 +25,9 @@ from typing import Generic, Protocol, TypeVar
 
 import pytest
 
+from pytest_osfoundry.conformance.scheduling._protocol import Needs
 from pytest_osfoundry.conformance.scheduling._runner import Phases, PreRunner, upcoming
 from pytest_osfoundry.conformance.scheduling._waits import Stage
-from pytest_osfoundry.conformance.suite._internal import check_info
 
 __all__ = ["ContextOutcome", "ContextRunner"]
 
@@ -48,16 +48,11 @@ class _Closes(Protocol):
 C = TypeVar("C", bound=_Closes)
 
 
-def _runnable(item: pytest.Item, fixture: str) -> bool:
-    if not isinstance(item, pytest.Function) or check_info(getattr(item, "obj", None)) is None:
-        return False
-    return tuple(item._fixtureinfo.argnames) == (fixture,)
-
-
 class ContextRunner(PreRunner[ContextOutcome], Generic[C]):
     """The pytest plugin that pre-runs this process's checks taking the one fixture
     ``fixture`` and replays them.
 
+    ``needs(item)`` is what a check needs of the scheduler (``None``: not a check);
     ``make_context(item)`` builds a check's fresh context, kept on the item as
     ``context_key`` (its report shows what its command did); ``on_interrupt()`` is
     called on Ctrl-C in the middle of the batch (the suite kills its processes and
@@ -70,6 +65,7 @@ class ContextRunner(PreRunner[ContextOutcome], Generic[C]):
         workers: int,
         make_context: Callable[[pytest.Item], C],
         *,
+        needs: Callable[[pytest.Item], Needs | None],
         fixture: str,
         context_key: pytest.StashKey[C],
         thread: str,
@@ -77,14 +73,20 @@ class ContextRunner(PreRunner[ContextOutcome], Generic[C]):
     ) -> None:
         super().__init__(workers, on_interrupt)
         self._make_context = make_context
+        self._needs = needs
         self._fixture = fixture
         self._key = context_key
         self._thread = thread
 
+    def _runnable(self, item: pytest.Item) -> bool:
+        if not isinstance(item, pytest.Function) or self._needs(item) is None:
+            return False
+        return tuple(item._fixtureinfo.argnames) == (self._fixture,)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """Replay the stored outcome of a check (pre-running them all first)."""
-        if not _runnable(pyfuncitem, self._fixture):
+        if not self._runnable(pyfuncitem):
             return None
         if pyfuncitem.nodeid not in self._outcomes:
             self._prerun(pyfuncitem)  # this item and every one still to come here
@@ -98,13 +100,13 @@ class ContextRunner(PreRunner[ContextOutcome], Generic[C]):
         batch = [
             i
             for i in [first, *upcoming(first)]
-            if _runnable(i, self._fixture) and i.nodeid not in self._outcomes
+            if self._runnable(i) and i.nodeid not in self._outcomes
         ]
         phases = Phases()
         for item in batch:
-            info = check_info(getattr(item, "obj", None))
-            assert info is not None and isinstance(item, pytest.Function)  # _runnable
-            phases.add(item, info.needs)
+            needs = self._needs(item)
+            assert needs is not None and isinstance(item, pytest.Function)  # _runnable
+            phases.add(item, needs)
 
         def one(item: pytest.Function, _stage: Stage) -> None:
             outcome = ContextOutcome()
