@@ -244,6 +244,31 @@ def test_stderr_tail_masks_the_token():
     assert "token is ***" in tail and token not in tail
 
 
+def test_a_relay_flooding_stderr_is_kept_bounded_and_its_stdout_dropped():
+    """A relay's stderr is read through the bounded pipe an agent's output is (no file):
+    the last OUTPUT_KEPT bytes kept, every byte counted; its stdout is not its contract."""
+    script = (
+        "import sys\n"
+        "print('on stdout', flush=True)\n"
+        "line = 'x' * 999 + '\\n'\n"
+        "for _ in range(1024):\n"
+        "    sys.stderr.write(line)\n"
+        "sys.stderr.write('last line\\n')\n"
+    )
+    process = CommandProcess([PY, "-c", script], {}, what="a command")
+    try:
+        assert process.wait(10.0) == 0
+        process.stop()  # its output read to the end
+        assert process.output_bytes == 1024 * 1000 + len("last line\n")
+        text = process.output_text()
+        assert len(text) <= command_process.OUTPUT_KEPT < process.output_bytes
+        assert text.endswith("x\nlast line\n") and "on stdout" not in text
+        assert process.output_tail().splitlines()[-1] == "last line"
+    finally:
+        process.close()
+    assert process.output_text() == ""  # closed: its output dropped
+
+
 # ---------------------------------------------------------------- preflight and floods
 @pytest.fixture
 def in_root(monkeypatch):
