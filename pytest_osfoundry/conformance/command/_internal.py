@@ -18,10 +18,9 @@ if TYPE_CHECKING:
         kill_all,
         split_command,
     )
-    from pytest_osfoundry.conformance.command._suite import STALL_LATE, STALL_TICK, CommandSuite
+    from pytest_osfoundry.conformance.command._suite import CommandSuite
 
 _PROCESS = "pytest_osfoundry.conformance.command._process"
-_SUITE = "pytest_osfoundry.conformance.command._suite"
 _LAZY: dict[str, str] = {
     "OUTPUT_KEPT": _PROCESS,
     "STOP_GRACE_SECONDS": _PROCESS,
@@ -31,16 +30,12 @@ _LAZY: dict[str, str] = {
     "kill_all": _PROCESS,
     "split_command": _PROCESS,
     "first_sign": "pytest_osfoundry.conformance.command._preflight",
-    "STALL_LATE": _SUITE,
-    "STALL_TICK": _SUITE,
-    "CommandSuite": _SUITE,
+    "CommandSuite": "pytest_osfoundry.conformance.command._suite",
 }
 """Each shared name and the module that defines it."""
 
 __all__ = [
     "OUTPUT_KEPT",
-    "STALL_LATE",
-    "STALL_TICK",
     "STOP_GRACE_SECONDS",
     "CommandError",
     "CommandProcess",
