@@ -180,7 +180,7 @@ for (const [signal, number] of [["SIGTERM", 15], ["SIGINT", 2]]) {
 }
 setTimeout(
   () => finish(3, "the deadline passed before every run was terminal"),
-  (Number(env.OSF_AGENT_DEADLINE) - 0.5) * 1000,
+  (Number(env.OSF_AGENT_DEADLINE) - 0.5 - process.uptime()) * 1000, // from the start
 );
 doTask().then(
   () => finish(0, null),
