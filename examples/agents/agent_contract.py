@@ -10,7 +10,7 @@ terminal answer, cancels once ``cancel_after_seconds`` after the ticket, writes 
 report and returns the exit status: 0 every run terminal and reported, 1 a failure,
 3 the deadline, 128 + n signal n.
 
-A stack's agent (``mcp_sdk_agent.py``, ``fastmcp_agent.py``) adds the wire:
+A stack's agent (``mcp_sdk_agent.py``, ``fastmcp_client_agent.py``) adds the wire:
 :meth:`ContractAgent.tool` (one tool call; :class:`Final` for a tool error) and
 :meth:`ContractAgent.in_sessions` (run :meth:`ContractAgent.do` on a session, and on a
 new one after a lost reply: every step of ``do`` resumes where the last one stopped,

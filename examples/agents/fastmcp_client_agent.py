@@ -1,6 +1,6 @@
 """An agent on fastmcp's ``Client`` that follows the agent contract.
 
-``pytest --osf-agent-command="python examples/agents/fastmcp_agent.py"`` grades it
+``pytest --osf-agent-command="python examples/agents/fastmcp_client_agent.py"`` grades it
 (docs/agent-conformance.md). :mod:`agent_contract` is the contract's stack-neutral
 part; this file is the wire in fastmcp's idiom (``Client`` over
 ``StreamableHttpTransport``, ``call_tool``, whose tool error raises fastmcp's
@@ -37,14 +37,14 @@ class Lost(Exception):
 
 
 def is_lost(err: BaseException) -> bool:
-    """Whether ``err`` (every error of a group, or what it was raised from) is a lost reply."""
+    """Whether ``err`` (every error of a group, or the error fastmcp raised it from) is a
+    lost reply."""
     inner = getattr(err, "exceptions", None)
     if inner:
         return all(is_lost(e) for e in inner)
     if isinstance(err, (Lost, httpx2.TransportError)):
         return True
-    cause = err.__cause__ or err.__context__
-    return cause is not None and is_lost(cause)
+    return err.__cause__ is not None and is_lost(err.__cause__)  # fastmcp's RuntimeError
 
 
 async def refuse_lost_statuses(response: httpx2.Response) -> None:

@@ -67,7 +67,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
     python = f"{sys.executable} {(AGENTS / '{}.py').relative_to(ROOT).as_posix()}"
     commands: dict[str, tuple[str, ...]] = {
         "mcp-sdk": (python.format("mcp_sdk_agent"),),
-        "fastmcp": (python.format("fastmcp_agent"), "-k", SUBSET),
+        "fastmcp": (python.format("fastmcp_client_agent"), "-k", SUBSET),
         "plain-mcp-sdk": (python.format("mcp_sdk_agent") + " --plain", "-k", "A5-same-key"),
     }
     if NODES and TS_SDK.exists():
