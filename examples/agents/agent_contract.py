@@ -136,8 +136,10 @@ class ContractAgent(Generic[Session]):
             )
             await anyio.sleep(max(0.0, min(run["next_read"], cancel_at) - time.time()))
             if cancel_at <= run["next_read"]:
-                await self.tool(session, "cancel_graph_run", command_id=run["command_id"])
+                answer = await self.tool(session, "cancel_graph_run", command_id=run["command_id"])
                 run["cancel_sent"] = True
+                if answer.get("status") == "cancelled":  # D8: final; nothing to read after it
+                    run.update(view=answer, status="cancelled")
                 self.save()
                 continue
             view = await self.tool(session, "get_graph_run", command_id=run["command_id"])

@@ -118,8 +118,13 @@ async function follow(run) {
       task.kind === "run-and-cancel" && !run.cancel_sent ? run.ticket_at + cancel : Infinity;
     await sleep(Math.min(run.next_read, cancelAt) - Date.now() / 1000);
     if (cancelAt <= run.next_read) {
-      await tool("cancel_graph_run", { command_id: run.command_id });
+      const answer = await tool("cancel_graph_run", { command_id: run.command_id });
       run.cancel_sent = true;
+      if (answer.status === "cancelled") {
+        // D8: the cancel of a queued run answers its final status; nothing to read after it
+        run.view = answer;
+        run.status = answer.status;
+      }
       save();
       continue;
     }
