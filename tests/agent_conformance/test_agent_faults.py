@@ -34,7 +34,7 @@ def _world() -> tuple[InstrumentedMcp, str, str]:
 
 
 def test_the_token_is_noted_wherever_else_it_travels() -> None:
-    server, token, project = _world()
+    server, token, _ = _world()
     lane = server.lane(token)
     bearer = {"authorization": f"Bearer {token}"}
     server(Request("POST", "/mcp", bearer, b"{}"))
