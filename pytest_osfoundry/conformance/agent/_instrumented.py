@@ -54,7 +54,6 @@ from pytest_osfoundry.http import (
     KeptOpen,
     Request,
     Response,
-    announce_origin,
     json_response,
 )
 from pytest_osfoundry.server import ReferenceServer
@@ -210,13 +209,16 @@ class InstrumentedMcp(HandlerWrapper[ReferenceServer]):
         super().__init__(inner)
         self._lock = threading.Lock()
         self._lanes: dict[str, McpLane] = {}
-        self.legacy = inner.sibling(protocols=LEGACY_VERSIONS)
-        """The reference server as one speaking only the legacy revisions (same state)."""
+        self._legacy: ReferenceServer | None = None
 
-    def serve_at(self, origin: str) -> None:
-        """A door announces where it serves this wrapper: both apps name it."""
-        super().serve_at(origin)
-        announce_origin(self.legacy, origin)
+    @property
+    def legacy(self) -> ReferenceServer:
+        """The reference server as one speaking only the legacy revisions, over the same
+        state; made when first needed, so it names the URL the door announced."""
+        with self._lock:
+            if self._legacy is None:
+                self._legacy = self.inner.sibling(protocols=LEGACY_VERSIONS)
+            return self._legacy
 
     def lane(self, token: str) -> McpLane:
         """A new lane for ``token``."""
