@@ -11,21 +11,19 @@ Each name, with who needs it:
   ``osfoundry-fake serve``'s options are checked against.
 * :class:`DirectToolClient`, :class:`DirectRelayClient` -- an agent's and a desktop's
   calls straight on a server's state: the world's in-process wiring.
-* :func:`event_stream`, :data:`EVENT_STREAM_HEADERS` -- an answer as the endpoint's
-  event stream: the agent suite's instrumented server sends answers that way when a
-  check leaves the stream open.
+* :func:`event_stream` -- an answer as the endpoint's event stream: the agent suite's
+  instrumented server sends answers that way when a check leaves the stream open.
 """
 
 from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, ClockAdmin, shown
 from pytest_osfoundry.server._eras import normalize_protocols
-from pytest_osfoundry.server._mcp import EVENT_STREAM_HEADERS, event_stream
+from pytest_osfoundry.server._mcp import event_stream
 from pytest_osfoundry.server._origins import OriginPolicy
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
 
 __all__ = [
     "ADMIN_PREFIX",
-    "EVENT_STREAM_HEADERS",
     "KEY_SECONDS_MIN",
     "MAX_ADVANCE",
     "ClockAdmin",

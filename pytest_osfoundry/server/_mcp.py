@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pytest_osfoundry._mcp_vocabulary import (
@@ -77,7 +77,6 @@ from pytest_osfoundry.server._state import Agent, DomainError, ServerState
 
 __all__ = [
     "ALL_VERSIONS",
-    "EVENT_STREAM_HEADERS",
     "LATEST_VERSION",
     "SUPPORTED_VERSIONS",
     "McpEndpoint",
@@ -148,14 +147,15 @@ _TOOL_IMPLS: dict[str, ToolImpl] = {
 }
 
 
-EVENT_STREAM_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
-"""The headers of an answer sent as an event stream."""
+_EVENT_STREAM_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
-def event_stream(message: bytes) -> bytes:
-    """One JSON-RPC ``message`` (compact JSON, one line) as the event stream the
-    endpoint answers with when built with ``sse=True``: one ``message`` event."""
-    return b"event: message\ndata: " + message + b"\n\n"
+def event_stream(message: bytes, headers: Mapping[str, str] | None = None) -> Response:
+    """One JSON-RPC ``message`` (compact JSON, one line) answered as the endpoint does
+    when built with ``sse=True``: a 200 event stream of one ``message`` event, with
+    ``headers`` (lower-case names) added."""
+    body = b"event: message\ndata: " + message + b"\n\n"
+    return Response(200, {**_EVENT_STREAM_HEADERS, **(headers or {})}, body)
 
 
 class McpEndpoint:
@@ -356,8 +356,7 @@ class McpEndpoint:
     def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
         body = dumps(payload)
         if self.sse:
-            out = {**EVENT_STREAM_HEADERS, **headers}
-            return Response(200, out, event_stream(body))
+            return event_stream(body, headers)
         return Response(200, {**_JSON_HEADERS, **headers}, body)
 
     def end_session(self, session_id: str) -> bool:

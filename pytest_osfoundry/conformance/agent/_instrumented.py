@@ -45,8 +45,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from pytest_osfoundry import _wirejson as wirejson
-from pytest_osfoundry._mcp_vocabulary import LEGACY_VERSIONS, SESSION_ID_HEADER
 from pytest_osfoundry.client import decode_answer, decode_events
+from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, SESSION_ID_HEADER
 from pytest_osfoundry.conformance.relay._internal import bearer_token
 from pytest_osfoundry.http import (
     DropConnection,
@@ -57,7 +57,7 @@ from pytest_osfoundry.http import (
     json_response,
 )
 from pytest_osfoundry.server import ReferenceServer
-from pytest_osfoundry.server._internal import EVENT_STREAM_HEADERS, event_stream
+from pytest_osfoundry.server._internal import event_stream
 
 __all__ = ["AgentFault", "InstrumentedMcp", "McpCall", "McpLane"]
 
@@ -217,7 +217,7 @@ class InstrumentedMcp(HandlerWrapper[ReferenceServer]):
         state; made when first needed, so it names the URL the door announced."""
         with self._lock:
             if self._legacy is None:
-                self._legacy = self.inner.sibling(protocols=LEGACY_VERSIONS)
+                self._legacy = self.inner.sibling(protocols=LEGACY_REVISIONS)
             return self._legacy
 
     def lane(self, token: str) -> McpLane:
@@ -344,10 +344,10 @@ class InstrumentedMcp(HandlerWrapper[ReferenceServer]):
             lane.wait_for(asked_again, fault.seconds)
             raise DropConnection()
         if fault.kind == "open-stream" and response.status == 200:
-            kind = response.headers.get("content-type", "")
-            body = response.body if "text/event-stream" in kind else event_stream(response.body)
-            headers = {k: v for k, v in response.headers.items() if k != "content-type"}
-            return KeptOpen(200, {**headers, **EVENT_STREAM_HEADERS}, body, until=lane.ended)
+            if "text/event-stream" not in response.headers.get("content-type", ""):
+                headers = {k: v for k, v in response.headers.items() if k != "content-type"}
+                response = event_stream(response.body, headers)
+            return KeptOpen(200, response.headers, response.body, until=lane.ended)
         return response
 
 
