@@ -1,8 +1,8 @@
 """The whole conformance suite against a far-away server, serial against concurrent.
 
 Starts ``osfoundry-fake serve --latency SECONDS --workers 128`` (the reference server
-on loopback, every answer delayed by 30 ms by default, like a nearby cloud region,
-with a thread for every answer that can be waiting), then runs
+on loopback, every answer delayed by 30 ms by default, like a nearby cloud region;
+the delay holds no server thread), then runs
 ``python -m pytest --osf-target=URL`` against it once per ``--osf-concurrency`` value
 asked for, and against ``--osf-target=embedded`` (no added latency) serially and at
 the chosen concurrency. Each run is a fresh process from an empty folder; the wall
@@ -40,10 +40,10 @@ _CREDS = ("agent_token", "other_agent_token", "read_token", "desktop_token", "pr
 
 
 SERVER_WORKERS = 128
-"""Threads of the measured server (``serve --workers``): each delayed answer waits in
-one, so with fewer than the requests in flight (the suite's concurrency, plus the
-ten callers of its races) answers would wait for a thread too and the server, not the
-suite, would set the pace; no far server has its threads held by the network's delay."""
+"""Threads of the measured server (``serve --workers``). The added latency holds no
+thread (the loopback server keeps a delayed request in its selector until it is due),
+so these only have to outnumber the requests being answered at once: the suite's
+concurrency plus the ten callers of its races, so that the server never sets the pace."""
 
 
 @contextmanager

@@ -2,9 +2,10 @@
 
 It reads the agent suite's contract from its environment (docs/agent-conformance.md:
 ``OSF_AGENT_MCP_URL``, ``OSF_AGENT_TOKEN``, ``OSF_AGENT_PROJECT_ID``,
-``OSF_AGENT_TASK``, ``OSF_AGENT_PICKUP_INTERVAL``, ``OSF_AGENT_DEADLINE``,
-``OSF_AGENT_REPORT``), does the task with a :class:`~pytest_osfoundry.agent.ScriptedAgent`
-on real time over HTTP, writes its report and exits:
+``OSF_AGENT_TASK``, ``OSF_AGENT_DEADLINE``, ``OSF_AGENT_REPORT``, and
+``OSF_AGENT_PICKUP_INTERVAL`` and ``OSF_AGENT_STATE_DIR`` when given), does the task
+with a :class:`~pytest_osfoundry.agent.ScriptedAgent` on real time over HTTP, writes
+its report and exits:
 
 * 0 -- every run reached a terminal status and was reported (a ``failed`` run too);
 * 1 -- it could not get there (a refused call, no session of that name, D5);
@@ -15,17 +16,26 @@ What it does is the seed's advice (conformance/spec.md, A1-A6): one fresh
 idempotency key per intended run, the same key and arguments again after a lost
 reply (no answer within its own time-out, a dropped connection, a gateway's 502, 503
 or 504), on a new MCP session when the server ended its session (404); the first
-look one pickup interval after the ticket, then fixed polling every interval (a lost
-read is followed by the next one); no read after a terminal answer; any refusal
-final; the items of ``run-items`` one run after another. Every request has its own
-time-out, :func:`request_timeout`: three intervals, at least 3 s. An answer sent as an
-event stream is taken from its event, whether or not the stream then ends.
+look one pickup interval after the ticket, then fixed polling every interval (the
+ticket's ``poll_after_seconds``; before a ticket ``OSF_AGENT_PICKUP_INTERVAL``, or the
+production 20 s on the real-time tier, which sets no timing variable), a lost read
+followed by the next one; no read after a terminal answer; any refusal final; the
+items of ``run-items`` one run after another. Every request has its own time-out,
+:func:`request_timeout`: three intervals, at least 3 s. An answer sent as an event
+stream is taken from its event, whether or not the stream then ends.
 :class:`ContractAgent` is the whole behaviour; a subclass may change one step (the
 kit's tests break it on purpose that way).
+
+A restart resumes (:class:`SavedRuns`, in ``OSF_AGENT_STATE_DIR``): each run's key
+is saved before its start is sent, its command id as soon as the ticket arrives; an
+agent started again with the same task polls the saved command id, or asks again
+with the saved key, instead of queueing a second run. A task done (or failed for
+good) is forgotten, so the next start of the same task is a new intended run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -39,7 +49,7 @@ from typing import Any
 from pytest_osfoundry._checks import is_number
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
 from pytest_osfoundry.agent._scripted import AgentRun, ScriptedAgent
-from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
+from pytest_osfoundry.agent._strategies import Strategy
 from pytest_osfoundry.client import HttpTransport, McpClient, OsfClientError
 from pytest_osfoundry.clock import RealClock
 
@@ -50,6 +60,7 @@ __all__ = [
     "EXIT_USAGE",
     "ContractAgent",
     "ContractError",
+    "SavedRuns",
     "main",
     "request_timeout",
 ]
@@ -76,6 +87,12 @@ def request_timeout(interval: float) -> float:
 
 LIST_LIMIT = 50
 """The ``limit`` a ``run-by-name`` lists sessions with (R8's largest)."""
+
+PRODUCTION_INTERVAL = 20.0
+"""The pickup interval assumed before a ticket says one, when the environment gives none."""
+
+STATE_FILE = "osfoundry-agent-state.json"
+"""The file :class:`SavedRuns` keeps in ``OSF_AGENT_STATE_DIR``."""
 
 
 class ContractError(ValueError):
@@ -138,6 +155,89 @@ def _task(text: str) -> dict[str, Any]:
     return task
 
 
+class SavedRuns:
+    """The progress of one task, kept in ``OSF_AGENT_STATE_DIR`` across a restart.
+
+    One JSON file (:data:`STATE_FILE`): the task, and for each of its intended runs (by
+    index: 0, or each item of ``run-items``) the key and, once the ticket came, the
+    command id. Every change replaces the file at once (written beside it, then
+    renamed), so an agent killed at any instant leaves the state before or after the
+    change, never half of it. A file of another task, or unreadable, is ignored.
+    Without a folder nothing is kept.
+    """
+
+    def __init__(self, folder: str | None, task: Mapping[str, Any]) -> None:
+        self.path = os.path.join(folder, STATE_FILE) if folder else None
+        self.task = dict(task)
+        self.runs: list[dict[str, Any]] = []
+        if self.path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                with open(self.path, encoding="utf-8") as file:
+                    saved = json.load(file)
+                if isinstance(saved, dict) and saved.get("task") == self.task:
+                    runs = saved.get("runs")
+                    if isinstance(runs, list) and all(isinstance(r, dict) for r in runs):
+                        self.runs = runs
+
+    def slot(self, index: int) -> dict[str, Any] | None:
+        """What was saved of run ``index`` (``key``, ``command_id``), if anything."""
+        return self.runs[index] if index < len(self.runs) else None
+
+    def save_key(self, index: int, key: str) -> None:
+        """Run ``index`` is about to be started with ``key`` (saved before the start)."""
+        del self.runs[index:]
+        self.runs.append({"key": key, "command_id": None})
+        self._write()
+
+    def save_command(self, key: str, command_id: str) -> None:
+        """The ticket of the start sent with ``key`` came: its run is ``command_id``."""
+        for run in self.runs:
+            if run.get("key") == key and run.get("command_id") != command_id:
+                run["command_id"] = command_id
+                self._write()
+
+    def forget(self) -> None:
+        """The task is over: a later start of it is a new intended run."""
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
+
+    def _write(self) -> None:
+        if self.path is None:
+            return
+        temporary = self.path + ".part"
+        with open(temporary, "w", encoding="utf-8") as file:
+            json.dump({"task": self.task, "runs": self.runs}, file)
+        os.replace(temporary, self.path)
+
+
+class _Remembering:
+    """The agent's MCP client, telling its :class:`ContractAgent` of every ticket."""
+
+    def __init__(self, client: McpClient, agent: ContractAgent) -> None:
+        self.client = client
+        self.agent = agent
+
+    def run_graph_session(
+        self,
+        graph_session_id: str,
+        idempotency_key: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Queue a run; its ticket, told to the agent before it is returned."""
+        ticket = self.client.run_graph_session(graph_session_id, idempotency_key, arguments)
+        self.agent.ticket_came(idempotency_key, ticket)
+        return ticket
+
+    def get_graph_run(self, command_id: str) -> dict[str, Any]:
+        """A run's view."""
+        return self.client.get_graph_run(command_id)
+
+    def cancel_graph_run(self, command_id: str) -> dict[str, Any]:
+        """Cancel a run."""
+        return self.client.cancel_graph_run(command_id)
+
+
 class ContractAgent:
     """The task of one start, done as the seed advises (see the module)."""
 
@@ -146,9 +246,14 @@ class ContractAgent:
         self.token = _need(env, "OSF_AGENT_TOKEN")
         self.project_id = _need(env, "OSF_AGENT_PROJECT_ID")
         self.task = _task(_need(env, "OSF_AGENT_TASK"))
-        self.interval = _positive(env, "OSF_AGENT_PICKUP_INTERVAL")
+        given = env.get("OSF_AGENT_PICKUP_INTERVAL", "").strip()
+        self.interval = (
+            _positive(env, "OSF_AGENT_PICKUP_INTERVAL") if given else PRODUCTION_INTERVAL
+        )
+        """The pickup interval: each ticket's ``poll_after_seconds`` once one came."""
         self.report_path = _need(env, "OSF_AGENT_REPORT")
         self.ends = time.monotonic() + _positive(env, "OSF_AGENT_DEADLINE") - 0.5
+        self.saved = SavedRuns(env.get("OSF_AGENT_STATE_DIR", "").strip() or None, self.task)
         self.clock = RealClock()
         self.transport = self.make_transport()
         self.client = McpClient(self.transport, self.url, self.token, renew_session=True)
@@ -161,14 +266,24 @@ class ContractAgent:
         return HttpTransport(timeout=request_timeout(self.interval))
 
     def strategy(self) -> Strategy:
-        """First look one interval after the ticket, then every interval (A1)."""
-        return wait_then_every(self.interval, self.interval)
+        """First look one interval after the ticket, then every interval (A1): the
+        interval as it is when each wait begins (:meth:`ticket_came` sets it)."""
+        return lambda attempt, elapsed: self.interval
+
+    def ticket_came(self, key: str, ticket: Mapping[str, Any]) -> None:
+        """A ticket: its command id saved at once, its ``poll_after_seconds`` the cadence."""
+        command_id = ticket.get("command_id")
+        if isinstance(command_id, str) and command_id:
+            self.saved.save_command(key, command_id)
+        poll_after = ticket.get("poll_after_seconds")
+        if is_number(poll_after) and 0 < poll_after < 86_400:
+            self.interval = float(poll_after)
 
     def scripted(self) -> ScriptedAgent:
         """The scripted agent: same key on a lost reply, retried a quarter interval later."""
         return ScriptedAgent(
             self.clock,
-            self.client,
+            _Remembering(self.client, self),
             strategy=self.strategy(),
             retry="same-key",
             retry_delay=min(1.0, self.interval / 4),
@@ -177,13 +292,23 @@ class ContractAgent:
         )
 
     def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Queue one run (a fresh key), follow it to a terminal status; its report entry."""
+        """Queue one run (a fresh key, saved first), follow it to a terminal status; its
+        report entry. A run saved by an earlier start of this task is resumed instead:
+        its command id polled, or its start asked again with its key."""
         cancel = self.task.get("cancel_after_seconds")
         cancel_after = float(cancel) if isinstance(cancel, (int, float)) else None  # _task
+        index = len(self.entries)
+        saved = self.saved.slot(index) or {}
+        key, command_id = saved.get("key"), saved.get("command_id")
+        if not isinstance(key, str) or not key:
+            key, command_id = self.agent.new_key(), None
+            self.saved.save_key(index, key)
         run = self.agent.start(
             graph_session_id,
             arguments,
+            key=key,
             cancel_after=cancel_after if self.task["kind"] == "run-and-cancel" else None,
+            command_id=command_id if isinstance(command_id, str) and command_id else None,
         )
         self.follow(run)
         return self.entry(run)
@@ -253,8 +378,11 @@ class ContractAgent:
             self.transport.close()
         self.write_report()
         if not self.entries or any(e["status"] not in TERMINAL_STATUSES for e in self.entries):
-            late = any("deadline" in str(e.get("error")) for e in self.entries)
-            return EXIT_DEADLINE if late else EXIT_FAILED
+            if any("deadline" in str(e.get("error")) for e in self.entries):
+                return EXIT_DEADLINE  # its run may still be going: kept for a restart
+            self.saved.forget()
+            return EXIT_FAILED
+        self.saved.forget()
         return EXIT_DONE
 
     def write_report(self) -> None:

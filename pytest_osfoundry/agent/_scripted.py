@@ -8,6 +8,12 @@ For each run it records every call (:class:`CallRecord`), the calls per run and 
 late it saw the result (:attr:`AgentRun.late`: the time it saw a terminal status
 minus the server's ``finished_at``).
 
+Cancels: ``cancel_after`` cancels a run that many seconds after its ticket, once (a
+run already seen terminal is not cancelled). A cancel answered ``cancelled`` (the run
+was still queued: terminal at once, D8) ends the run there: no read follows it. A
+cancel answered ``running`` (R7: the flag is set, the desktop stops it) changes
+nothing: the agent polls on until a read shows the status the run ended with.
+
 Retries: when the reply to ``run_graph_session`` is lost
 (:class:`~pytest_osfoundry.client._errors.ReplyLost`, or an HTTP status of
 ``retry_statuses``: a gateway's 503 after the server may have applied the call), the
@@ -27,10 +33,10 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
 from pytest_osfoundry._ids import parse_rfc3339
-from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
+from pytest_osfoundry._vocabulary import CANCELLED, TERMINAL_STATUSES
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
 from pytest_osfoundry.client import HttpStatusError, OsfClientError, ReplyLost, ToolError
-from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock
+from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock, Wait
 
 __all__ = ["AgentRun", "CallRecord", "ScriptedAgent", "ToolClient"]
 
@@ -90,7 +96,12 @@ class AgentRun:
 
     @property
     def status(self) -> str | None:
-        """The last status the agent saw (``None`` before any answer)."""
+        """The last status the agent saw (``None`` before any answer): a terminal read,
+        else a cancel answered ``cancelled``, else the last read or the ticket."""
+        if self.view is not None and self.view.get("status") in TERMINAL_STATUSES:
+            return str(self.view.get("status"))
+        if self.cancel_result is not None and self.cancel_result.get("status") == CANCELLED:
+            return CANCELLED
         if self.view is not None:
             return str(self.view.get("status"))
         if self.ticket is not None:
@@ -189,11 +200,14 @@ class ScriptedAgent:
         cancel_after: float | None = None,
         poll: bool = True,
         delay: float = 0.0,
+        command_id: str | None = None,
     ) -> AgentRun:
         """Begin a scripted run ``delay`` seconds from now; returns its record at once.
 
         ``cancel_after`` cancels the run that many seconds after it was queued;
         ``poll=False`` stops after the start call (no ``get_graph_run``).
+        ``command_id`` resumes a run already queued under that id (an agent restarted
+        after its ticket came): no start, its polls (and ``cancel_after``) count from now.
         """
         if not isinstance(graph_session_id, str) or not graph_session_id:
             raise ValueError(
@@ -206,7 +220,10 @@ class ScriptedAgent:
         if key is not None and not isinstance(key, str):
             raise TypeError(f"key must be a str or None, got {key!r}")
         check_seconds(delay, "delay")
+        if command_id is not None and (not isinstance(command_id, str) or not command_id):
+            raise ValueError(f"command_id must be a non-empty string or None, got {command_id!r}")
         run = AgentRun(graph_session_id, [key or self.new_key()], self.clock.signal())
+        run.command_id = command_id
         self.runs.append(run)
         args = dict(arguments) if arguments is not None else None
         self.clock.spawn(self._script(run, args, cancel_after, poll), "agent-run", delay)
@@ -252,7 +269,7 @@ class ScriptedAgent:
         poll: bool,
     ) -> ProcessGen:
         try:
-            for attempt in range(self.max_start_attempts):
+            for attempt in range(self.max_start_attempts if run.command_id is None else 0):
                 try:
                     with self._recording(run, "run_graph_session"):
                         run.ticket = self.client.run_graph_session(
@@ -270,15 +287,25 @@ class ScriptedAgent:
                     if key != run.keys[-1]:
                         run.keys.append(key)
                     yield self.retry_delay
-            assert run.ticket is not None
-            run.command_id = str(run.ticket["command_id"])
+            if run.command_id is None:  # queued now, not resumed
+                assert run.ticket is not None
+                run.command_id = str(run.ticket["command_id"])
             queued = self.clock.now()
+            final: Signal | None = None
             if cancel_after is not None:
-                self.clock.call_at(queued + cancel_after, lambda: self._cancel(run))
+                final = self.clock.signal()
+                cancelled = final
+                self.clock.call_at(queued + cancel_after, lambda: self._cancel(run, cancelled))
             if not poll:
                 return
             for polls in range(self.max_polls):
-                yield self.strategy(polls, self.clock.now() - queued)
+                delay = self.strategy(polls, self.clock.now() - queued)
+                if final is None:
+                    yield delay
+                else:
+                    yield Wait(final, delay)
+                    if final.is_set:
+                        return  # the cancel answered `cancelled`: final (D8), no read after it
                 try:
                     with self._recording(run, "get_graph_run"):
                         view = self.client.get_graph_run(run.command_id)
@@ -298,9 +325,15 @@ class ScriptedAgent:
         finally:
             run.done.set(None)  # not the run itself: that would be a reference cycle
 
-    def _cancel(self, run: AgentRun) -> None:
+    def _cancel(self, run: AgentRun, final: Signal) -> None:
+        """Cancel ``run`` once (unless already seen terminal); set ``final`` when the
+        answer is ``cancelled`` (terminal at once: the script stops polling)."""
         if run.command_id is None or (run.done.is_set and run.seen_at is not None):
             return
         run.cancel_at = self.clock.now()
         with contextlib.suppress(OsfClientError), self._recording(run, "cancel_graph_run"):
             run.cancel_result = self.client.cancel_graph_run(run.command_id)
+        if run.cancel_result is not None and run.cancel_result.get("status") == CANCELLED:
+            if run.seen_at is None:
+                run.seen_at = self.clock.now()
+            final.set(None)

@@ -112,6 +112,11 @@ class Accounting:
         """The accounting as a JSON document."""
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
+    @property
+    def _lost_title(self) -> str:
+        """``lost``, or in a run that is not valid, what those runs are: unjudged."""
+        return "not terminal, not judged" if self.not_valid else "lost"
+
     def _summary_rows(self) -> list[tuple[str, str]]:
         p = self.pickup
 
@@ -125,7 +130,7 @@ class Accounting:
             ("runs queued", str(self.runs)),
             ("final statuses", ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))),
             ("cancels asked", str(self.cancels)),
-            ("lost", str(len(self.lost))),
+            (self._lost_title, str(len(self.lost))),
             ("duplicated (agent+key)", str(len(self.duplicated))),
             ("ran twice", str(len(self.ran_twice))),
             ("starts never answered", str(len(self.unanswered))),
@@ -165,7 +170,7 @@ class Accounting:
 
     def _findings(self, limit: int | None) -> list[str]:
         named: list[tuple[str, list[str]]] = [
-            ("lost", [
+            (self._lost_title, [
                 f"{r['command_id']} (agent {r['agent']}, last status {r['status']}"
                 + (f", {r['detail']}" if r["detail"] else "") + ")"
                 for r in self.lost

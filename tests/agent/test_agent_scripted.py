@@ -81,6 +81,19 @@ def test_the_ticket_and_the_command_id() -> None:
     assert run.poll_calls == 0
 
 
+def test_a_run_resumed_by_its_command_id_is_polled_not_queued_again() -> None:
+    """A restarted agent that saved the command id polls that run: no second start."""
+    w = make_world()
+    first = w.make_agent().start(gsid(w), poll=False)
+    w.clock.advance(0)
+    assert first.command_id is not None
+    resumed = w.make_agent().start(gsid(w), command_id=first.command_id)
+    w.clock.run_until(resumed.done, limit=600)
+    assert resumed.status == "completed" and resumed.command_id == first.command_id
+    assert resumed.start_calls == 0 and resumed.poll_calls >= 1
+    assert list(w.server.state.runs) == [first.command_id]
+
+
 def test_start_is_delayed_and_returns_the_record_at_once() -> None:
     w = make_world()
     agent = w.make_agent()
@@ -169,7 +182,12 @@ def test_cancel_after_while_queued_is_terminal_at_once() -> None:
         "cancel_requested": True,
     }
     assert run.status == "cancelled"
-    assert run.seen_at == T0 + 6
+    # The cancel's answer is terminal (D8): the agent stops there, no read after it.
+    assert run.seen_at == T0 + 5
+    assert [c.tool for c in run.calls] == [
+        "run_graph_session", "get_graph_run", "get_graph_run", "cancel_graph_run"
+    ]
+    assert run.done.is_set
     assert w.engine.runs == []
 
 
@@ -260,6 +278,7 @@ def test_the_constructor_refuses_bad_arguments(
         ({"key": 12345678}, TypeError, "key"),
         ({"delay": -1}, ValueError, "delay"),
         ({"delay": math.nan}, ValueError, "delay"),
+        ({"command_id": ""}, ValueError, "command_id"),
     ],
 )
 def test_start_refuses_bad_arguments_and_records_nothing(

@@ -8,21 +8,16 @@ fail it (and only those: tests/agent_conformance/test_broken_agents.py).
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
-from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, backoff, every
-from pytest_osfoundry.agent._contract import RETRY_STATUSES, ContractAgent, main
-from pytest_osfoundry.client import (
-    HttpStatusError,
-    HttpTransport,
-    McpClient,
-    OsfClientError,
-    ReplyLost,
-)
+from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, ToolClient, backoff, every
+from pytest_osfoundry.agent._contract import RETRY_STATUSES, ContractAgent, SavedRuns, main
+from pytest_osfoundry.client import HttpStatusError, HttpTransport, OsfClientError, ReplyLost
 from pytest_osfoundry.http import Response
 
 
@@ -96,6 +91,64 @@ class FansOut(ContractAgent):
         self.entries.extend(self.entry(run) for run in runs)
 
 
+class CancelAndForget(ContractAgent):
+    """Takes its cancel for the end: reports the run cancelled as soon as the cancel is
+    answered, without waiting for the run to be terminal."""
+
+    def follow(self, run: AgentRun) -> None:
+        self.clock.run(
+            until=lambda: run.done.is_set
+            or run.cancel_result is not None
+            or time.monotonic() >= self.ends
+        )
+        if not run.done.is_set and run.cancel_result is not None:
+            run.view = {**run.cancel_result, "status": "cancelled"}
+            return
+        super().follow(run)
+
+
+class ShowsPartialResult(ContractAgent):
+    """Ignores ``result_truncated``: a truncated run is reported completed with what
+    result it has, as if complete."""
+
+    def entry(self, run: AgentRun) -> dict[str, Any]:
+        entry = super().entry(run)
+        entry["result"] = (run.view or {}).get("result")
+        entry["result_truncated"] = False
+        return entry
+
+
+class AsciiReport(ContractAgent):
+    """Writes its report in an ASCII locale, dropping what it cannot encode."""
+
+    def write_report(self) -> None:
+        report: Any = (
+            self.entries
+            if self.task["kind"] == "run-items"
+            else (self.entries[0] if self.entries else {})
+        )
+        with open(self.report_path, "w", encoding="ascii", errors="ignore") as file:
+            json.dump(report, file, ensure_ascii=False)
+
+
+class RequeuesCancelled(ContractAgent):
+    """Takes a run that ended cancelled without its asking for lost and queues it again."""
+
+    def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        entry = super().run_one(graph_session_id, arguments)
+        if entry["status"] == "cancelled" and self.task["kind"] != "run-and-cancel":
+            return super().run_one(graph_session_id, arguments)
+        return entry
+
+
+class ForgetsOnRestart(ContractAgent):
+    """Keeps nothing in OSF_AGENT_STATE_DIR: restarted, it queues its run afresh."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        super().__init__(env)
+        self.saved = SavedRuns(None, self.task)
+
+
 class _NewKeyAfterStatus(ScriptedAgent):
     def retry_key(self, run: AgentRun, err: OsfClientError) -> str:
         if isinstance(err, HttpStatusError):
@@ -110,7 +163,7 @@ class NewKeyAfter503(ContractAgent):
         agent = super().scripted()
         broken = _NewKeyAfterStatus(
             self.clock,
-            self.client,
+            agent.client,
             strategy=agent.strategy,
             retry_delay=agent.retry_delay,
             max_start_attempts=agent.max_start_attempts,
@@ -150,7 +203,7 @@ class WaitsForStreamEnd(ContractAgent):
 class _LostReadsFinal:
     """A tool client whose lost get_graph_run replies are refusals."""
 
-    def __init__(self, inner: McpClient) -> None:
+    def __init__(self, inner: ToolClient) -> None:
         self.inner = inner
 
     def run_graph_session(
@@ -176,7 +229,7 @@ class GivesUpOnLostRead(ContractAgent):
 
     def scripted(self) -> ScriptedAgent:
         agent = super().scripted()
-        agent.client = _LostReadsFinal(self.client)
+        agent.client = _LostReadsFinal(agent.client)
         return agent
 
 
@@ -222,6 +275,11 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "retries-not-found": RetriesNotFound,
     "fans-out": FansOut,
     "requeues-while-queued": RequeuesWhileQueued,
+    "cancel-and-forget": CancelAndForget,
+    "shows-partial-result": ShowsPartialResult,
+    "ascii-report": AsciiReport,
+    "requeues-cancelled": RequeuesCancelled,
+    "forgets-on-restart": ForgetsOnRestart,
     "new-key-after-503": NewKeyAfter503,
     "no-request-timeout": NoRequestTimeout,
     "no-session-renewal": NoSessionRenewal,
@@ -239,6 +297,11 @@ CAUGHT_BY: dict[str, set[str]] = {
     "retries-not-found": {"A6-not-found-is-final"},
     "fans-out": {"A4-no-fan-out"},
     "requeues-while-queued": {"A3-patient-while-offline"},
+    "cancel-and-forget": {"R7-agent-cancel-running", "D16-agent-cancel-raced"},
+    "shows-partial-result": {"D18-agent-truncated-result"},
+    "ascii-report": {"D18-agent-large-result"},
+    "requeues-cancelled": {"A2-recheck-cancel-reported"},
+    "forgets-on-restart": {"R5-agent-resumes-after-restart"},
     "new-key-after-503": {"A5-same-key-after-503"},
     "no-request-timeout": {"A5-same-key-after-held-answer"},
     "no-session-renewal": {"A5-same-key-new-session", "R1-agent-session-ended"},

@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance.agent import AgentSuite
+from pytest_osfoundry.conformance.agent import AgentSuite, _harness
 from pytest_osfoundry.conformance.agent._harness import CONTRACT
+from pytest_osfoundry.conformance.agent._instrumented import McpCall
 from pytest_osfoundry.conformance.agent._preflight import (
     AgentPreflightError,
     agent_preflight,
@@ -247,3 +249,22 @@ def test_an_agent_ended_by_the_suites_stop_is_no_verdict() -> None:
     finally:
         conf.close()
         stopping.close()
+
+
+def test_a_wait_looks_again_at_the_agents_next_request(
+    suite: AgentSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``conf.wait`` is woken by the request it waits for, not by its tick (here 30 s):
+    a check never sleeps a fixed time when a request is the event."""
+    monkeypatch.setattr(_harness, "WAIT_TICK", 30.0)
+    conf = suite.context("D7-agent-key-length")
+    call = McpCall(time.time(), time.time(), "POST", "tools/call", "get_graph_run", {}, 200)
+    timer = threading.Timer(0.2, conf.lane.record, [call])
+    try:
+        timer.start()
+        began = time.monotonic()
+        assert conf.wait(lambda: bool(conf.calls("get_graph_run")), 60.0)
+        assert time.monotonic() - began < 20.0  # the request woke it, long before the tick
+    finally:
+        timer.cancel()
+        conf.close()

@@ -32,6 +32,11 @@ UNAFFECTED = {
     "retries-not-found": "D7-agent-key-length",
     "fans-out": "D4-agent-run-by-name",
     "requeues-while-queued": "A1-first-look",
+    "cancel-and-forget": "D8-agent-cancel-queued",
+    "shows-partial-result": "D18-agent-large-result",
+    "ascii-report": "D18-agent-truncated-result",
+    "requeues-cancelled": "A2-failed-run-reported",
+    "forgets-on-restart": "A5-same-key-after-lost-reply",
     "new-key-after-503": "A5-same-key-after-lost-reply",
     "no-request-timeout": "R1-agent-stream-left-open",
     "no-session-renewal": "R6-agent-reads-again",
@@ -108,6 +113,21 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
     assert "at most one more read" in said[("retries-not-found", "A6-not-found-is-final")]
     assert "queued while the one before" in said[("fans-out", "A4-no-fan-out")]
     assert "never queued again" in said[("requeues-while-queued", "A3-patient-while-offline")]
+    assert "keep polling until the run is terminal" in said[
+        ("cancel-and-forget", "R7-agent-cancel-running")
+    ]
+    assert "keep polling until the run is terminal" in said[
+        ("cancel-and-forget", "D16-agent-cancel-raced")
+    ]
+    assert "say result_truncated true, result null" in said[
+        ("shows-partial-result", "D18-agent-truncated-result")
+    ]
+    assert "compared by JSON equality" in said[("ascii-report", "D18-agent-large-result")]
+    assert "never run again" in said[("requeues-cancelled", "A2-recheck-cancel-reported")]
+    assert (
+        "runs across its restart"
+        in said[("forgets-on-restart", "R5-agent-resumes-after-restart")]
+    )
     assert "after a 503 to a start a start is asked again with the same key" in said[
         ("new-key-after-503", "A5-same-key-after-503")
     ]

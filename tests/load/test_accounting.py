@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -98,7 +99,11 @@ def test_a_load_generator_that_fell_behind_makes_a_lost_run_not_valid() -> None:
     result = account(ledger, finals, interval=INTERVAL)
     assert (result.verdict, result.exit_status) == ("not valid", 3)
     assert "more than a tenth" in result.not_valid[0]
-    assert result.lost  # still listed
+    assert result.lost  # still listed, under a name that does not judge them
+    table = result.table()
+    assert "not terminal, not judged: c1 (agent 1.0, last status running)" in table
+    assert re.search(r"not terminal, not judged +1\n", table)
+    assert "lost" not in table and "lost" not in result.to_markdown()
 
 
 def test_timers_late_by_a_tenth_exactly_are_still_valid() -> None:

@@ -10,8 +10,11 @@ scopes, a lane of the server's record, and the kit's fake desktop (a
 :class:`~pytest_osfoundry.relay.FakeRelay` and :class:`~pytest_osfoundry.engine.FakeEngine`
 on a real clock in a thread of their own, talking to the server in-process) passing
 every interval and polling control at 0.15 of it, as the production 20 s and 3 s
-scaled. :meth:`AgentConformance.run` starts the agent command once with the
-contract's environment (:data:`CONTRACT`), waits for it to end (or stops it at its
+scaled. The real-time tier (``realtime=True``, ``--osf-agent-realtime``) is the
+production rhythm itself: I = 20 s, and no ``OSF_AGENT_PICKUP_INTERVAL`` in the agent's
+environment (the ticket's ``poll_after_seconds`` still says 20).
+:meth:`AgentConformance.run` starts the agent command once with the contract's
+environment (:data:`CONTRACT`), waits for it to end (or stops it at its
 deadline, SIGTERM then SIGKILL), and reads its report. A check judges only what the
 server saw (:meth:`AgentConformance.calls`, :meth:`AgentConformance.runs`) and what the
 agent reported (:class:`AgentOutcome`).
@@ -57,14 +60,32 @@ from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Run, Server
 __all__ = [
     "CONTRACT",
     "DEFAULT_INTERVAL",
+    "REALTIME_INTERVAL",
+    "TIMING_VARIABLES",
     "AgentConformance",
     "AgentOutcome",
     "AgentSuite",
+    "default_concurrency",
     "task_text",
 ]
 
 DEFAULT_INTERVAL = 2.0
 """The scaled tier's pickup interval in seconds (production: 20)."""
+
+REALTIME_INTERVAL = 20.0
+"""The real-time tier's pickup interval in seconds: the production rhythm."""
+
+DEFAULT_CONCURRENCY = 8
+"""Agent checks run at once on the scaled tier (``--osf-agent-concurrency``)."""
+
+REALTIME_CONCURRENCY = 32
+"""Agent checks run at once on the real-time tier: every check of the suite, since its
+checks spend minutes waiting on the rhythm and a second wave would double the run."""
+
+TIMING_VARIABLES = ("OSF_AGENT_PICKUP_INTERVAL",)
+"""The contract's timing variables: left out on the real-time tier, also when pytest's
+own environment has them (``OSF_AGENT_DEADLINE`` stays: it is the task's limit, not a
+rhythm)."""
 
 CONTROL_POLL_SHARE = 0.15
 """The fake desktop's control poll as a share of the interval (production: 3 s of 20)."""
@@ -74,6 +95,9 @@ DEADLINE_INTERVALS = 20.0
 
 DEADLINE_FLOOR = 5.0
 """Seconds added to every deadline: the agent's own start (an interpreter, its imports)."""
+
+WAIT_TICK = 0.05
+"""How often :meth:`AgentConformance.wait` looks again when no request has arrived."""
 
 READY_SECONDS = 15.0
 """How long the fake desktop may take for its first sync, and the preflight's limit."""
@@ -91,6 +115,12 @@ CONTRACT: tuple[str, ...] = (
     "OSF_AGENT_SCENARIO",
 )
 """The environment variables every start of the agent command gets (docs/agent-conformance.md)."""
+
+
+def default_concurrency(realtime: bool) -> int:
+    """How many agent checks run at once unless ``--osf-agent-concurrency`` says: the
+    tier's (:data:`DEFAULT_CONCURRENCY`, :data:`REALTIME_CONCURRENCY`)."""
+    return REALTIME_CONCURRENCY if realtime else DEFAULT_CONCURRENCY
 
 
 def _seconds(value: float) -> str:
@@ -132,8 +162,9 @@ class AgentOutcome:
     ``exit_code`` (negative: the signal that ended it); ``stopped`` is true when the suite
     had to stop it at its deadline; ``report`` its report file as parsed JSON (``None``
     when it wrote none or not JSON: ``report_problem`` says which); ``seconds`` how long
-    it ran; ``output_tail`` the last lines it printed (token masked); ``token_printed``
-    whether its token appeared in what it printed (before masking).
+    it ran; ``output_tail`` the last lines it printed (token masked); ``killed`` is
+    true when the suite killed it on purpose (:meth:`AgentConformance.run_killed`);
+    ``token_printed`` whether its token appeared in what it printed (before masking).
     """
 
     exit_code: int
@@ -143,6 +174,7 @@ class AgentOutcome:
     seconds: float
     output_tail: str
     output_bytes: int
+    killed: bool = False
     token_printed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -150,6 +182,7 @@ class AgentOutcome:
         return {
             "exit_code": self.exit_code,
             "stopped_at_deadline": self.stopped,
+            "killed": self.killed,
             "report": self.report,
             "report_problem": self.report_problem,
             "seconds": round(self.seconds, 3),
@@ -162,12 +195,23 @@ class AgentOutcome:
 class AgentSuite:
     """The run's instrumented server (see the module)."""
 
-    def __init__(self, command: str, *, interval: float = DEFAULT_INTERVAL, blind: bool = False):
+    def __init__(
+        self,
+        command: str,
+        *,
+        interval: float | None = None,
+        realtime: bool = False,
+        blind: bool = False,
+    ):
+        if realtime and interval is not None:
+            raise ValueError("the real-time tier's interval is the production 20 s; give none")
         self.command = command
         self.argv = split_agent_command(command)
-        self.interval = interval
+        self.realtime = realtime
+        """The real-time tier: I = 20 s and no timing variable in the agent's environment."""
+        self.interval = REALTIME_INTERVAL if realtime else interval or DEFAULT_INTERVAL
         self.blind = blind
-        poll_after: float = int(interval) if float(interval).is_integer() else interval
+        poll_after: float = int(self.interval) if self.interval.is_integer() else self.interval
         clock = RealClock()
         self.reference = ReferenceServer(
             clock, state=ServerState(clock, poll_after_seconds=poll_after)
@@ -363,9 +407,10 @@ class AgentConformance:
 
     # ---------------------------------------------------------------- the agent
     def env(self, task: Mapping[str, Any], report: str, deadline: float) -> dict[str, str]:
-        """The contract's environment for one start of the agent (:data:`CONTRACT`)."""
+        """The contract's environment for one start of the agent (:data:`CONTRACT`; on
+        the real-time tier without :data:`TIMING_VARIABLES`)."""
         scenario = f"scenario-{secrets.token_hex(6)}" if self.suite.blind else self.check_id
-        return {
+        env = {
             "OSF_AGENT_MCP_URL": self.suite.mcp_url,
             "OSF_AGENT_TOKEN": self.token,
             "OSF_AGENT_PROJECT_ID": self.project_id,
@@ -377,6 +422,10 @@ class AgentConformance:
             "OSF_AGENT_REPORT": report,
             "OSF_AGENT_SCENARIO": scenario,
         }
+        if self.suite.realtime:
+            for name in TIMING_VARIABLES:
+                del env[name]
+        return env
 
     def deadline(self, intervals: float = DEADLINE_INTERVALS) -> float:
         """A deadline of ``intervals`` intervals, plus :data:`DEADLINE_FLOOR` seconds."""
@@ -394,7 +443,9 @@ class AgentConformance:
         report = os.path.join(self.folder, f"report-{self._starts}.json")
         self.tasks.append(dict(task))
         env = self.env(task, report, deadline if deadline is not None else self.deadline())
-        process = AgentProcess(self.argv, env, cwd=os.getcwd(), secrets=[self.token])
+        process = AgentProcess(
+            self.argv, env, cwd=os.getcwd(), secrets=[self.token], unset=TIMING_VARIABLES
+        )
         self.process = process
         self.processes.append(process)
         self._report_path = report
@@ -413,23 +464,46 @@ class AgentConformance:
         limit = deadline if deadline is not None else self.deadline()
         began = time.monotonic()
         process = self.launch(task, deadline=limit)
-        end = began + limit + 1.0
-        status = None
-        while status is None:
-            if self.suite.interrupted.is_set():
-                process.kill()
-                raise Interrupted("the run is stopping")
-            status = process.wait(min(0.05, max(0.0, end - time.monotonic())))
-            if status is None and (
-                time.monotonic() >= end or (stop_when is not None and stop_when())
-            ):
-                break
-        stopped = status is None
+        try:  # stop_when is looked at on each request the agent sends
+            self.wait(
+                lambda: process.exited() is not None or (stop_when is not None and stop_when()),
+                began + limit + 1.0 - time.monotonic(),
+            )
+        except Interrupted:
+            process.kill()
+            raise
+        stopped = process.exited() is None
         status = process.stop()
         if self.suite.interrupted.is_set():
             # Ctrl-C may end the agent (its group killed) before the loop above sees the
             # flag: an agent the suite stopped is no verdict on the agent.
             raise Interrupted("the run is stopping")
+        return self._ended(process, status, stopped, began)
+
+    def run_killed(
+        self, task: Mapping[str, Any], when: Callable[[], bool], *, within: float
+    ) -> AgentOutcome:
+        """Start the agent command with ``task`` and kill it -- SIGKILL to its process
+        group, no warning, as a crash or a power cut does -- as soon as ``when()`` holds
+        (looked at on each request it sends), or after ``within`` seconds; how it ended
+        (``killed`` is true when the suite killed it, false when it had ended first)."""
+        began = time.monotonic()
+        process = self.launch(task)
+        self.wait(lambda: when() or process.exited() is not None, within)
+        ended_first = process.exited() is not None
+        process.kill()
+        status = process.stop()  # its output read to the end
+        return self._ended(process, status, False, began, killed=not ended_first)
+
+    def _ended(
+        self,
+        process: AgentProcess,
+        status: int,
+        stopped: bool,
+        began: float,
+        *,
+        killed: bool = False,
+    ) -> AgentOutcome:
         report, problem = _read_report(self._report_path)
         outcome = AgentOutcome(
             exit_code=status,
@@ -439,6 +513,7 @@ class AgentConformance:
             seconds=time.monotonic() - began,
             output_tail=process.output_tail(),
             output_bytes=process.output_bytes,
+            killed=killed,
             token_printed=process.shows_secret(),
         )
         self.outcomes.append(outcome)
@@ -600,7 +675,9 @@ class AgentConformance:
             self.fail(message)
 
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """Wait until ``predicate()`` holds (looked at on each call and every 50 ms)."""
+        """Wait until ``predicate()`` holds: looked at as soon as the agent's next request
+        is recorded, and every :data:`WAIT_TICK` seconds for what no request announces
+        (a process that ended, the desktop's progress)."""
         end = time.monotonic() + timeout
         while not predicate():
             if self.suite.interrupted.is_set():
@@ -608,7 +685,12 @@ class AgentConformance:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            self.lane.wait_for(lambda: self.suite.interrupted.is_set(), min(0.05, left))
+            seen = len(self.lane.calls)
+
+            def news(seen: int = seen) -> bool:  # under the lane's lock: its own list
+                return len(self.lane.calls) != seen or self.suite.interrupted.is_set()
+
+            self.lane.wait_for(news, min(WAIT_TICK, left))
         return True
 
 

@@ -37,7 +37,13 @@ if TYPE_CHECKING:
         measure_properties,
         write_agent_record,
     )
-    from pytest_osfoundry.conformance.agent._harness import AgentConformance, AgentSuite
+    from pytest_osfoundry.conformance.agent._harness import (
+        DEFAULT_INTERVAL,
+        REALTIME_INTERVAL,
+        AgentConformance,
+        AgentSuite,
+        default_concurrency,
+    )
     from pytest_osfoundry.conformance.agent._preflight import AgentPreflightError, agent_preflight
     from pytest_osfoundry.conformance.agent._process import (
         AgentCommandError,
@@ -54,6 +60,9 @@ _LAZY: dict[str, str] = {
     "AgentConcurrentRunner": "pytest_osfoundry.conformance.agent._concurrent",
     "AgentConformance": "pytest_osfoundry.conformance.agent._harness",
     "AgentSuite": "pytest_osfoundry.conformance.agent._harness",
+    "DEFAULT_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
+    "REALTIME_INTERVAL": "pytest_osfoundry.conformance.agent._harness",
+    "default_concurrency": "pytest_osfoundry.conformance.agent._harness",
     "AgentPreflightError": "pytest_osfoundry.conformance.agent._preflight",
     "agent_preflight": "pytest_osfoundry.conformance.agent._preflight",
     "AgentCommandError": "pytest_osfoundry.conformance.agent._process",
@@ -64,6 +73,8 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "AGENT_CONF",
+    "DEFAULT_INTERVAL",
+    "REALTIME_INTERVAL",
     "AgentCommandError",
     "AgentConcurrentRunner",
     "AgentConformance",
@@ -72,6 +83,7 @@ __all__ = [
     "agent_evidence",
     "agent_lines",
     "agent_preflight",
+    "default_concurrency",
     "kill_all",
     "measure_properties",
     "split_agent_command",

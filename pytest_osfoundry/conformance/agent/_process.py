@@ -68,7 +68,9 @@ def split_agent_command(command: str) -> list[str]:
 
 
 class AgentProcess:
-    """One run of the agent command (see the module); ``secrets`` masked in its output."""
+    """One run of the agent command (see the module); ``secrets`` masked in its output;
+    each of ``unset`` that ``env`` does not give left out of pytest's environment (a
+    variable the suite leaves out on purpose must not leak in from pytest's)."""
 
     def __init__(
         self,
@@ -77,6 +79,7 @@ class AgentProcess:
         *,
         cwd: str | None = None,
         secrets: Sequence[str] = (),
+        unset: Sequence[str] = (),
     ) -> None:
         self.argv = list(argv)
         self.secrets = [s for s in secrets if s]
@@ -85,10 +88,14 @@ class AgentProcess:
         self.output_bytes = 0
         """Every byte the agent printed (the kept ones and those dropped)."""
         self._lock = threading.Lock()
+        full_env = {**os.environ, **env}
+        for name in unset:
+            if name not in env:
+                full_env.pop(name, None)
         try:
             self.popen = subprocess.Popen(
                 self.argv,
-                env={**os.environ, **env},
+                env=full_env,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

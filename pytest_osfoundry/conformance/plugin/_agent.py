@@ -8,6 +8,8 @@ agent suite's alone:
 
 * with ``--osf-agent-command`` and no test paths, the run is the installed rule book's
   ``agent/`` folder;
+* the opt-in checks (``R5-agent-resumes-after-restart``) are deselected unless
+  ``--osf-agent-restart``, as the relay suite's real-time checks are;
 * the preflight (:mod:`~pytest_osfoundry.conformance.agent._preflight`): a problem is
   one ``ERROR:`` line and exit status 4, the reports written all the same;
 * the fixtures ``osf_agent`` (the run's :class:`AgentSuite`) and ``osf_agent_conf``
@@ -32,12 +34,15 @@ import pytest
 from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance.agent._internal import (
     AGENT_CONF,
+    DEFAULT_INTERVAL,
+    REALTIME_INTERVAL,
     AgentCommandError,
     AgentConcurrentRunner,
     AgentConformance,
     AgentPreflightError,
     AgentSuite,
     agent_preflight,
+    default_concurrency,
     kill_all,
     measure_properties,
     split_agent_command,
@@ -57,6 +62,7 @@ from pytest_osfoundry.conformance.suite._internal import (
 __all__ = [
     "osf_agent",
     "osf_agent_conf",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_report_header",
     "pytest_runtest_makereport",
@@ -67,6 +73,7 @@ __all__ = [
 _SUITE = pytest.StashKey[AgentSuite]()
 _RECORD = pytest.StashKey[Path]()
 _RUNNER = "osfoundry-agent-concurrent"
+RESTART_OPT_IN = "--osf-agent-restart"
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -95,9 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             config.args[:] = [agent_checks]
         config.stash[SUITE_PATHS] = True
-    if settings.osf_agent_concurrency > 1:
+    concurrency = settings.osf_agent_concurrency or default_concurrency(
+        settings.osf_agent_realtime
+    )
+    if concurrency > 1:
         runner = AgentConcurrentRunner(
-            settings.osf_agent_concurrency,
+            concurrency,
             lambda item: _context(item, _suite(config)),
             on_interrupt=config.stash[WATCHER].stop_now,
         )
@@ -118,6 +128,22 @@ def _record_folder(value: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise pytest.UsageError(f"--osf-agent-record: cannot write in {value} (permission denied)")
     return folder
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Deselect the opt-in agent checks unless ``--osf-agent-restart``."""
+    if _settings(config).osf_agent_restart:
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        info = check_info(getattr(item, "obj", None))
+        (dropped if info is not None and info.opt_in == RESTART_OPT_IN else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -162,10 +188,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     command = mask_token(settings.osf_agent_command or "", settings.secrets())
     blind = ", blind" if settings.osf_agent_blind else ""
-    return [
-        f"osfoundry agent suite: agent command {command!r}, scaled tier, pickup interval "
-        f"{settings.osf_agent_interval:g} s{blind}"
-    ]
+    restart = ", restart check on" if settings.osf_agent_restart else ""
+    if settings.osf_agent_realtime:
+        tier = f"real-time tier, pickup interval {REALTIME_INTERVAL:g} s, no timing variables"
+    else:
+        tier = f"scaled tier, pickup interval {settings.osf_agent_interval or DEFAULT_INTERVAL:g} s"
+    return [f"osfoundry agent suite: agent command {command!r}, {tier}{blind}{restart}"]
 
 
 def _suite(config: pytest.Config) -> AgentSuite:
@@ -175,6 +203,7 @@ def _suite(config: pytest.Config) -> AgentSuite:
         suite = AgentSuite(
             settings.osf_agent_command or "",
             interval=settings.osf_agent_interval,
+            realtime=settings.osf_agent_realtime,
             blind=settings.osf_agent_blind,
         )
         config.stash[_SUITE] = suite

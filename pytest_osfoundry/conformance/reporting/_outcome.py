@@ -180,6 +180,8 @@ def planned_checks(settings: Settings) -> list[CheckInfo]:
             continue
         if info.opt_in == "--osf-relay-realtime" and not settings.osf_relay_realtime:
             continue
+        if info.opt_in == "--osf-agent-restart" and not settings.osf_agent_restart:
+            continue
         chosen.append(info)
     return chosen
 

@@ -129,9 +129,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-agent-interval",
-        "the agent suite's pickup interval in seconds (default 2): the tickets' "
-        "poll_after_seconds and OSF_AGENT_PICKUP_INTERVAL; Graph durations, the desktop's "
-        "passes and every threshold scale with it",
+        "the agent suite's pickup interval in seconds (default 2, the scaled tier): the "
+        "tickets' poll_after_seconds and OSF_AGENT_PICKUP_INTERVAL; Graph durations, the "
+        "desktop's passes and every threshold scale with it (not with --osf-agent-realtime)",
         kind="seconds",
         metavar="SECONDS",
     ),
@@ -142,8 +142,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-agent-concurrency",
-        "how many agent checks run at once, each with its own agent process (default 8; "
-        "1 runs them one after another)",
+        "how many agent checks run at once, each with its own agent process (default 8, "
+        "32 with --osf-agent-realtime; 1 runs them one after another)",
         kind="int",
         metavar="N",
     ),
@@ -153,6 +153,22 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "MCP request its agent sent and what it was answered, its exit code, its report, "
         "what it printed, and the check's measures",
         metavar="DIR",
+    ),
+    OptionSpec(
+        "--osf-agent-realtime",
+        "run the agent suite at the production rhythm (slow: minutes): pickup interval "
+        "20 s (the tickets' poll_after_seconds), the desktop's 3 s control polls, Graph "
+        "durations unscaled, and no OSF_AGENT_PICKUP_INTERVAL in the agent's "
+        "environment: proves an agent with hard-coded production timing or an LLM "
+        "harness; not with --osf-agent-interval",
+        kind="flag",
+    ),
+    OptionSpec(
+        "--osf-agent-restart",
+        "also run the opt-in agent check R5-agent-resumes-after-restart: the agent killed "
+        "(SIGKILL) after a start whose reply was lost, started again with the same "
+        "OSF_AGENT_STATE_DIR, must resume with the same key or command id",
+        kind="flag",
     ),
     # -- end of the agent suite's options ------------------------------------------
     OptionSpec(
@@ -313,10 +329,12 @@ class Settings:
     osf_relay_concurrency: int = 8
     osf_relay_record: str | None = None
     osf_agent_command: str | None = None  # the agent suite (issue 45): five fields
-    osf_agent_interval: float = 2.0
+    osf_agent_interval: float | None = None  # None: the tier's (2 s scaled, 20 s real time)
     osf_agent_blind: bool = False
-    osf_agent_concurrency: int = 8
+    osf_agent_concurrency: int | None = None  # None: the tier's (8 scaled, 32 real time)
     osf_agent_record: str | None = None
+    osf_agent_realtime: bool = False
+    osf_agent_restart: bool = False
     osf_relay_url: str | None = None
     osf_agent_token: str | None = None
     osf_other_agent_token: str | None = None
@@ -385,6 +403,7 @@ class Settings:
                 the message names the option and its environment variable. Or the
                 credentials file cannot be read, is not a JSON object, names none of
                 :data:`CREDENTIAL_KEYS` or gives one as anything but a non-empty text.
+                Or ``--osf-agent-realtime`` is given with ``--osf-agent-interval``.
         """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -395,6 +414,11 @@ class Settings:
         if "osf_credentials" in values:
             for key, value in read_credentials(values["osf_credentials"]).items():
                 values.setdefault(f"osf_{key}", value)
+        if values.get("osf_agent_realtime") and "osf_agent_interval" in values:
+            raise pytest.UsageError(
+                "--osf-agent-realtime runs at the production 20 s pickup interval: leave out "
+                "--osf-agent-interval (or OSF_AGENT_INTERVAL), which sets the scaled tier's"
+            )
         return cls(**values)
 
     @classmethod

@@ -262,7 +262,7 @@ class CheckInfo:
         }
 
 
-OPT_INS: tuple[str, ...] = ("--osf-timing", "--osf-relay-realtime")
+OPT_INS: tuple[str, ...] = ("--osf-timing", "--osf-relay-realtime", "--osf-agent-restart")
 """The options a check may be opt-in to (the suite's plugin deselects it without them)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
