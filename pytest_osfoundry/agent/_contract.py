@@ -198,6 +198,7 @@ class SavedRuns:
 
     def forget(self) -> None:
         """The task is over: a later start of it is a new intended run."""
+        self.runs = []
         if self.path is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.path)

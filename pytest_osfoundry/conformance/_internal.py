@@ -1,20 +1,5 @@
-"""What the kit's pytest plugin (:mod:`pytest_osfoundry.plugin`) uses of the conformance
-package beyond its public names.
-
-Not for users, nor for checks: the one face through which a module outside the package
-reaches its private modules (``tests/test_faces.py``). The plugin loads it in every
-pytest run, so it imports only what the plugin needs in every run; the rest is imported
-when first asked for. Each name, and why:
-
-* ``hookspecs`` -- the module declaring ``pytest_osf_extra_checks``, registered in every run.
-* :func:`add_options`, :class:`Settings` -- the ``--osf-`` options, added and validated
-  in every run.
-* :func:`rulebook_dir` -- the installed rule book, which the plugin keeps from collection.
-* :data:`SUITE_MODULE`, :data:`RELAY_MODULE`, :data:`AGENT_MODULE` -- the modules of the
-  suites' hooks, which the plugin registers only in runs about a suite.
-* :func:`refuse`, :data:`REFUSED` -- a run refused for its options still writes its
-  reports (imported only then).
-"""
+"""What the kit's pytest plugin uses of the conformance package in every run: the
+options, hookspecs, the suites' hook modules; a refused run's reports on first use."""
 
 from __future__ import annotations
 

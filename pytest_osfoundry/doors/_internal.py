@@ -1,16 +1,5 @@
-"""What the kit's other subpackages use of the doors beyond their public names.
-
-Not for users (they use :mod:`pytest_osfoundry.doors`); the one door through which
-another subpackage reaches the doors' private modules (``tests/test_faces.py``).
-Each name, with who needs it:
-
-* :data:`MAX_LATENCY` -- the longest delay :class:`~pytest_osfoundry.doors.Delayed`
-  accepts: ``osfoundry-fake serve`` refuses a longer one up front.
-* :func:`mount` -- the respx door's older spelling, still importable from
-  :mod:`pytest_osfoundry.server`.
-* ``Httpx2Mount``, ``RequestsMount`` -- the older names of two doors, named (for type
-  checkers only) by :mod:`pytest_osfoundry.server`, which imports them on first use.
-"""
+"""What the kit's other subpackages use of the doors beyond their public names: the
+longest delay, and the older door names."""
 
 from __future__ import annotations
 

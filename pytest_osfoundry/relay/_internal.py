@@ -1,19 +1,5 @@
-"""What the kit's other subpackages use of the relay beyond its public names.
-
-Not for users (they use :mod:`pytest_osfoundry.relay`); the one door through which
-another subpackage reaches the relay's private modules (``tests/test_faces.py``).
-Like the package, each name is imported when first asked for, from its own module only
-(the bound's arithmetic never loads the desktop). Each name, with who needs it:
-
-* :data:`DEFAULT_HISTORY` -- how much a relay keeps: the world and
-  ``osfoundry-fake serve`` keep the same.
-* :data:`OfflineMode`, :func:`check_offline_mode` -- how a desktop is offline: the world
-  and the desktop faults take and check it.
-* :func:`session_dict` -- a session as a sync uploads it: the load's preflight sends one.
-* :data:`SEED_ENVELOPE` -- the seed's completion envelope: the simulator sizes results by it.
-* :func:`add_relay_parser`, :class:`MaskingFilter` -- the ``relay`` sub-command and its
-  token-masking log filter: ``osfoundry-fake``'s command line.
-"""
+"""What the kit's other subpackages use of the relay beyond its public names, each
+imported on first use: its history, offline modes, session shape, seed, command line."""
 
 from __future__ import annotations
 

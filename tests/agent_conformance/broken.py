@@ -137,6 +137,7 @@ class RequeuesCancelled(ContractAgent):
     def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         entry = super().run_one(graph_session_id, arguments)
         if entry["status"] == "cancelled" and self.task["kind"] != "run-and-cancel":
+            self.saved.forget()  # a new intended run: a fresh key, not the saved one
             return super().run_one(graph_session_id, arguments)
         return entry
 

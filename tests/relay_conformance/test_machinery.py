@@ -196,13 +196,13 @@ def test_stop_kills_a_relay_ignoring_sigterm_and_its_children():
     )
     process = CommandProcess([PY, "-c", script], {}, what="a command")
     deadline = time.monotonic() + 10
-    while "ready" not in process.stderr_tail() and time.monotonic() < deadline:
+    while "ready" not in process.output_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
     began = time.monotonic()
     status = process.stop(grace=0.5)
     assert status == -signal.SIGKILL
     assert time.monotonic() - began < 5
-    child = int(process.stderr_tail().split()[-1])
+    child = int(process.output_tail().split()[-1])
     time.sleep(0.2)
     assert _dead(process.pid)
     assert _dead(child), "a child of the relay outlived it"
@@ -222,9 +222,9 @@ def test_a_checks_starts_keep_each_ones_stderr_and_close_together(monkeypatch):
     second = starts.start([PY, "-c", script + "; import time; time.sleep(30)", "two"], {})
     assert starts.latest is second
     deadline = time.monotonic() + 10
-    while "two" not in starts.stderr_tail() and time.monotonic() < deadline:
+    while "two" not in starts.output_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert starts.stderr_texts() == ["one None ***\n", "two None ***\n"]
+    assert starts.output_texts() == ["one None ***\n", "two None ***\n"]
     assert starts.stop() != 0  # the latest, stopped by SIGTERM
     starts.close()
     assert all(p.exited() is not None for p in starts.processes)
@@ -239,9 +239,34 @@ def test_stderr_tail_masks_the_token():
         secrets=[token],
     )
     process.popen.wait(10)
-    tail = process.stderr_tail()
+    tail = process.output_tail()
     process.close()
     assert "token is ***" in tail and token not in tail
+
+
+def test_a_relay_flooding_stderr_is_kept_bounded_and_its_stdout_dropped():
+    """A relay's stderr is read through the bounded pipe an agent's output is (no file):
+    the last OUTPUT_KEPT bytes kept, every byte counted; its stdout is not its contract."""
+    script = (
+        "import sys\n"
+        "print('on stdout', flush=True)\n"
+        "line = 'x' * 999 + '\\n'\n"
+        "for _ in range(1024):\n"
+        "    sys.stderr.write(line)\n"
+        "sys.stderr.write('last line\\n')\n"
+    )
+    process = CommandProcess([PY, "-c", script], {}, what="a command")
+    try:
+        assert process.wait(10.0) == 0
+        process.stop()  # its output read to the end
+        assert process.output_bytes == 1024 * 1000 + len("last line\n")
+        text = process.output_text()
+        assert len(text) <= command_process.OUTPUT_KEPT < process.output_bytes
+        assert text.endswith("x\nlast line\n") and "on stdout" not in text
+        assert process.output_tail().splitlines()[-1] == "last line"
+    finally:
+        process.close()
+    assert process.output_text() == ""  # closed: its output dropped
 
 
 # ---------------------------------------------------------------- preflight and floods
@@ -320,7 +345,6 @@ def test_a_frozen_context_tells_of_what_its_relay_had_done_when_the_check_ended(
     finally:
         conf.close()
         suite.close()
-
 
 
 def test_a_relay_that_syncs_before_the_suite_runs_again_is_ready(monkeypatch):

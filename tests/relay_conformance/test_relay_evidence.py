@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_osfoundry.conformance.plugin._relay import _record_folder
+from pytest_osfoundry.conformance.plugin._command_suite import record_folder
 from pytest_osfoundry.conformance.relay._evidence import EXCERPT_LINES, LINE_CHARS, stderr_about
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,9 +135,9 @@ def test_stderr_about_is_bounded_and_printable() -> None:
 
 
 def test_the_record_folder_must_be_a_folder_one_can_write_in(tmp_path: Path) -> None:
-    made = _record_folder(str(tmp_path / "new" / "records"))
+    made = record_folder("--osf-relay-record", str(tmp_path / "new" / "records"))
     assert made.is_dir()
     file = tmp_path / "a-file"
     file.write_text("x", encoding="utf-8")
     with pytest.raises(pytest.UsageError, match="a-file is a file; name a folder"):
-        _record_folder(str(file))
+        record_folder("--osf-relay-record", str(file))

@@ -1,7 +1,7 @@
 """The relay suite's concurrent batch keeps the server suite's phases: the pool, then
 the exclusive checks one by one (in either order), then the ``last`` checks alongside
 each other, each whole
-(``relay._concurrent.RelayConcurrentRunner`` through ``_concurrent.run_phases``)."""
+(``scheduling._contexts.ContextRunner`` through ``_runner.run_phases``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from unittest import mock
 
 import pytest
 
-from pytest_osfoundry.conformance.relay import _concurrent as relay_concurrent
+from pytest_osfoundry.conformance.relay._evidence import RELAY_CONF
 from pytest_osfoundry.conformance.relay._harness import RelayConformance
+from pytest_osfoundry.conformance.scheduling import _contexts
 from pytest_osfoundry.conformance.scheduling._protocol import Schedule
 from pytest_osfoundry.conformance.suite._registry import CheckInfo
 from tests.conformance.osf_conformance_kit import made_info
@@ -53,12 +54,16 @@ def test_relay_checks_run_in_the_server_suites_phases(monkeypatch: pytest.Monkey
         item.obj = body(name)
         item.stash = pytest.Stash()
         items.append(item)
-    monkeypatch.setattr(relay_concurrent, "upcoming", lambda first: items[1:])
-    monkeypatch.setattr(relay_concurrent, "_runnable", lambda item: True)
-    monkeypatch.setattr(relay_concurrent, "check_info", lambda obj: infos[_name_of(obj, items)])
+    monkeypatch.setattr(_contexts, "upcoming", lambda first: items[1:])
+    monkeypatch.setattr(_contexts.ContextRunner, "_runnable", lambda self, item: True)
 
-    runner = relay_concurrent.RelayConcurrentRunner(
-        4, lambda item: mock.Mock(spec=RelayConformance)
+    runner = _contexts.ContextRunner(
+        4,
+        lambda item: mock.Mock(spec=RelayConformance),
+        needs=lambda item: infos[str(item.nodeid)].needs,
+        fixture="osf_relay_conf",
+        context_key=RELAY_CONF,
+        thread="osf-relay-check",
     )
     runner._prerun(items[0])
 

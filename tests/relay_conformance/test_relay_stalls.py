@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_osfoundry._lateness import LatenessProbe
-from pytest_osfoundry.conformance.relay._harness import STALL_LATE, STALL_TICK, RelayConformance
+from pytest_osfoundry.conformance.command._suite import STALL_LATE, STALL_TICK
+from pytest_osfoundry.conformance.relay._harness import RelayConformance
 
 
 def _conf_with(watch: LatenessProbe) -> RelayConformance:

@@ -35,7 +35,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.client import DirectTransport, RelayClient
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance.agent._instrumented import (
@@ -44,13 +43,9 @@ from pytest_osfoundry.conformance.agent._instrumented import (
     McpCall,
     McpLane,
 )
-from pytest_osfoundry.conformance.agent._process import (
-    AgentProcess,
-    kill_all,
-    split_agent_command,
-)
+from pytest_osfoundry.conformance.agent._process import AgentProcess, split_agent_command
+from pytest_osfoundry.conformance.command._internal import CommandSuite
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
-from pytest_osfoundry.conformance.relay._internal import STALL_LATE, STALL_TICK
 from pytest_osfoundry.conformance.scheduling._internal import Interrupted
 from pytest_osfoundry.conformance.suite._internal import CheckFailure
 from pytest_osfoundry.engine import FakeEngine, Graph, make_sessions, served_graph
@@ -192,7 +187,7 @@ class AgentOutcome:
         }
 
 
-class AgentSuite:
+class AgentSuite(CommandSuite["AgentConformance"]):
     """The run's instrumented server (see the module)."""
 
     def __init__(
@@ -218,15 +213,7 @@ class AgentSuite:
         )
         self.server = InstrumentedMcp(self.reference)
         self.door = LoopbackServer(self.server, workers=64, request_deadline=60.0)
-        self.interrupted = threading.Event()
-        """Set by :meth:`interrupt`: every check's wait ends at once."""
-        self.stalls = LatenessProbe(STALL_TICK, late=STALL_LATE, now=time.time)
-        """When the suite's own process was kept from running (the relay suite's rule:
-        an upper bound on lateness is judged less the stalls within it, since a machine
-        too busy to run the suite on time keeps the agent waiting too)."""
-        threading.Thread(target=self.stalls.run, name="osf-agent-stall-watch", daemon=True).start()
-        self._live: set[AgentConformance] = set()
-        self._lock = threading.Lock()
+        super().__init__(self.server.wake_all, thread="osf-agent-stall-watch")
 
     @property
     def mcp_url(self) -> str:
@@ -238,24 +225,12 @@ class AgentSuite:
         conf = AgentConformance(self, check_id)
         if argv is not None:
             conf.argv = list(argv)
-        with self._lock:
-            self._live.add(conf)
-        return conf
-
-    def interrupt(self) -> None:
-        """Ctrl-C: kill every agent at once and wake every check's wait."""
-        self.interrupted.set()
-        kill_all()
-        self.server.wake_all()
+        return self._opened(conf)
 
     def close(self) -> None:
         """Close what the checks left open, then the server's door."""
-        with self._lock:
-            live = list(self._live)
-        for conf in live:
-            conf.close()
+        super().close()
         self.door.close()
-        self.stalls.stop()
 
 
 class _Desktop:
@@ -528,8 +503,7 @@ class AgentConformance:
     def close(self) -> None:
         """Stop the agent and the desktop; forget the lane; remove the check's folder."""
         self.freeze()
-        with self.suite._lock:
-            self.suite._live.discard(self)
+        self.suite.closed(self)
         for process in self.processes:
             process.stop()
         self.desktop.stop()

@@ -18,10 +18,8 @@ else.
 
 from __future__ import annotations
 
-import time
-
 from pytest_osfoundry.conformance.agent._harness import AgentSuite
-from pytest_osfoundry.conformance.agent._process import AgentCommandError
+from pytest_osfoundry.conformance.command._internal import CommandError, first_sign
 
 __all__ = ["AgentPreflightError", "agent_preflight", "preflight_seconds"]
 
@@ -46,28 +44,27 @@ def agent_preflight(suite: AgentSuite, *, ready_seconds: float | None = None) ->
         task = {"kind": "run", "graph_session_id": session["graph_session_id"], "arguments": {}}
         try:
             process = conf.launch(task, deadline=conf.deadline())
-        except AgentCommandError as err:
+        except CommandError as err:
             raise AgentPreflightError(str(err)) from None
-        deadline = time.monotonic() + ready_seconds
-        problem = None
-        while problem is None:
-            if any(call.rpc == "tools/call" for call in conf.calls()):
-                return
-            status = process.exited()
-            if status is not None:
-                process.stop()  # its output read to the end
-                problem = f"the agent command exited (status {status}) before its first tool call"
-            elif time.monotonic() > deadline:
-                problem = (
-                    f"the agent made no tool call within {ready_seconds:g} s of its start "
-                    "(it must call the tools at OSF_AGENT_MCP_URL with OSF_AGENT_TOKEN)"
-                )
-            else:
-                conf.wait(lambda: any(c.rpc == "tools/call" for c in conf.calls()), 0.05)
-        process.stop()
-        tail = process.output_tail()
-        if tail:
-            problem += "\nthe agent's last lines of output:\n" + tail
-        raise AgentPreflightError(problem)
+
+        def called() -> bool:
+            return any(call.rpc == "tools/call" for call in conf.calls())
+
+        problem = first_sign(
+            process,
+            called,
+            seconds=ready_seconds,
+            exited=lambda status: (
+                f"the agent command exited (status {status}) before its first tool call"
+            ),
+            late=(
+                f"the agent made no tool call within {ready_seconds:g} s of its start "
+                "(it must call the tools at OSF_AGENT_MCP_URL with OSF_AGENT_TOKEN)"
+            ),
+            tail="the agent's last lines of output",
+            pause=lambda: conf.wait(called, 0.05),
+        )
+        if problem is not None:
+            raise AgentPreflightError(problem)
     finally:
         conf.close()

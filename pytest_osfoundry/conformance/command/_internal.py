@@ -1,19 +1,5 @@
-"""What the conformance package's other rooms use of the running of an outside command.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``CommandError`` -- The command cannot be split or started (the message says why,
-  naming the command). For the pytest plugin, the relay suite.
-* ``CommandProcess`` -- One run of a command (see the module). For the relay suite.
-* ``CommandStarts`` -- One check's starts of its command, in order (see the module). For
-  the relay suite.
-* ``kill_all`` -- SIGKILL every command's process group still running (interpreter exit,
-  Ctrl-C). For the pytest plugin, the relay suite.
-* ``split_command`` -- ``CMD`` as argv: ``embedded`` is ``python -m embedded_module``
-  under this interpreter (the kit's own program). For the relay suite.
-"""
+"""The running of an outside command under test, for the relay and agent suites: the
+process, its preflight watch and the run's shared part."""
 
 from __future__ import annotations
 
@@ -22,23 +8,42 @@ from typing import TYPE_CHECKING
 from pytest_osfoundry._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from pytest_osfoundry.conformance.command._preflight import first_sign
     from pytest_osfoundry.conformance.command._process import (
+        OUTPUT_KEPT,
+        STOP_GRACE_SECONDS,
         CommandError,
         CommandProcess,
         CommandStarts,
         kill_all,
         split_command,
     )
+    from pytest_osfoundry.conformance.command._suite import CommandSuite
 
+_PROCESS = "pytest_osfoundry.conformance.command._process"
 _LAZY: dict[str, str] = {
-    "CommandError": "pytest_osfoundry.conformance.command._process",
-    "CommandProcess": "pytest_osfoundry.conformance.command._process",
-    "CommandStarts": "pytest_osfoundry.conformance.command._process",
-    "kill_all": "pytest_osfoundry.conformance.command._process",
-    "split_command": "pytest_osfoundry.conformance.command._process",
+    "OUTPUT_KEPT": _PROCESS,
+    "STOP_GRACE_SECONDS": _PROCESS,
+    "CommandError": _PROCESS,
+    "CommandProcess": _PROCESS,
+    "CommandStarts": _PROCESS,
+    "kill_all": _PROCESS,
+    "split_command": _PROCESS,
+    "first_sign": "pytest_osfoundry.conformance.command._preflight",
+    "CommandSuite": "pytest_osfoundry.conformance.command._suite",
 }
 """Each shared name and the module that defines it."""
 
-__all__ = ["CommandError", "CommandProcess", "CommandStarts", "kill_all", "split_command"]
+__all__ = [
+    "OUTPUT_KEPT",
+    "STOP_GRACE_SECONDS",
+    "CommandError",
+    "CommandProcess",
+    "CommandStarts",
+    "CommandSuite",
+    "first_sign",
+    "kill_all",
+    "split_command",
+]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

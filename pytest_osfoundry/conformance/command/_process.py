@@ -4,12 +4,15 @@ orphaned. The relay suite runs its relay through it (and the agent suite, an age
 :func:`split_command` splits ``CMD`` as a POSIX shell would (:func:`shlex.split`, no
 shell; a suite's ``embedded`` names the kit's own program). :class:`CommandProcess`
 starts it in pytest's working directory, with the suite's contract environment, in a
-process group of its own. :meth:`CommandProcess.stop` sends SIGTERM to the group and
-SIGKILL 5 s later; :meth:`CommandProcess.kill` sends SIGKILL at once. stderr goes to a
-file: :meth:`CommandProcess.stderr_tail` gives its last lines, :meth:`CommandProcess.stderr_text`
-its text (bounded), tokens masked.
+process group of its own, stdin closed. :meth:`CommandProcess.stop` sends SIGTERM to the
+group and SIGKILL 5 s later, then SIGKILL to the group again, so no descendant outlives
+it; :meth:`CommandProcess.kill` sends SIGKILL at once. What it writes (its stderr, or
+stdout and stderr merged: the agent's) is read from a pipe by a thread that keeps only
+the last :data:`OUTPUT_KEPT` bytes and counts the rest, so a command flooding its
+output costs the suite neither memory nor disk: :meth:`CommandProcess.output_tail`
+gives its last lines, :meth:`CommandProcess.output_text` its text, tokens masked.
 :class:`CommandStarts` is one check's starts of its command: the latest stopped or
-killed on demand, what each start wrote to stderr, every one closed with the check.
+killed on demand, what each start wrote, every one closed with the check.
 Every process still running when the interpreter exits (Ctrl-C included) is killed
 with its group (:func:`kill_all`, registered with :mod:`atexit`).
 """
@@ -23,14 +26,17 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
+from typing import IO
 
 from pytest_osfoundry.client import mask_token
 
 __all__ = [
     "EMBEDDED_COMMAND",
+    "OUTPUT_KEPT",
+    "STOP_GRACE_SECONDS",
     "CommandError",
     "CommandProcess",
     "CommandStarts",
@@ -40,8 +46,8 @@ __all__ = [
 
 EMBEDDED_COMMAND = "embedded"
 STOP_GRACE_SECONDS = 5.0
-STDERR_KEPT = 262_144
-"""The most of a command's stderr (its last bytes) a check keeps for its report."""
+OUTPUT_KEPT = 262_144
+"""The most of a command's output (its last bytes) a check keeps for its report."""
 
 _LIVE: set[CommandProcess] = set()
 _LIVE_LOCK = threading.Lock()
@@ -74,7 +80,8 @@ class CommandProcess:
     """One run of a command (see the module): pytest's environment plus ``env``, less
     each of ``unset`` that ``env`` does not give (a variable the suite leaves out on
     purpose must not leak in from pytest's); ``what`` names it in an error
-    (``"the relay command"``); ``secrets`` are masked in its stderr.
+    (``"the relay command"``); ``secrets`` are masked in its output; ``stdout``: its
+    stdout is kept with its stderr (else dropped).
 
     Raises:
         CommandError: the command is not found, not executable, or cannot be started.
@@ -89,10 +96,15 @@ class CommandProcess:
         cwd: str | None = None,
         secrets: Sequence[str] = (),
         unset: Sequence[str] = (),
+        stdout: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.secrets = [s for s in secrets if s]
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process life
+        self._kept: deque[bytes] = deque()
+        self._kept_bytes = 0
+        self.output_bytes = 0
+        """Every byte the command wrote (the kept ones and those dropped)."""
+        self._lock = threading.Lock()
         full_env = {**os.environ, **env}
         for name in unset:
             if name not in env:
@@ -103,21 +115,36 @@ class CommandProcess:
                 env=full_env,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=self._stderr,
+                stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
+                stderr=subprocess.STDOUT if stdout else subprocess.PIPE,
                 start_new_session=True,
             )
         except FileNotFoundError:
-            self._stderr.close()
             raise CommandError(f"{what} was not found: {self.argv[0]}") from None
         except PermissionError:
-            self._stderr.close()
             raise CommandError(f"{what} is not executable: {self.argv[0]}") from None
         except OSError as err:
-            self._stderr.close()
             raise CommandError(f"{what} cannot be started: {err}") from None
         with _LIVE_LOCK:
             _LIVE.add(self)
+        stream = self.popen.stdout if stdout else self.popen.stderr
+        assert stream is not None
+        self._reader = threading.Thread(
+            target=self._read, args=(stream,), name="osf-command-output", daemon=True
+        )
+        self._reader.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(stream.fileno(), 65_536):
+                with self._lock:
+                    self.output_bytes += len(chunk)
+                    self._kept.append(chunk)
+                    self._kept_bytes += len(chunk)
+                    while self._kept_bytes - len(self._kept[0]) >= OUTPUT_KEPT:
+                        self._kept_bytes -= len(self._kept.popleft())
+        with contextlib.suppress(OSError):
+            stream.close()
 
     @property
     def pid(self) -> int:
@@ -128,6 +155,13 @@ class CommandProcess:
         """The exit status if the process has ended, else ``None``."""
         return self.popen.poll()
 
+    def wait(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` seconds for the process to end; its status or ``None``."""
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, sig)
@@ -135,7 +169,7 @@ class CommandProcess:
     def stop(self, grace: float = STOP_GRACE_SECONDS) -> int:
         """SIGTERM to the group, SIGKILL after ``grace`` seconds; the exit status.
 
-        Children left in the group are killed as well.
+        Whatever is left in the group is killed as well, and its output read to the end.
         """
         if self.popen.poll() is None:
             self._signal_group(signal.SIGTERM)
@@ -145,6 +179,7 @@ class CommandProcess:
                 self._signal_group(signal.SIGKILL)
                 self.popen.wait()
         self._signal_group(signal.SIGKILL)  # no child outlives its command
+        self._reader.join(5.0)
         self._forget()
         return self.popen.returncode
 
@@ -159,33 +194,41 @@ class CommandProcess:
         with _LIVE_LOCK:
             _LIVE.discard(self)
 
-    def stderr_tail(self, lines: int = 15) -> str:
-        """The last ``lines`` lines the command wrote to stderr, tokens masked."""
-        return "\n".join(self.stderr_text(16_384).splitlines()[-lines:])
+    def output_text(self, limit: int = OUTPUT_KEPT) -> str:
+        """What the command wrote, its last ``limit`` bytes at most (a cut first line
+        left out), tokens masked ('' once closed)."""
+        with self._lock:
+            data = b"".join(self._kept)
+            dropped = self.output_bytes > len(data)
+        if len(data) > limit:
+            data, dropped = data[-limit:], True
+        text = data.decode("utf-8", "replace")
+        if dropped:
+            text = text.partition("\n")[2]
+        return mask_token(text, self.secrets) if self.secrets else text
 
-    def stderr_text(self, limit: int = STDERR_KEPT) -> str:
-        """What the command wrote to stderr, its last ``limit`` bytes at most, tokens masked
-        ('' once the file is closed)."""
-        try:
-            self._stderr.flush()
-            size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - limit))
-            data = self._stderr.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
-        if size > limit:
-            data = data.partition("\n")[2]  # the first line read is cut: leave it out
-        return mask_token(data, self.secrets) if self.secrets else data
+    def shows_secret(self) -> bool:
+        """Whether a secret appears in what the command wrote (the kept output), in any
+        form :func:`~pytest_osfoundry.client.mask_token` knows (raw, quoted, encoded)."""
+        with self._lock:
+            text = b"".join(self._kept).decode("utf-8", "replace")
+        return bool(self.secrets) and mask_token(text, self.secrets) != text
+
+    def output_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines the command wrote, tokens masked."""
+        return "\n".join(self.output_text(16_384).splitlines()[-lines:])
 
     def close(self) -> None:
-        """Stop the process (if running) and drop its stderr file."""
+        """Stop the process (if running) and drop its kept output."""
         self.stop()
-        self._stderr.close()
+        with self._lock:
+            self._kept.clear()
+            self._kept_bytes = 0
 
 
 class CommandStarts:
     """One check's starts of its command, in order (see the module): each in pytest's
-    working directory, named ``what`` in an error, ``secrets`` masked in its stderr,
+    working directory, named ``what`` in an error, ``secrets`` masked in its output,
     ``unset`` left out of its environment unless given."""
 
     def __init__(
@@ -227,17 +270,17 @@ class CommandStarts:
             raise RuntimeError(f"{self.what} was never started")
         return self.processes[-1]
 
-    def stderr_tail(self) -> str:
-        """The latest start's last stderr lines (tokens masked; '' before the first)."""
-        return self.processes[-1].stderr_tail() if self.processes else ""
+    def output_tail(self) -> str:
+        """The latest start's last lines of output (tokens masked; '' before the first)."""
+        return self.processes[-1].output_tail() if self.processes else ""
 
-    def stderr_texts(self) -> list[str]:
-        """What each start wrote to stderr, in start order (each bounded, its last bytes;
-        tokens masked)."""
-        return [process.stderr_text() for process in self.processes]
+    def output_texts(self) -> list[str]:
+        """What each start wrote, in start order (each bounded, its last bytes; tokens
+        masked)."""
+        return [process.output_text() for process in self.processes]
 
     def close(self) -> None:
-        """Stop every start still running and drop their stderr files."""
+        """Stop every start still running and drop their kept output."""
         for process in self.processes:
             process.close()
 

@@ -1,16 +1,5 @@
-"""What the conformance package's other rooms use of the pytest plugin.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``refuse`` -- Write every report a run refused before any check asks for, and its
-  JUnit XML. For the agent suite.
-* ``SECRETS`` -- The run's secrets, masked in every report. For the agent suite.
-* ``SUITE_PATHS`` -- Whether the suite chose the run's test paths (none were given). For
-  the agent suite.
-* ``WATCHER`` -- Where the run keeps its ``EndWatcher``. For the agent suite.
-"""
+"""What the conformance package's other rooms use of the pytest plugin: refuse and the
+stash keys (each name imported on first use)."""
 
 from __future__ import annotations
 

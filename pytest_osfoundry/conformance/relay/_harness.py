@@ -16,18 +16,16 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pytest_osfoundry._lateness import LatenessProbe
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance.command._internal import (
     CommandProcess,
     CommandStarts,
-    kill_all,
+    CommandSuite,
     split_command,
 )
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
@@ -52,24 +50,11 @@ from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 __all__ = [
     "FLOOD_REQUESTS",
     "READY_SECONDS",
-    "STALL_LATE",
-    "STALL_TICK",
     "RelayConformance",
     "RelaySuite",
     "Timing",
     "flood_rate",
 ]
-
-STALL_TICK = 0.01
-STALL_LATE = 0.05
-"""The suite's own process asks to wake every :data:`STALL_TICK` seconds; a wake-up more
-than :data:`STALL_LATE` late is a stall (a GIL hand-off or a busy core is less).
-
-A cadence check's upper bound ("no gap over N intervals") is judged on each gap less
-the stalls within it (:meth:`RelayConformance.longest_gap`): on a machine too busy to
-run the suite on time, the relay it drives is kept waiting too, and the suite stamps
-each request only when it gets to run. A relay late while the suite runs on time is
-not excused. The lower bounds and the medians are judged on the gaps as measured."""
 
 READY_SECONDS = 15.0
 """A relay that has not synced this long after its start fails (the contract's 15 s)."""
@@ -129,7 +114,7 @@ def relay_argv(command: str) -> list[str]:
     return split_command(command, what=RELAY_COMMAND, embedded_module=EMBEDDED_MODULE)
 
 
-class RelaySuite:
+class RelaySuite(CommandSuite["RelayConformance"]):
     """The run's instrumented server and driver API (see the module)."""
 
     def __init__(self, command: str) -> None:
@@ -139,15 +124,7 @@ class RelaySuite:
         self.server = InstrumentedServer(self.reference)
         self.driver = DriverApi()
         self.driver_door = LoopbackServer(self.driver, workers=64, request_deadline=60.0)
-        self.interrupted = threading.Event()
-        """Set by :meth:`interrupt`: every check's wait ends at once."""
-        self.stalls = LatenessProbe(STALL_TICK, late=STALL_LATE, now=time.time)
-        """When the suite's own process was kept from running
-        (:meth:`RelayConformance.longest_gap`); in ``time.time``, the epoch the server
-        stamps requests in."""
-        threading.Thread(target=self.stalls.run, name="osf-stall-watch", daemon=True).start()
-        self._live: set[RelayConformance] = set()
-        self._lock = threading.Lock()
+        super().__init__(self.server.wake_all, thread="osf-stall-watch")
 
     def context(
         self,
@@ -162,25 +139,12 @@ class RelaySuite:
         conf = RelayConformance(self, check_id, timing or Timing(), projects)
         if argv is not None:
             conf.argv = list(argv)
-        with self._lock:
-            self._live.add(conf)
-        return conf
-
-    def interrupt(self) -> None:
-        """Ctrl-C: kill every relay at once and wake every check's wait, which raises
-        :class:`~pytest_osfoundry.conformance.scheduling._waits.Interrupted` (the run is ending)."""
-        self.interrupted.set()
-        kill_all()
-        self.server.wake_all()
+        return self._opened(conf)
 
     def close(self) -> None:
         """Close what a check left open (its relays, its door), then the driver's door."""
-        with self._lock:
-            live = list(self._live)
-        for conf in live:
-            conf.close()
+        super().close()
         self.driver_door.close()
-        self.stalls.stop()
 
 
 class RelayConformance:
@@ -322,8 +286,7 @@ class RelayConformance:
         What the report shows is kept (:meth:`freeze`: a pre-run check's report is made
         after its close)."""
         self.freeze()
-        with self.suite._lock:
-            self.suite._live.discard(self)
+        self.suite.closed(self)
         self.starts.close()
         self.door.close()
         self.suite.server.forget(self.lane)
@@ -364,7 +327,7 @@ class RelayConformance:
         (:meth:`freeze`), those it had written by then."""
         if self._frozen is not None:
             return self._frozen[1]
-        return self.starts.stderr_tail()
+        return self.starts.output_tail()
 
     def stderr_texts(self) -> list[str]:
         """What each start of the relay wrote to stderr, in start order (each bounded, its
@@ -372,7 +335,7 @@ class RelayConformance:
         written by then."""
         if self._frozen is not None:
             return list(self._frozen[2])
-        return self.starts.stderr_texts()
+        return self.starts.output_texts()
 
     # ---------------------------------------------------------------- the agent
     def queue(self, graph_session_id: str, arguments: dict[str, Any] | None = None) -> str:
@@ -545,8 +508,8 @@ class RelayConformance:
 
     def longest_gap(self, times: Sequence[float]) -> tuple[float, str]:
         """The longest gap between consecutive times, less the time the suite's own
-        process was stalled within it (:data:`STALL_LATE`), for a check's upper
-        bound; and the words for a message ("longest 0.733 s", and the stall if any)."""
+        process was stalled within it (the suite's :attr:`~RelaySuite.stalls`), for a check's
+        upper bound; and the words for a message ("longest 0.733 s", and the stall if any)."""
         longest, gap, stalled = max(
             (b - a - self.suite.stalls.within(a, b), b - a, self.suite.stalls.within(a, b))
             for a, b in itertools.pairwise(times)

@@ -12,9 +12,7 @@ line and exits 4), followed by the relay's last stderr lines with the token mask
 
 from __future__ import annotations
 
-import time
-
-from pytest_osfoundry.conformance.command._internal import CommandError
+from pytest_osfoundry.conformance.command._internal import CommandError, first_sign
 from pytest_osfoundry.conformance.relay._harness import READY_SECONDS, RelaySuite
 
 __all__ = ["RelayPreflightError", "relay_preflight"]
@@ -36,26 +34,27 @@ def relay_preflight(suite: RelaySuite, *, ready_seconds: float = READY_SECONDS) 
             process = conf.start(ready=False)
         except CommandError as err:
             raise RelayPreflightError(str(err)) from None
-        deadline = time.monotonic() + ready_seconds
-        problem = None
-        while problem is None:
-            if any(r.action == "sync" and r.status == 200 for r in conf.requests()):
-                return
-            status = process.exited()
-            if status is not None:
-                problem = f"the relay command exited (status {status}) before its first sync"
-            elif len(suite.server.strangers) > strangers_before:
-                problem = (
-                    "the relay sent relay requests with a token that is not OSF_DESKTOP_TOKEN "
-                    "(wrong token: read the token from the environment)"
-                )
-            elif time.monotonic() > deadline:
-                problem = f"the relay never synced within {ready_seconds:g} s of its start"
-            else:
-                time.sleep(0.05)
-        tail = process.stderr_tail()
-        if tail:
-            problem += "\nthe relay's last stderr lines:\n" + tail
-        raise RelayPreflightError(problem)
+        problem = first_sign(
+            process,
+            lambda: any(r.action == "sync" and r.status == 200 for r in conf.requests()),
+            seconds=ready_seconds,
+            exited=lambda status: (
+                f"the relay command exited (status {status}) before its first sync"
+            ),
+            wrong=lambda: _strangers(suite, strangers_before),
+            late=f"the relay never synced within {ready_seconds:g} s of its start",
+            tail="the relay's last stderr lines",
+        )
+        if problem is not None:
+            raise RelayPreflightError(problem)
     finally:
         conf.close()
+
+
+def _strangers(suite: RelaySuite, before: int) -> str | None:
+    if len(suite.server.strangers) > before:
+        return (
+            "the relay sent relay requests with a token that is not OSF_DESKTOP_TOKEN "
+            "(wrong token: read the token from the environment)"
+        )
+    return None

@@ -1,47 +1,5 @@
-"""What the conformance package's other rooms use of the end of a run and its reports.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``Baseline`` -- The ids listed in a baseline file, in file order, and where it came
-  from. For the pytest plugin.
-* ``BaselineError`` -- The baseline file cannot be read; the message names the file and
-  line. For the pytest plugin.
-* ``check_output_paths`` -- Fail before the run if a report or baseline file cannot be
-  written. For the pytest plugin.
-* ``EndWatcher`` -- Notes what pytest says about the end of the run and the checks it
-  collected. For the pytest plugin.
-* ``exit_reason`` -- Why a run that exits ``exitstatus`` is not green although no check
-  says so. For the pytest plugin.
-* ``planned_checks`` -- The rule book's checks a run with ``settings`` would collect.
-  For the pytest plugin.
-* ``read_baseline`` -- Read a baseline file. For the pytest plugin.
-* ``REFUSED`` -- How the reason of a run refused for its options (a usage error) starts.
-  For the agent suite, the pytest plugin.
-* ``report_document`` -- The JSON report: ``suite_version``, ``spec``, ``target``,
-  ``summary``, ``checks``. For the pytest plugin.
-* ``Results`` -- One ``CheckResult`` per check, fed with test reports as they
-  arrive. For the pytest plugin.
-* ``stop_reason`` -- Why the run stopped before every collected check ran (``None``: it
-  did not). For the pytest plugin.
-* ``STRICT_PREFIX`` -- How ``--osf-strict`` words a check that could not run, before its
-  reason. For the pytest plugin.
-* ``Summary`` -- The counts of one run and the baseline entries that need attention. For
-  the pytest plugin.
-* ``terminal_lines`` -- The terminal summary as ``(text, markup)`` lines (markup for
-  TerminalWriter). For the pytest plugin.
-* ``Unrun`` -- A collected check that never reported: its node id, location and
-  metadata. For the pytest plugin.
-* ``unrun_reports`` -- A skipped set-up report and a passed teardown report per unrun
-  check. For the pytest plugin.
-* ``writable_path_problem`` -- Why a file cannot be written at ``path`` (``None``: it
-  can, as far as we can tell). For the pytest plugin.
-* ``write_junit`` -- A JUnit XML file with one errored test case per check (none of them
-  ran). For the pytest plugin.
-* ``write_reports`` -- Write the files the options ask for; one ``"what: path"`` line
-  per file written. For the pytest plugin.
-"""
+"""What the conformance package's other rooms use of the end of a run and its reports
+(each name imported on first use)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 The checks spend their time waiting on the network or on a process, so when the first
 check of a batch is about to run, a suite's runner (a :class:`PreRunner`: the server
-suite's :mod:`~pytest_osfoundry.conformance.server._runner`, the relay suite's
-:mod:`~pytest_osfoundry.conformance.relay._concurrent`) runs every check still to come
+suite's :mod:`~pytest_osfoundry.conformance.server._runner`, the relay and agent
+suites' :mod:`~pytest_osfoundry.conformance.scheduling._contexts`) runs every check still to come
 in this process in a thread pool, each with its own fresh context, and stores each
 outcome (returned, or the exception raised, pytest's skip and fail outcomes included).
 Each item's call then *replays* its stored outcome, in pytest's usual order, so

@@ -1,42 +1,5 @@
-"""What the conformance package's other rooms use of the server suite.
-
-Not for users, nor for checks (they use :mod:`pytest_osfoundry.conformance`): the one face
-through which another room reaches this one's private modules (``tests/test_faces.py``).
-Each name is imported from its module when first asked for, so no import gets dearer.
-
-* ``ConcurrentRunner`` -- The pytest plugin that pre-runs the server checks of this
-  process and replays them. For the pytest plugin.
-* ``Conformance`` -- Everything one check needs; made fresh for each check by the
-  ``osf_conf`` fixture. For the pytest plugin.
-* ``describe_protocol`` -- ``--osf-protocol`` for the reports: the pinned revision, or
-  ``auto → <revision>``. For the pytest plugin.
-* ``describe_target`` -- A printable name of the target (tokens in a URL masked),
-  without starting it. For the pytest plugin.
-* ``liveness_of`` -- The ``Liveness`` record of ``target``, kept on it (made on
-  first use). For the pytest plugin.
-* ``NOT_SERVED`` -- How the skip reason of a check about a revision the target does not
-  serve begins. For the pytest plugin.
-* ``parse_target`` -- ``("url", url)`` or ``("embedded", "MODULE:FACTORY" or None)`` for
-  a target spec. For the pytest plugin.
-* ``preflight`` -- Check the target and every given credential with one cheap request
-  each, and that ``protocol``. For the pytest plugin.
-* ``PreflightError`` -- A configuration error found before the run; the message names
-  the option. For the pytest plugin.
-* ``probe`` -- Check that the target answers HTTP at all (any status will do). For the
-  pytest plugin.
-* ``resolve_target`` -- Resolve ``--osf-target``, starting the embedded server when
-  asked. For the pytest plugin.
-* ``RUNNER_PLUGIN`` -- The name the concurrent runner is registered under. For the
-  pytest plugin.
-* ``settled_revision`` -- The revision ``--osf-protocol auto`` settled on for
-  ``target``, or ``None`` if no check has asked yet. For the pytest plugin.
-* ``stop_if_gone`` -- End the run after this check if ``target`` stopped answering. For
-  the pytest plugin.
-* ``Target`` -- A resolved target: where to send requests, as whom, and how to stop it.
-  For the pytest plugin.
-* ``TargetError`` -- ``--osf-target`` cannot be used as given; the message says how to
-  fix it. For the pytest plugin.
-"""
+"""What the conformance package's other rooms use of the server suite: the target, its
+preflight, runner, liveness and context (each name imported on first use)."""
 
 from __future__ import annotations
 
