@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from pytest_osfoundry.client import (
 from pytest_osfoundry.clock import VirtualClock
 from pytest_osfoundry.conformance.agent import AgentFault
 from pytest_osfoundry.conformance.agent._instrumented import InstrumentedMcp
+from pytest_osfoundry.conformance.agent._process import AgentProcess
 from pytest_osfoundry.http import DropConnection, KeptOpen, Request, Response
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
@@ -182,3 +184,15 @@ def test_the_embedded_agents_request_timeout_is_three_intervals_at_least_3_s() -
     assert request_timeout(0.5) == 3.0
     assert request_timeout(2.0) == 6.0
     assert request_timeout(20.0) == 60.0
+
+
+def test_a_token_the_agent_printed_is_seen_before_it_is_masked() -> None:
+    code = "import sys; print('x'); print('sk-' + 'abc123def456', file=sys.stderr)"
+    printed = AgentProcess([sys.executable, "-c", code], {}, secrets=["sk-abc123def456"])
+    assert printed.wait(10.0) == 0
+    printed.stop()
+    assert printed.shows_secret() and "sk-abc123def456" not in printed.output_text()
+    quiet = AgentProcess([sys.executable, "-c", "print('x')"], {}, secrets=["sk-abc123def456"])
+    assert quiet.wait(10.0) == 0
+    quiet.stop()
+    assert not quiet.shows_secret()
