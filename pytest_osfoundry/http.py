@@ -9,11 +9,16 @@ A door also tells the handler where it is served (:func:`announce_origin`), so t
 reference server names its real public URL (SPEC R1: the challenge and the metadata
 never follow ``Host``). A handler that answers through another one subclasses
 :class:`HandlerWrapper`, which passes that announcement on.
+
+A handler may answer a :class:`KeptOpen`: its body is sent and its stream then left
+open (as MCP servers may leave an event stream open after the answer), which the
+loopback door honours and the other doors send whole.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -25,6 +30,7 @@ __all__ = [
     "DropConnection",
     "Handler",
     "HandlerWrapper",
+    "KeptOpen",
     "Request",
     "Response",
     "announce_origin",
@@ -85,6 +91,20 @@ class Response:
     def json(self) -> Any:
         """Decode the body as JSON (raises ``ValueError`` when it is not JSON)."""
         return json.loads(self.body)
+
+
+@dataclass
+class KeptOpen(Response):
+    """A response whose body is sent and whose stream is then left open.
+
+    The loopback door frames it chunked, sends the body as one chunk, and ends
+    neither the answer nor the connection until ``until`` is set (then it closes the
+    connection, within a second), the client closes it, or the door's
+    ``request_deadline`` passes; nothing more is read from that connection. Doors that
+    cannot keep a stream open (respx, in-process) send it as a whole response.
+    """
+
+    until: threading.Event = field(default_factory=threading.Event)
 
 
 class Handler(Protocol):

@@ -14,12 +14,17 @@ its report and exits:
 
 What it does is the seed's advice (conformance/spec.md, A1-A6): one fresh
 idempotency key per intended run, the same key and arguments again after a lost
-reply; the first look one pickup interval after the ticket, then fixed polling every
-interval (the ticket's ``poll_after_seconds``; before a ticket
-``OSF_AGENT_PICKUP_INTERVAL``, or the production 20 s on the real-time tier, which
-sets no timing variable); no read after a terminal answer; any refusal final; the items of
-``run-items`` one run after another. :class:`ContractAgent` is the whole behaviour; a
-subclass may change one step (the kit's tests break it on purpose that way).
+reply (no answer within its own time-out, a dropped connection, a gateway's 502, 503
+or 504), on a new MCP session when the server ended its session (404); the first
+look one pickup interval after the ticket, then fixed polling every interval (the
+ticket's ``poll_after_seconds``; before a ticket ``OSF_AGENT_PICKUP_INTERVAL``, or the
+production 20 s on the real-time tier, which sets no timing variable), a lost read
+followed by the next one; no read after a terminal answer; any refusal final; the
+items of ``run-items`` one run after another. Every request has its own time-out,
+:func:`request_timeout`: three intervals, at least 3 s. An answer sent as an event
+stream is taken from its event, whether or not the stream then ends.
+:class:`ContractAgent` is the whole behaviour; a subclass may change one step (the
+kit's tests break it on purpose that way).
 
 A restart resumes (:class:`SavedRuns`, in ``OSF_AGENT_STATE_DIR``): each run's key
 is saved before its start is sent, its command id as soon as the ticket arrives; an
@@ -57,6 +62,7 @@ __all__ = [
     "ContractError",
     "SavedRuns",
     "main",
+    "request_timeout",
 ]
 
 EXIT_DONE = 0
@@ -65,6 +71,20 @@ EXIT_DEADLINE = 3
 EXIT_USAGE = 4
 
 TASK_KINDS = ("run", "run-by-name", "run-and-cancel", "run-items")
+REQUEST_TIMEOUT_INTERVALS = 3.0
+"""Each request's time-out, in pickup intervals (:func:`request_timeout`)."""
+REQUEST_TIMEOUT_FLOOR = 3.0
+"""The shortest time-out of a request, in seconds (a loaded machine, a cold server)."""
+RETRY_STATUSES = (502, 503, 504)
+"""HTTP statuses taken as a lost reply: a gateway failed, the call may have been applied."""
+
+
+def request_timeout(interval: float) -> float:
+    """Seconds one request may take (connect, answer and body in all) before the agent
+    takes its reply as lost: :data:`REQUEST_TIMEOUT_INTERVALS` intervals, at least
+    :data:`REQUEST_TIMEOUT_FLOOR` (6 s at the suite's default 2 s, 60 s at 20 s)."""
+    return max(REQUEST_TIMEOUT_INTERVALS * interval, REQUEST_TIMEOUT_FLOOR)
+
 LIST_LIMIT = 50
 """The ``limit`` a ``run-by-name`` lists sessions with (R8's largest)."""
 
@@ -236,12 +256,16 @@ class ContractAgent:
         self.ends = time.monotonic() + _positive(env, "OSF_AGENT_DEADLINE") - 0.5
         self.saved = SavedRuns(env.get("OSF_AGENT_STATE_DIR", "").strip() or None, self.task)
         self.clock = RealClock()
-        self.transport = HttpTransport(timeout=10.0)
-        self.client = McpClient(self.transport, self.url, self.token)
+        self.transport = self.make_transport()
+        self.client = McpClient(self.transport, self.url, self.token, renew_session=True)
         self.agent = self.scripted()
         self.entries: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------ the steps
+    def make_transport(self) -> HttpTransport:
+        """HTTP with the agent's own time-out per request (:func:`request_timeout`)."""
+        return HttpTransport(timeout=request_timeout(self.interval))
+
     def strategy(self) -> Strategy:
         """First look one interval after the ticket, then every interval (A1): the
         interval as it is when each wait begins (:meth:`ticket_came` sets it)."""
@@ -265,6 +289,7 @@ class ContractAgent:
             retry="same-key",
             retry_delay=min(1.0, self.interval / 4),
             max_start_attempts=8,
+            retry_statuses=RETRY_STATUSES,
         )
 
     def run_one(self, graph_session_id: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,17 +15,19 @@ cancel answered ``running`` (R7: the flag is set, the desktop stops it) changes
 nothing: the agent polls on until a read shows the status the run ended with.
 
 Retries: when the reply to ``run_graph_session`` is lost
-(:class:`~pytest_osfoundry.client._errors.ReplyLost`), the agent calls again after
-``retry_delay`` seconds, with the same idempotency key (``retry="same-key"``, what
-the osFoundry CLI guide asks) or a new one (``retry="new-key"``). A lost reply to a
-poll is simply followed by the next poll.
+(:class:`~pytest_osfoundry.client._errors.ReplyLost`, or an HTTP status of
+``retry_statuses``: a gateway's 503 after the server may have applied the call), the
+agent calls again after ``retry_delay`` seconds, with the same idempotency key
+(``retry="same-key"``, what the osFoundry CLI guide asks) or a new one
+(``retry="new-key"``); :meth:`ScriptedAgent.retry_key` decides. A lost reply to a poll
+is simply followed by the next poll.
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -33,7 +35,7 @@ from pytest_osfoundry._checks import check_implements, check_positive_int, check
 from pytest_osfoundry._ids import parse_rfc3339
 from pytest_osfoundry._vocabulary import CANCELLED, TERMINAL_STATUSES
 from pytest_osfoundry.agent._strategies import Strategy, wait_then_every
-from pytest_osfoundry.client import OsfClientError, ReplyLost, ToolError
+from pytest_osfoundry.client import HttpStatusError, OsfClientError, ReplyLost, ToolError
 from pytest_osfoundry.clock import Clock, ProcessGen, Signal, VirtualClock, Wait
 
 __all__ = ["AgentRun", "CallRecord", "ScriptedAgent", "ToolClient"]
@@ -147,6 +149,7 @@ class ScriptedAgent:
         max_start_attempts: int = 20,
         max_polls: int = 10_000,
         seed: int | None = None,
+        retry_statuses: Collection[int] = (),
     ) -> None:
         check_implements(clock, "clock", Clock)
         check_implements(client, "client", ToolClient)
@@ -166,8 +169,22 @@ class ScriptedAgent:
         self.retry_delay = retry_delay
         self.max_start_attempts = max_start_attempts
         self.max_polls = max_polls
+        self.retry_statuses = frozenset(retry_statuses)
+        """HTTP statuses taken as a lost reply (the call may have been applied)."""
         self._rng = random.Random(seed)
         self.runs: list[AgentRun] = []
+
+    def lost(self, err: OsfClientError) -> bool:
+        """Whether ``err`` means the reply was lost (the call may or may not have been
+        applied): no reply, or an HTTP status of :attr:`retry_statuses`."""
+        return isinstance(err, ReplyLost) or (
+            isinstance(err, HttpStatusError) and err.status in self.retry_statuses
+        )
+
+    def retry_key(self, run: AgentRun, err: OsfClientError) -> str:
+        """The key the next start of ``run`` carries after ``err`` lost a reply: the same
+        (``retry="same-key"``) or a fresh one (``"new-key"``)."""
+        return run.keys[-1] if self.retry == "same-key" else self.new_key()
 
     def new_key(self) -> str:
         """A fresh idempotency key (32 hex characters, deterministic under ``seed``)."""
@@ -259,16 +276,17 @@ class ScriptedAgent:
                             run.graph_session_id, run.keys[-1], arguments
                         )
                     break
-                except ReplyLost:
+                except OsfClientError as err:
+                    if not self.lost(err):
+                        run.error = str(err)
+                        return
                     if attempt + 1 == self.max_start_attempts:
                         run.error = f"no reply after {self.max_start_attempts} start calls"
                         return
-                    if self.retry == "new-key":
-                        run.keys.append(self.new_key())
+                    key = self.retry_key(run, err)
+                    if key != run.keys[-1]:
+                        run.keys.append(key)
                     yield self.retry_delay
-                except OsfClientError as err:
-                    run.error = str(err)
-                    return
             if run.command_id is None:  # queued now, not resumed
                 assert run.ticket is not None
                 run.command_id = str(run.ticket["command_id"])
@@ -291,12 +309,12 @@ class ScriptedAgent:
                 try:
                     with self._recording(run, "get_graph_run"):
                         view = self.client.get_graph_run(run.command_id)
-                except ReplyLost:
-                    continue
                 except ToolError as err:
                     run.error = err.message
                     return
                 except OsfClientError as err:
+                    if self.lost(err):
+                        continue
                     run.error = str(err)
                     return
                 run.view = view

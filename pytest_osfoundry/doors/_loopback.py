@@ -28,6 +28,10 @@ otherwise, is listening by the time the constructor returns, and stops cleanly w
 * **Quiet.** No request is logged (no headers, so no tokens, ever reach a log). A
   client that resets or drops its connection costs at most one ``DEBUG`` line of
   the ``pytest_osfoundry.server`` logger, never a traceback on stderr.
+* **An answer left open** (:class:`~pytest_osfoundry.http.KeptOpen`, an event stream a
+  server keeps open after its answer) is sent chunked without its last chunk; nothing
+  more is read from that connection, which is closed when the answer's ``until`` is
+  set (within a second), the client closes it, or ``request_deadline`` passes.
 * **Prompt stop.** :meth:`LoopbackServer.close` returns within a fraction of a
   second whatever is connected (a worker inside the handler finishes in its own
   time; its answer is not sent).
@@ -59,7 +63,7 @@ from pytest_osfoundry._checks import is_number
 from pytest_osfoundry._masking import mask_token, secrets_in
 from pytest_osfoundry.aio import in_flight, serve_in_process, stop_serving_in_process
 from pytest_osfoundry.doors._loopback_http import HttpConnection, Refused
-from pytest_osfoundry.http import DropConnection, Handler, Request, announce_origin
+from pytest_osfoundry.http import DropConnection, Handler, KeptOpen, Request, announce_origin
 
 __all__ = ["LoopbackServer"]
 
@@ -72,7 +76,7 @@ _WRITE = selectors.EVENT_WRITE
 class _Connection:
     """One client connection: its socket, the bytes waiting each way, its HTTP."""
 
-    __slots__ = ("closing", "deadline", "events", "http", "incoming", "outgoing", "sock")
+    __slots__ = ("closing", "deadline", "events", "http", "incoming", "kept", "outgoing", "sock")
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock = sock
@@ -87,6 +91,9 @@ class _Connection:
         """What the selector watches it for now (0: not registered)."""
         self.closing = False
         """Whether it ends once :attr:`outgoing` is sent."""
+        self.kept: threading.Event | None = None
+        """A :class:`~pytest_osfoundry.http.KeptOpen` answer's ``until``: the answer is
+        left open (nothing more read) and the connection closed once it is set."""
 
     def send(self) -> bool:
         """Send what :attr:`outgoing` holds until done or the socket would block;
@@ -299,6 +306,13 @@ class LoopbackServer:
         if not conn.send():
             self._forget(conn)
             return
+        if conn.kept is not None:  # an answer left open: nothing more is read from it
+            conn.incoming.clear()
+            if conn.kept.is_set() and not conn.outgoing:
+                self._forget(conn)
+            else:
+                self._watch(conn, _READ | _WRITE if conn.outgoing else _READ)
+            return
         if conn.outgoing and not conn.http.reading:  # an answer the client takes slowly:
             self._watch(conn, _WRITE)  # nothing more is read from it meanwhile
             return
@@ -383,7 +397,12 @@ class LoopbackServer:
     def _sweep(self, now: float) -> None:
         """Drop the connections past their deadline (idle, arriving or answered too slowly)."""
         with self._lock:
-            late = [c for c in self._conns.values() if c.deadline < now and c not in self._busy]
+            late = [
+                c
+                for c in self._conns.values()
+                if (c.deadline < now or (c.kept is not None and c.kept.is_set()))
+                and c not in self._busy
+            ]
         for conn in late:
             self._forget(conn)
 
@@ -434,6 +453,8 @@ class LoopbackServer:
         try:
             response = self.handler(request)
             conn.outgoing += conn.http.answer(response)
+            if isinstance(response, KeptOpen):
+                conn.kept = response.until
         except DropConnection:  # a lost reply (fault injection): close, answer nothing
             conn.closing = True
             return

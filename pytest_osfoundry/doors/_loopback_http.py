@@ -40,7 +40,7 @@ import re
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from pytest_osfoundry.http import Request, Response
+from pytest_osfoundry.http import KeptOpen, Request, Response
 
 __all__ = ["MAX_BODY", "MAX_HEAD", "HttpConnection", "Refused"]
 
@@ -255,19 +255,30 @@ class HttpConnection:
 
     def answer(self, response: Response) -> bytes:
         """The bytes of ``response`` to the request last read (no body for ``HEAD``,
-        204 or 304); a ``Connection`` header of the app's decides :attr:`closes`."""
+        204 or 304); a ``Connection`` header of the app's decides :attr:`closes`.
+
+        A :class:`~pytest_osfoundry.http.KeptOpen` answer is framed chunked and its body
+        sent as one chunk, without the last chunk: the answer is not ended.
+        """
         http = self._http
         http.wfile = io.BytesIO()
         http.send_response(response.status)
+        kept = isinstance(response, KeptOpen)
         for name, value in response.headers.items():
-            if name.lower() != "content-length":
+            if name.lower() not in ("content-length", "transfer-encoding"):
                 http.send_header(name, value)
         bare = response.status in _NO_BODY
-        if not bare:
+        if kept and not bare:
+            http.send_header("Transfer-Encoding", "chunked")
+        elif not bare:
             http.send_header("Content-Length", str(len(response.body)))
         http.end_headers()
         if not bare and http.command != "HEAD":
-            http.wfile.write(response.body)
+            if kept:
+                if response.body:
+                    http.wfile.write(b"%X\r\n%s\r\n" % (len(response.body), response.body))
+            else:
+                http.wfile.write(response.body)
         out: bytes = http.wfile.getvalue()
         return out
 

@@ -125,6 +125,27 @@ class ReferenceServer:
         self.relay = RelayApi(self.state, self.tokens)
         self.provisioned: Provisioned | None = None
 
+    def sibling(self, *, protocols: Iterable[str]) -> ReferenceServer:
+        """Another app over this one's state and tokens that serves only ``protocols``:
+        the same world (accounts, runs, credentials) through an endpoint of other MCP
+        revisions, with its own legacy sessions. It names the same public URL.
+
+        Raises:
+            ValueError: ``protocols`` is empty or names a revision the kit does not know.
+        """
+        other = ReferenceServer(
+            state=self.state,
+            mcp_path=self.mcp_path,
+            public_url=self.public_url,
+            sse=self.mcp.sse,
+            protocols=protocols,
+        )
+        other.tokens = self.tokens
+        other.origins = self.origins
+        other.mcp = McpEndpoint(self.state, self.tokens, sse=self.mcp.sse, protocols=protocols)
+        other.relay = RelayApi(self.state, self.tokens)
+        return other
+
     @property
     def mcp_path(self) -> str:
         """The path of the MCP endpoint (fixed when the server is made)."""

@@ -1,8 +1,10 @@
 """What the kit's other subpackages use of the reference server beyond its public names:
-the clock's admin door, the serve options' checks, the direct clients."""
+the clock's admin door, the serve options' checks, the direct clients, and the
+endpoint's event-stream encoding (the agent suite's open-stream fault)."""
 
 from pytest_osfoundry.server._clock_admin import ADMIN_PREFIX, MAX_ADVANCE, ClockAdmin, shown
 from pytest_osfoundry.server._eras import normalize_protocols
+from pytest_osfoundry.server._mcp import event_stream
 from pytest_osfoundry.server._origins import OriginPolicy
 from pytest_osfoundry.server._records import KEY_SECONDS_MIN
 from pytest_osfoundry.server._state_clients import DirectRelayClient, DirectToolClient
@@ -15,6 +17,7 @@ __all__ = [
     "DirectRelayClient",
     "DirectToolClient",
     "OriginPolicy",
+    "event_stream",
     "normalize_protocols",
     "shown",
 ]

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pytest_osfoundry._mcp_vocabulary import (
@@ -75,7 +75,13 @@ from pytest_osfoundry.server._request_body import BadJson, parse_body
 from pytest_osfoundry.server._request_schema import refusal as schema_refusal
 from pytest_osfoundry.server._state import Agent, DomainError, ServerState
 
-__all__ = ["ALL_VERSIONS", "LATEST_VERSION", "SUPPORTED_VERSIONS", "McpEndpoint"]
+__all__ = [
+    "ALL_VERSIONS",
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "McpEndpoint",
+    "event_stream",
+]
 
 SUPPORTED_VERSIONS = LEGACY_VERSIONS
 """The legacy revisions (offered at ``initialize``), newest first."""
@@ -139,6 +145,17 @@ _TOOL_IMPLS: dict[str, ToolImpl] = {
     tooldefs.GET_GRAPH_RUN: lambda s, a, args: s.get_graph_run(a, args["command_id"]),
     tooldefs.CANCEL_GRAPH_RUN: lambda s, a, args: s.cancel_graph_run(a, args["command_id"]),
 }
+
+
+_EVENT_STREAM_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+
+
+def event_stream(message: bytes, headers: Mapping[str, str] | None = None) -> Response:
+    """One JSON-RPC ``message`` (compact JSON, one line) answered as the endpoint does
+    when built with ``sse=True``: a 200 event stream of one ``message`` event, with
+    ``headers`` (lower-case names) added."""
+    body = b"event: message\ndata: " + message + b"\n\n"
+    return Response(200, {**_EVENT_STREAM_HEADERS, **(headers or {})}, body)
 
 
 class McpEndpoint:
@@ -339,9 +356,15 @@ class McpEndpoint:
     def _reply(self, payload: dict[str, Any], headers: dict[str, str]) -> Response:
         body = dumps(payload)
         if self.sse:
-            out = {"content-type": "text/event-stream", "cache-control": "no-cache", **headers}
-            return Response(200, out, b"event: message\ndata: " + body + b"\n\n")
+            return event_stream(body, headers)
         return Response(200, {**_JSON_HEADERS, **headers}, body)
+
+    def end_session(self, session_id: str) -> bool:
+        """End a legacy session now, as a server may at any time (MCP 2025-11-25,
+        session management): later requests naming it are answered ``404``. Whether
+        it existed."""
+        with self._lock:
+            return self._sessions.pop(session_id, None) is not None
 
     def _echo(self, request: Request) -> Callable[[str], str]:
         """What an error quoting ``request`` passes its text through: every token the

@@ -11,13 +11,14 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_osfoundry._vocabulary import TERMINAL_STATUSES
-from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, every
-from pytest_osfoundry.agent._contract import ContractAgent, SavedRuns, main
-from pytest_osfoundry.client import OsfClientError
+from pytest_osfoundry.agent import AgentRun, ScriptedAgent, Strategy, ToolClient, backoff, every
+from pytest_osfoundry.agent._contract import RETRY_STATUSES, ContractAgent, SavedRuns, main
+from pytest_osfoundry.client import HttpStatusError, HttpTransport, OsfClientError, ReplyLost
+from pytest_osfoundry.http import Response
 
 
 class NewKeyOnRetry(ContractAgent):
@@ -149,6 +150,125 @@ class ForgetsOnRestart(ContractAgent):
         self.saved = SavedRuns(None, self.task)
 
 
+class _NewKeyAfterStatus(ScriptedAgent):
+    def retry_key(self, run: AgentRun, err: OsfClientError) -> str:
+        if isinstance(err, HttpStatusError):
+            return self.new_key()
+        return super().retry_key(run, err)
+
+
+class NewKeyAfter503(ContractAgent):
+    """Asks again after a 503 with a new key (the same key after a dropped reply)."""
+
+    def scripted(self) -> ScriptedAgent:
+        agent = super().scripted()
+        broken = _NewKeyAfterStatus(
+            self.clock,
+            agent.client,
+            strategy=agent.strategy,
+            retry_delay=agent.retry_delay,
+            max_start_attempts=agent.max_start_attempts,
+            retry_statuses=agent.retry_statuses,
+        )
+        return broken
+
+
+class NoRequestTimeout(ContractAgent):
+    """Waits for every answer as long as it takes (an hour): hangs on a held answer."""
+
+    def make_transport(self) -> HttpTransport:
+        return HttpTransport(timeout=3600.0)
+
+
+class NoSessionRenewal(ContractAgent):
+    """Gives up when the server ends its MCP session (a 404 taken as a refusal)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        super().__init__(env)
+        self.client.renew_session = False
+
+
+def _never_ends(body: bytes) -> Callable[[bytes], bool] | None:
+    return lambda piece: False
+
+
+class WaitsForStreamEnd(ContractAgent):
+    """Reads an event-stream answer until the stream ends, not until its answer."""
+
+    def make_transport(self) -> HttpTransport:
+        transport = super().make_transport()
+        transport.stream_end = _never_ends
+        return transport
+
+
+class _LostReadsFinal:
+    """A tool client whose lost get_graph_run replies are refusals."""
+
+    def __init__(self, inner: ToolClient) -> None:
+        self.inner = inner
+
+    def run_graph_session(
+        self,
+        graph_session_id: str,
+        idempotency_key: str,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return self.inner.run_graph_session(graph_session_id, idempotency_key, arguments)
+
+    def get_graph_run(self, command_id: str) -> dict[str, Any]:
+        try:
+            return self.inner.get_graph_run(command_id)
+        except ReplyLost as err:
+            raise OsfClientError(f"gave up on the run: {err}") from None
+
+    def cancel_graph_run(self, command_id: str) -> dict[str, Any]:
+        return self.inner.cancel_graph_run(command_id)
+
+
+class GivesUpOnLostRead(ContractAgent):
+    """Takes a lost get_graph_run reply for the end of the run."""
+
+    def scripted(self) -> ScriptedAgent:
+        agent = super().scripted()
+        agent.client = _LostReadsFinal(agent.client)
+        return agent
+
+
+class RetriesRefusals(ContractAgent):
+    """Takes 401 and 403 for passing faults and asks again for ever."""
+
+    def scripted(self) -> ScriptedAgent:
+        agent = super().scripted()
+        agent.retry_statuses = frozenset((*RETRY_STATUSES, 401, 403))
+        agent.max_start_attempts = 10_000
+        return agent
+
+
+class _LeakyTransport(HttpTransport):
+    """HTTP that sends the token again in an ``X-Api-Key`` header."""
+
+    token = ""
+
+    def request(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
+        return super().request(method, url, {**headers, "X-Api-Key": self.token}, body)
+
+
+class LeaksToken(ContractAgent):
+    """Sends its token also in an X-Api-Key header (as some SDK wrappers do)."""
+
+    def make_transport(self) -> HttpTransport:
+        transport = _LeakyTransport(timeout=super().make_transport().timeout)
+        transport.token = self.token
+        return transport
+
+
+class BacksOff(ContractAgent):
+    """Polls with exponential backoff from one interval, doubling up to 15 intervals."""
+
+    def strategy(self) -> Strategy:
+        return backoff(first=self.interval, cap=15 * self.interval)
+
+
 BROKEN: dict[str, type[ContractAgent]] = {
     "new-key-on-retry": NewKeyOnRetry,
     "polls-fast": PollsFast,
@@ -161,6 +281,14 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "ascii-report": AsciiReport,
     "requeues-cancelled": RequeuesCancelled,
     "forgets-on-restart": ForgetsOnRestart,
+    "new-key-after-503": NewKeyAfter503,
+    "no-request-timeout": NoRequestTimeout,
+    "no-session-renewal": NoSessionRenewal,
+    "waits-for-stream-end": WaitsForStreamEnd,
+    "gives-up-on-lost-read": GivesUpOnLostRead,
+    "retries-refusals": RetriesRefusals,
+    "leaks-token": LeaksToken,
+    "backs-off": BacksOff,
 }
 
 CAUGHT_BY: dict[str, set[str]] = {
@@ -175,6 +303,19 @@ CAUGHT_BY: dict[str, set[str]] = {
     "ascii-report": {"D18-agent-large-result"},
     "requeues-cancelled": {"A2-recheck-cancel-reported"},
     "forgets-on-restart": {"R5-agent-resumes-after-restart"},
+    "new-key-after-503": {"A5-same-key-after-503"},
+    "no-request-timeout": {"A5-same-key-after-held-answer"},
+    "no-session-renewal": {"A5-same-key-new-session", "R1-agent-session-ended"},
+    "waits-for-stream-end": {"R1-agent-stream-left-open"},
+    "gives-up-on-lost-read": {"R6-agent-reads-again"},
+    "retries-refusals": {"A6-read-only-token", "A6-revoked-token"},
+    "leaks-token": {
+        "A6-unknown-session",
+        "A6-read-only-token",
+        "A6-revoked-token",
+        "R2-agent-token-in-header",
+    },
+    "backs-off": {"A1-fixed-polling", "A3-patient-while-offline"},
 }
 
 

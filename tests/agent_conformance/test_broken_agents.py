@@ -37,6 +37,14 @@ UNAFFECTED = {
     "ascii-report": "D18-agent-truncated-result",
     "requeues-cancelled": "A2-failed-run-reported",
     "forgets-on-restart": "A5-same-key-after-lost-reply",
+    "new-key-after-503": "A5-same-key-after-lost-reply",
+    "no-request-timeout": "R1-agent-stream-left-open",
+    "no-session-renewal": "R6-agent-reads-again",
+    "waits-for-stream-end": "A5-same-key-after-503",
+    "gives-up-on-lost-read": "A5-same-key-after-lost-reply",
+    "retries-refusals": "A6-unknown-session",
+    "leaks-token": "D7-agent-key-length",
+    "backs-off": "A1-first-look",
 }
 
 
@@ -120,3 +128,23 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
         "runs across its restart"
         in said[("forgets-on-restart", "R5-agent-resumes-after-restart")]
     )
+    assert "after a 503 to a start a start is asked again with the same key" in said[
+        ("new-key-after-503", "A5-same-key-after-503")
+    ]
+    assert "was stopped at its deadline: after an answer that never came" in said[
+        ("no-request-timeout", "A5-same-key-after-held-answer")
+    ]
+    assert "starts a new session (initialize)" in said[
+        ("no-session-renewal", "A5-same-key-new-session")
+    ]
+    assert "never on a new session" in said[("no-session-renewal", "R1-agent-session-ended")]
+    assert "do not wait for the stream to end" in said[
+        ("waits-for-stream-end", "R1-agent-stream-left-open")
+    ]
+    assert "did not read its run again" in said[("gives-up-on-lost-read", "R6-agent-reads-again")]
+    for check_id in ("A6-read-only-token", "A6-revoked-token"):
+        assert "the answer is final" in said[("retries-refusals", check_id)]
+    for check_id in CAUGHT_BY["leaks-token"]:
+        assert "in the x-api-key header" in said[("leaks-token", check_id)]
+    assert "no backoff" in said[("backs-off", "A1-fixed-polling")]
+    assert "apart" in said[("backs-off", "A3-patient-while-offline")]

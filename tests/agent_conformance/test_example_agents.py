@@ -30,6 +30,8 @@ TS_SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.jso
 SUBSET = "(A5 or A1 or R6 or R1) and not fresh-key"
 """The lost-reply and cadence checks (every id of those rules, the ones added later
 too), but the one that starts the agent twice (the Python SDK agent's run has it)."""
+LOST_REPLY = "A5-same-key-after-lost-reply"
+"""The one check a plain stack's run is given (the other A5 faults fail it as well)."""
 AGENT_CHECKS = {
     c.check_id for c in all_checks(include_relay=True) if c.area == AGENT_AREA and not c.opt_in
 }
@@ -68,7 +70,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
     commands: dict[str, tuple[str, ...]] = {
         "mcp-sdk": (python.format("mcp_sdk_agent"),),
         "fastmcp": (python.format("fastmcp_client_agent"), "-k", SUBSET),
-        "plain-mcp-sdk": (python.format("mcp_sdk_agent") + " --plain", "-k", "A5-same-key"),
+        "plain-mcp-sdk": (python.format("mcp_sdk_agent") + " --plain", "-k", LOST_REPLY),
     }
     if NODES and TS_SDK.exists():
         node = f"{NODES[0][1]} {(AGENTS / 'ts_sdk_agent.cjs').relative_to(ROOT).as_posix()}"
@@ -76,7 +78,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
         # Python agent's imports, 1.4-2.6 s idle, need the default 2 s on a busy machine:
         # the preflight waits five intervals for the first tool call)
         commands["ts-sdk"] = (node, "-k", SUBSET, "--osf-agent-interval=1")
-        commands["plain-ts-sdk"] = (f"{node} --plain", "-k", "A5-same-key")
+        commands["plain-ts-sdk"] = (f"{node} --plain", "-k", LOST_REPLY)
     started = {
         name: (_start(command, folder / f"{name}.json", *extra), folder / f"{name}.json")
         for name, (command, *extra) in commands.items()

@@ -49,6 +49,8 @@ KIT_MODULES: dict[str, str] = {
     "pytest_osfoundry._origin": "origin_of: the origin of a URL (RFC 6454), one definition",
     "pytest_osfoundry._tables": "the one writer of tables: the Markdown report, the rules index",
     "pytest_osfoundry._lazy": "the suite's and the relay suite's faces, imported when first used",
+    "pytest_osfoundry.server._internal": "event_stream: an answer as the reference server's "
+    "own event stream (the agent suite's open-stream fault; sent, never asserted)",
 }
 
 #: Kit modules that are the kit's own values: never imported by the suite.

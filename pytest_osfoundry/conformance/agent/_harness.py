@@ -158,7 +158,8 @@ class AgentOutcome:
     had to stop it at its deadline; ``report`` its report file as parsed JSON (``None``
     when it wrote none or not JSON: ``report_problem`` says which); ``seconds`` how long
     it ran; ``output_tail`` the last lines it printed (token masked); ``killed`` is
-    true when the suite killed it on purpose (:meth:`AgentConformance.run_killed`).
+    true when the suite killed it on purpose (:meth:`AgentConformance.run_killed`);
+    ``token_printed`` whether its token appeared in what it printed (before masking).
     """
 
     exit_code: int
@@ -169,6 +170,7 @@ class AgentOutcome:
     output_tail: str
     output_bytes: int
     killed: bool = False
+    token_printed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The outcome for a report."""
@@ -181,6 +183,7 @@ class AgentOutcome:
             "seconds": round(self.seconds, 3),
             "output_bytes": self.output_bytes,
             "output_tail": self.output_tail,
+            "token_printed": self.token_printed,
         }
 
 
@@ -355,6 +358,24 @@ class AgentConformance:
         """Apply a fault rule to this agent's calls (the agent cannot tell it from a real one)."""
         return self.lane.add_fault(fault)
 
+    def legacy_only(self) -> None:
+        """From now on the agent's server speaks only the legacy MCP revisions (the ones
+        with sessions: 2025-11-25, 2025-06-18), as a real server may (R1)."""
+        self.lane.legacy_only = True
+
+    def end_session(self) -> str | None:
+        """The server ends the MCP session the agent named last (its next request naming
+        it is answered 404); the session's id, or ``None`` when there was none."""
+        return self.suite.server.end_session(self.lane)
+
+    def without_scope(self, scope: str) -> None:
+        """The agent's token loses ``scope`` (a token without it is refused with 403)."""
+        self.agent.scopes = self.agent.scopes - {scope}
+
+    def revoke_token(self) -> None:
+        """The agent's token is revoked (every tool call with it is refused with 401)."""
+        self.suite.reference.tokens.revoke(self.token)
+
     def session(self, index: int = 0) -> dict[str, Any]:
         """One of the shared sessions."""
         return self.sessions[index]
@@ -468,6 +489,7 @@ class AgentConformance:
             output_tail=process.output_tail(),
             output_bytes=process.output_bytes,
             killed=killed,
+            token_printed=process.shows_secret(),
         )
         self.outcomes.append(outcome)
         return outcome
@@ -476,6 +498,7 @@ class AgentConformance:
         """The check has ended: from now on the record answers as it does now."""
         if self._frozen is None:
             self._frozen = _Frozen(self.lane.snapshot(), list(self.outcomes))
+            self.lane.end()
 
     def close(self) -> None:
         """Stop the agent and the desktop; forget the lane; remove the check's folder."""
@@ -585,6 +608,24 @@ class AgentConformance:
                 f"result {json.dumps(expected)[:200]} (compared by JSON equality)",
             )
         return entry
+
+    def expect_token_kept(self) -> None:
+        """Fail unless the agent's token travelled only in the ``Authorization: Bearer``
+        header of every request the server saw with it (never in a URL, another
+        header or a body: R2) and was never printed by the agent."""
+        leaks = list(self.lane.leaks)
+        self.expect(
+            not leaks,
+            f"the agent's token appeared outside the Authorization header {len(leaks)} "
+            f"time(s), first {leaks[0] if leaks else ''}: send it only as "
+            "`Authorization: Bearer <token>` (R2; a URL or another header ends up in logs)",
+        )
+        printed = [n for n, o in enumerate(self.outcomes, 1) if o.token_printed]
+        self.expect(
+            not printed,
+            f"the agent printed its token (start {printed[0] if printed else 0}; masked in "
+            "this report): never write a credential to output or logs",
+        )
 
     def expect_one_run(self) -> Run:
         """Fail unless the agent queued exactly one run; that run."""

@@ -207,6 +207,13 @@ class CommandProcess:
             text = text.partition("\n")[2]
         return mask_token(text, self.secrets) if self.secrets else text
 
+    def shows_secret(self) -> bool:
+        """Whether a secret appears in what the command wrote (the kept output), in any
+        form :func:`~pytest_osfoundry.client.mask_token` knows (raw, quoted, encoded)."""
+        with self._lock:
+            text = b"".join(self._kept).decode("utf-8", "replace")
+        return bool(self.secrets) and mask_token(text, self.secrets) != text
+
     def output_tail(self, lines: int = 15) -> str:
         """The last ``lines`` lines the command wrote, tokens masked."""
         return "\n".join(self.output_text(16_384).splitlines()[-lines:])
