@@ -165,7 +165,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "--osf-agent-restart",
-        "also run the opt-in agent check R5-agent-resumes-after-restart: the agent killed "
+        "also run the agent checks that restart the agent (opt-in): the agent killed "
         "(SIGKILL) after a start whose reply was lost, started again with the same "
         "OSF_AGENT_STATE_DIR, must resume with the same key or command id",
         kind="flag",
