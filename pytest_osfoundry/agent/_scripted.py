@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from pytest_osfoundry._checks import check_implements, check_positive_int, check_seconds
 from pytest_osfoundry._ids import parse_rfc3339
@@ -67,6 +67,9 @@ Retry = Literal["same-key", "new-key"]
 
 Tool = Literal["run_graph_session", "get_graph_run", "cancel_graph_run"]
 """The tools a scripted agent calls (a :class:`ToolClient`'s methods)."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class CallRecord(NamedTuple):
@@ -246,13 +249,14 @@ class ScriptedAgent:
         return record
 
     # ------------------------------------------------------------------ the process
-    @contextlib.contextmanager
-    def _recording(self, run: AgentRun, tool: Tool) -> Iterator[None]:
-        """Record the tool call made inside the block in ``run.calls``: ``ok``, ``lost``
-        (the reply never came: :class:`ReplyLost`) or ``error`` (any other
-        ``OsfClientError``, which goes on up like the lost reply)."""
+    def _call(
+        self, run: AgentRun, tool: Tool, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """``fn(*args, **kwargs)``, the tool call ``tool``, recorded in ``run.calls``:
+        ``ok``, ``lost`` (the reply never came: :class:`ReplyLost`) or ``error`` (any
+        other ``OsfClientError``, which goes on up like the lost reply)."""
         try:
-            yield
+            value = fn(*args, **kwargs)
         except ReplyLost as err:
             run.calls.append(CallRecord(self.clock.now(), tool, "lost", str(err)))
             raise
@@ -260,6 +264,7 @@ class ScriptedAgent:
             run.calls.append(CallRecord(self.clock.now(), tool, "error", str(err)))
             raise
         run.calls.append(CallRecord(self.clock.now(), tool, "ok"))
+        return value
 
     def _script(
         self,
@@ -271,10 +276,14 @@ class ScriptedAgent:
         try:
             for attempt in range(self.max_start_attempts if run.command_id is None else 0):
                 try:
-                    with self._recording(run, "run_graph_session"):
-                        run.ticket = self.client.run_graph_session(
-                            run.graph_session_id, run.keys[-1], arguments
-                        )
+                    run.ticket = self._call(
+                        run,
+                        "run_graph_session",
+                        self.client.run_graph_session,
+                        run.graph_session_id,
+                        run.keys[-1],
+                        arguments,
+                    )
                     break
                 except OsfClientError as err:
                     if not self.lost(err):
@@ -307,8 +316,9 @@ class ScriptedAgent:
                     if final.is_set:
                         return  # the cancel answered `cancelled`: final (D8), no read after it
                 try:
-                    with self._recording(run, "get_graph_run"):
-                        view = self.client.get_graph_run(run.command_id)
+                    view = self._call(
+                        run, "get_graph_run", self.client.get_graph_run, run.command_id
+                    )
                 except ToolError as err:
                     run.error = err.message
                     return
@@ -331,8 +341,10 @@ class ScriptedAgent:
         if run.command_id is None or (run.done.is_set and run.seen_at is not None):
             return
         run.cancel_at = self.clock.now()
-        with contextlib.suppress(OsfClientError), self._recording(run, "cancel_graph_run"):
-            run.cancel_result = self.client.cancel_graph_run(run.command_id)
+        with contextlib.suppress(OsfClientError):  # recorded in run.calls by _call
+            run.cancel_result = self._call(
+                run, "cancel_graph_run", self.client.cancel_graph_run, run.command_id
+            )
         if run.cancel_result is not None and run.cancel_result.get("status") == CANCELLED:
             if run.seen_at is None:
                 run.seen_at = self.clock.now()
