@@ -131,7 +131,7 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
     assert "after a 503 to a start a start is asked again with the same key" in said[
         ("new-key-after-503", "A5-same-key-after-503")
     ]
-    assert "was stopped at its deadline: after an answer that never came" in said[
+    assert "sent 1 start(s) and was stopped at its deadline: after an answer that never" in said[
         ("no-request-timeout", "A5-same-key-after-held-answer")
     ]
     assert "starts a new session (initialize)" in said[
