@@ -1,11 +1,11 @@
 """The example agents of ``examples/agents/`` pass the agent suite (issue 45, item 5).
 
-Three runs of ``pytest --osf-agent-command=...`` at once (each spends its time
-waiting on the interval): the agent on the official MCP Python SDK against every
-agent check; the ones on fastmcp's ``Client`` and on the official TypeScript SDK
-(Node) against the lost-reply and cadence checks (:data:`SUBSET`), so that the three
-cost about one full run's wall time. And the Python SDK agent with
-the Python SDK and TypeScript agents with ``--plain`` (their stack's defaults, no retry)
+Runs of ``pytest --osf-agent-command=...`` at once (each spends its time waiting on
+the interval): the agent on the official MCP Python SDK against every agent check;
+the one on the official TypeScript SDK (Node) against the lost-reply and cadence
+checks (:data:`SUBSET`); the one on fastmcp's ``Client`` against its wire's checks
+(:data:`WIRE`). And the Python SDK and TypeScript agents with ``--plain`` (their
+stack's defaults, no retry)
 fail the lost-reply check and say why, as the table of docs/agent-conformance.md says
 (fastmcp's row is measured the same way by hand: one more process importing fastmcp,
 2.6 s idle, beside these missed the preflight's 10 s on a busy 2-core machine).
@@ -30,6 +30,16 @@ TS_SDK = PEERS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.jso
 SUBSET = "(A5 or A1 or R6 or R1) and not fresh-key"
 """The lost-reply and cadence checks (every id of those rules, the ones added later
 too), but the one that starts the agent twice (the Python SDK agent's run has it)."""
+WIRE = (
+    "A5-same-key-after-lost-reply",
+    "A5-same-key-new-session",
+    "A1-fixed-polling",
+    "R1-agent-stream-left-open",
+)
+"""fastmcp's checks: what its wire does (a lost reply, a new session, an event stream
+left open) and the cadence. Each of its agent's starts imports fastmcp (2.6 s of CPU
+idle), so the lost-reply faults its example handles the way the Python SDK's does
+(the same agent_contract.py) are left to that run."""
 LOST_REPLY = "A5-same-key-after-lost-reply"
 """The one check a plain stack's run is given (the other A5 faults fail it as well)."""
 AGENT_CHECKS = {
@@ -69,7 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
     python = f"{sys.executable} {(AGENTS / '{}.py').relative_to(ROOT).as_posix()}"
     commands: dict[str, tuple[str, ...]] = {
         "mcp-sdk": (python.format("mcp_sdk_agent"),),
-        "fastmcp": (python.format("fastmcp_client_agent"), "-k", SUBSET),
+        "fastmcp": (python.format("fastmcp_client_agent"), "-k", " or ".join(WIRE)),
         "plain-mcp-sdk": (python.format("mcp_sdk_agent") + " --plain", "-k", LOST_REPLY),
     }
     if NODES and TS_SDK.exists():
@@ -99,7 +109,7 @@ def test_the_python_sdk_agent_passes_every_agent_check(runs: dict[str, Ran]) -> 
 
 
 @pytest.mark.parametrize("name", ["fastmcp", "ts-sdk"])
-def test_the_fastmcp_and_typescript_agents_pass_the_lost_reply_and_cadence_checks(
+def test_the_fastmcp_and_typescript_agents_pass_their_wire_and_cadence_checks(
     runs: dict[str, Ran], name: str
 ) -> None:
     if name not in runs:
@@ -108,6 +118,8 @@ def test_the_fastmcp_and_typescript_agents_pass_the_lost_reply_and_cadence_check
     assert run.returncode == 0, run.tail()
     rules = ("A5-", "A1-", "R6-", "R1-")
     wanted = {c for c in AGENT_CHECKS if c.startswith(rules) and "fresh-key" not in c}
+    if name == "fastmcp":
+        wanted = set(WIRE)
     assert wanted and run.outcomes == dict.fromkeys(wanted, "passed"), run.tail()
 
 
