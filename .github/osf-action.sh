@@ -16,7 +16,8 @@
 # OSF_ACTION_STRANGER_PROJECT_ID, OSF_ACTION_RELAY_URL, OSF_ACTION_BASELINE,
 # OSF_ACTION_LEVEL (documented|all), OSF_ACTION_OUTPUT_DIR (default osf-results),
 # OSF_ACTION_PATH (the kit's checkout; default: this script's repository),
-# OSF_ACTION_PYTHON (default python3), OSF_ACTION_INSTALL (default true).
+# OSF_ACTION_PYTHON (default python3), OSF_ACTION_INSTALL (default true),
+# OSF_ACTION_AGENT_REALTIME and OSF_ACTION_AGENT_RESTART ('true' or 'false'/empty).
 set -uo pipefail
 
 fail() { echo "osf-action: $*" >&2; exit 4; }
@@ -45,6 +46,15 @@ for name in TARGET RELAY_URL AGENT_TOKEN OTHER_AGENT_TOKEN READ_TOKEN DESKTOP_TO
             PROJECT_ID STRANGER_TOKEN STRANGER_DESKTOP_TOKEN STRANGER_PROJECT_ID LEVEL; do
     value="$(printenv "OSF_ACTION_$name" || true)"
     if [ -n "$value" ]; then export "OSF_$name=$value"; else unset "OSF_$name"; fi
+done
+# Switches: 'true' turns the suite's option on; empty or 'false' leaves it off.
+for name in AGENT_REALTIME AGENT_RESTART; do
+    value="$(printenv "OSF_ACTION_$name" || true)"
+    case "$value" in
+        true) export "OSF_$name=1" ;;
+        "" | false) unset "OSF_$name" ;;
+        *) fail "the '$(printf '%s' "${name,,}" | tr _ -)' input must be true or false, got '$value'" ;;
+    esac
 done
 # The relay and agent suites run pytest from an empty folder too, so their command is
 # wrapped to start from the calling repository's root (where its relative paths point).

@@ -187,3 +187,25 @@ def test_the_action_checks_an_agent_command_from_the_calling_repository(tmp_path
     assert "ModuleNotFoundError" not in text
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "❌ not ok (exit status 4)" in summary and "A4-no-fan-out" in summary
+
+
+def test_the_agent_switches_reach_the_suite(tmp_path: Path) -> None:
+    """``agent-restart: true`` puts the restart check in the run (here listed as not run
+    by the refused preflight, and absent without it); a value other than true/false is
+    one message naming the input."""
+    refused = f"{sys.executable} -c 'exit(5)'"
+    planned = {}
+    for switch in ("true", ""):
+        folder = tmp_path / (switch or "off")
+        folder.mkdir()
+        code, text, _ = run_action(
+            folder, agent_command=refused, agent_restart=switch, agent_realtime=switch
+        )
+        assert code == 4, text[-3000:]
+        planned[switch] = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "R5-agent-resumes-after-restart" in planned["true"]
+    assert "R5-agent-resumes-after-restart" not in planned[""]
+    assert "A4-no-fan-out" in planned[""]
+    code, text, _ = run_action(tmp_path, agent_command="embedded", agent_realtime="yes")
+    assert code == 4
+    assert "the 'agent-realtime' input must be true or false, got 'yes'" in text
