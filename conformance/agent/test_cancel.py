@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_osfoundry.conformance import check
-from pytest_osfoundry.conformance.agent import AgentConformance, McpCall
+from pytest_osfoundry.conformance.agent import AgentConformance, AgentFault, McpCall
 from pytest_osfoundry.conformance.expected import TERMINAL
 from pytest_osfoundry.engine import Fixed, Graph
 from pytest_osfoundry.relay import RelayEvent
@@ -234,3 +234,39 @@ def check_cancel_raced(osf_agent_conf: AgentConformance) -> None:
         "the desktop should have completed it after the flag",
     )
     conf.expect_reported(outcome, run, status="completed")
+
+
+@check(
+    "R7-agent-cancel-lost-reply",
+    "A run-and-cancel task whose cancel is applied but its reply lost (the connection "
+    "dropped): the agent does not take the lost reply for the end; it asks again or "
+    "reads its run, and reports the status the run ended with (cancelled), exit 0, one "
+    "run.",
+    area="agent",
+)
+def check_cancel_lost_reply(osf_agent_conf: AgentConformance) -> None:
+    conf = osf_agent_conf
+    conf.offline()  # the run stays queued: the cancel applies at once
+    task = _cancel_task(conf, Graph(duration=Fixed(conf.interval)))
+    conf.fault(AgentFault("cancel_graph_run", "drop-after"))
+    outcome = conf.run(task, stop_when=_no_cancel_in_time(conf))
+    run = conf.expect_one_run()
+    starts = conf.calls("run_graph_session")
+    conf.expect(len(starts) == 1, f"the agent sent {len(starts)} starts for one run")
+    cancels = conf.calls("cancel_graph_run")
+    conf.measures["cancels"] = len(cancels)
+    conf.expect(bool(cancels), "the agent never called cancel_graph_run")
+    lost = cancels[0]
+    learned = [
+        c
+        for c in (*cancels[1:], *conf.reads(run.command_id))
+        if c.at > lost.at and (c.result or {}).get("status") in TERMINAL
+    ]
+    conf.expect(
+        bool(learned),
+        f"the reply to the cancel was lost and the agent then sent {len(cancels) - 1} "
+        f"cancel(s) and {len(conf.reads(run.command_id))} read(s) without learning how "
+        "its run ended: a lost reply says nothing (the cancel may have been applied); ask "
+        "again (a cancel is safe to repeat) or read the run",
+    )
+    conf.expect_reported(outcome, run, status="cancelled")

@@ -107,6 +107,22 @@ class CancelAndForget(ContractAgent):
         super().follow(run)
 
 
+class GivesUpOnLostCancel(ContractAgent):
+    """Takes a cancel whose reply was lost for a failed task: reports it and stops."""
+
+    def follow(self, run: AgentRun) -> None:
+        def cancel_lost() -> bool:
+            return any(c.tool == "cancel_graph_run" and c.outcome == "lost" for c in run.calls)
+
+        self.clock.run(
+            until=lambda: run.done.is_set or cancel_lost() or time.monotonic() >= self.ends
+        )
+        if not run.done.is_set and cancel_lost():
+            run.error = "the cancel's reply was lost"
+            return
+        super().follow(run)
+
+
 class ShowsPartialResult(ContractAgent):
     """Ignores ``result_truncated``: a truncated run is reported completed with what
     result it has, as if complete."""
@@ -281,6 +297,7 @@ BROKEN: dict[str, type[ContractAgent]] = {
     "ascii-report": AsciiReport,
     "requeues-cancelled": RequeuesCancelled,
     "forgets-on-restart": ForgetsOnRestart,
+    "gives-up-on-lost-cancel": GivesUpOnLostCancel,
     "new-key-after-503": NewKeyAfter503,
     "no-request-timeout": NoRequestTimeout,
     "no-session-renewal": NoSessionRenewal,
@@ -303,6 +320,7 @@ CAUGHT_BY: dict[str, set[str]] = {
     "ascii-report": {"D18-agent-large-result"},
     "requeues-cancelled": {"A2-recheck-cancel-reported"},
     "forgets-on-restart": {"R5-agent-resumes-after-restart"},
+    "gives-up-on-lost-cancel": {"R7-agent-cancel-lost-reply"},
     "new-key-after-503": {"A5-same-key-after-503"},
     "no-request-timeout": {"A5-same-key-after-held-answer"},
     "no-session-renewal": {"A5-same-key-new-session", "R1-agent-session-ended"},

@@ -37,6 +37,7 @@ UNAFFECTED = {
     "ascii-report": "D18-agent-truncated-result",
     "requeues-cancelled": "A2-failed-run-reported",
     "forgets-on-restart": "A5-same-key-after-lost-reply",
+    "gives-up-on-lost-cancel": "D8-agent-cancel-queued",
     "new-key-after-503": "A5-same-key-after-lost-reply",
     "no-request-timeout": "R1-agent-stream-left-open",
     "no-session-renewal": "R6-agent-reads-again",
@@ -138,6 +139,9 @@ def test_the_verdicts_say_what_was_wrong(verdicts: dict[tuple[str, str], str | N
         ("no-session-renewal", "A5-same-key-new-session")
     ]
     assert "never on a new session" in said[("no-session-renewal", "R1-agent-session-ended")]
+    assert "a lost reply says nothing (the cancel may have been applied)" in said[
+        ("gives-up-on-lost-cancel", "R7-agent-cancel-lost-reply")
+    ]
     assert "do not wait for the stream to end" in said[
         ("waits-for-stream-end", "R1-agent-stream-left-open")
     ]
