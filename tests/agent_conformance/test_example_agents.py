@@ -46,6 +46,7 @@ PLAIN_FAILS = (
     "A5-same-key-new-session",
     "R6-agent-reads-again",
     "R1-agent-session-ended",
+    "R7-agent-cancel-lost-reply",
 )
 """What a plain stack fails that ends at once (the table's other two: the held answer,
 which waits for the deadline, and the opt-in restart, are measured by hand)."""
