@@ -268,3 +268,15 @@ def test_a_wait_looks_again_at_the_agents_next_request(
     finally:
         timer.cancel()
         conf.close()
+
+
+def test_a_failure_quoting_what_the_agent_sent_masks_its_token(suite: AgentSuite) -> None:
+    # A check's message may quote the agent's arguments or report (the retry's key, the
+    # reported status); an agent that put its token there must not see it in the reports.
+    conf = suite.context("A5-same-key-after-503")
+    try:
+        with pytest.raises(CheckFailure) as caught:
+            conf.expect(False, f"the retry asked ('gs_1', {conf.token!r}, {{}})")
+        assert conf.token not in str(caught.value) and "***" in str(caught.value)
+    finally:
+        conf.close()
