@@ -280,3 +280,23 @@ def test_a_failure_quoting_what_the_agent_sent_masks_its_token(suite: AgentSuite
         assert conf.token not in str(caught.value) and "***" in str(caught.value)
     finally:
         conf.close()
+
+
+def test_a3_judges_each_gap_less_the_suite_s_own_stalls(
+    suite: AgentSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # backs-off leaves gaps over two intervals while the desktop is offline (it fails
+    # A3: tests/agent_conformance/test_broken_agents.py); with the suite itself kept
+    # from running throughout, those gaps are the machine's, not the agent's.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    argv = [PY, "-m", "tests.agent_conformance.broken", "backs-off"]
+    conf = suite.context("A3-patient-while-offline", argv=argv)
+    now = time.time()
+    suite.stalls.woke(now, now + 600.0)
+    try:
+        find_check("A3-patient-while-offline")(conf)
+        assert conf.measures["stalled_seconds"] > 0
+        assert max(conf.measures["gaps_intervals_offline"]) > 2.0
+    finally:
+        suite.stalls._stalls.clear()
+        conf.close()
