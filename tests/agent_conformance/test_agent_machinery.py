@@ -300,3 +300,20 @@ def test_a3_judges_each_gap_less_the_suite_s_own_stalls(
     finally:
         suite.stalls._stalls.clear()
         conf.close()
+
+
+def test_a_second_intended_run_is_not_a_restart(suite: AgentSuite) -> None:
+    # An agent that keeps its saved command id once the task is done polls it when
+    # started again with the same OSF_AGENT_STATE_DIR, as the contract says of a
+    # restart; A5-fresh-key-per-run's second start is a new intended run, so it gets an
+    # empty folder and such an agent passes.
+    code = (
+        "import sys; from pytest_osfoundry.agent._contract import SavedRuns, main; "
+        "SavedRuns.forget = lambda self: None; sys.exit(main())"
+    )
+    conf = suite.context("A5-fresh-key-per-run", argv=[PY, "-c", code])
+    try:
+        find_check("A5-fresh-key-per-run")(conf)
+        assert len(conf.runs()) == 2
+    finally:
+        conf.close()

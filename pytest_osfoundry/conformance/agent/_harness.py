@@ -368,6 +368,11 @@ class AgentConformance:
         it is answered 404); the session's id, or ``None`` when there was none."""
         return self.suite.server.end_session(self.lane)
 
+    def new_state_dir(self) -> None:
+        """The agent's next start gets an empty ``OSF_AGENT_STATE_DIR``: it is a new
+        intended run, not a restart (the folder survives only a restart)."""
+        self.state_dir = tempfile.mkdtemp(prefix="state-", dir=self.folder)
+
     def without_scope(self, scope: str) -> None:
         """The agent's token loses ``scope`` (a token without it is refused with 403)."""
         self.agent.scopes = self.agent.scopes - {scope}
