@@ -317,3 +317,24 @@ def test_a_second_intended_run_is_not_a_restart(suite: AgentSuite) -> None:
         assert len(conf.runs()) == 2
     finally:
         conf.close()
+
+
+def test_an_agent_that_looks_first_and_stops_at_a_401_passes_the_revoked_token(
+    suite: AgentSuite,
+) -> None:
+    # A6: a 401 is final. An agent that lists the sessions before its start sees the
+    # 401 there and reports it, never starting: no start is owed.
+    code = (
+        "import sys; from pytest_osfoundry.agent._contract import ContractAgent, main\n"
+        "class LooksFirst(ContractAgent):\n"
+        "    def do(self):\n"
+        "        self.find_session('any')\n"
+        "        super().do()\n"
+        "sys.exit(main(agent_type=LooksFirst))\n"
+    )
+    conf = suite.context("A6-revoked-token", argv=[PY, "-c", code])
+    try:
+        find_check("A6-revoked-token")(conf)
+        assert [c.tool for c in conf.calls() if c.tool] == ["list_graph_sessions"]
+    finally:
+        conf.close()
