@@ -82,6 +82,8 @@ def check_fresh_key_per_run(osf_agent_conf: AgentConformance) -> None:
     keys_first = {
         (c.arguments or {}).get("idempotency_key") for c in conf.calls("run_graph_session")
     }
+    # A new intended run, not a restart: the saved state of the first is not the second's.
+    conf.new_state_dir()
     second = conf.run(task)
     keys_all = {(c.arguments or {}).get("idempotency_key") for c in conf.calls("run_graph_session")}
     keys_second = keys_all - keys_first

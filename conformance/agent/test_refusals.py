@@ -23,11 +23,14 @@ MAX_STARTS = 2
 
 
 def _expect_refused(conf: AgentConformance, outcome: AgentOutcome, refusal: str) -> None:
-    """Fail unless the agent took ``refusal`` as final: at most two starts, no run,
-    exit non-zero, the error reported with no status; and kept its token."""
+    """Fail unless the agent took ``refusal`` (or what it saw first) as final: a tool
+    called, at most two starts, no run, exit non-zero, the error reported with no
+    status; and kept its token."""
     starts = conf.calls("run_graph_session")
     conf.measures["starts"] = len(starts)
-    conf.expect(bool(starts), "the agent never called run_graph_session")
+    # A start is not required: an agent may look first (list_graph_sessions) and stop
+    # there, on a 401 or on a listing without its session; it must have called a tool.
+    conf.expect(any(c.tool is not None for c in conf.calls()), "the agent never called a tool")
     conf.expect(
         len(starts) <= MAX_STARTS,
         f"the agent sent {len(starts)} starts although each was refused with {refusal}: "

@@ -196,3 +196,22 @@ def test_a_token_the_agent_printed_is_seen_before_it_is_masked() -> None:
     assert quiet.wait(10.0) == 0
     quiet.stop()
     assert not quiet.shows_secret()
+
+
+def test_a_body_the_server_refuses_as_not_json_is_recorded_as_no_message() -> None:
+    # The record reads a request as the server does: a NaN (refused -32700) is no
+    # arguments in the record (a NaN there would make the --osf-agent-record file
+    # invalid JSON), and a body nested too deep is answered, not a RecursionError.
+    server, token, _ = _world()
+    lane = server.lane(token)
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    nan = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"get_graph_run","arguments":{"command_id":NaN}}}'
+    )
+    assert server(Request("POST", "/mcp", headers, nan)).status == 400
+    assert server(Request("POST", "/mcp", headers, b"[" * 100_000)).status == 400
+    assert [(c.rpc, c.tool, c.arguments, c.status) for c in lane.snapshot()] == [
+        ("", None, None, 400),
+        ("", None, None, 400),
+    ]

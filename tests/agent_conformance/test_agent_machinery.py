@@ -268,3 +268,73 @@ def test_a_wait_looks_again_at_the_agents_next_request(
     finally:
         timer.cancel()
         conf.close()
+
+
+def test_a_failure_quoting_what_the_agent_sent_masks_its_token(suite: AgentSuite) -> None:
+    # A check's message may quote the agent's arguments or report (the retry's key, the
+    # reported status); an agent that put its token there must not see it in the reports.
+    conf = suite.context("A5-same-key-after-503")
+    try:
+        with pytest.raises(CheckFailure) as caught:
+            conf.expect(False, f"the retry asked ('gs_1', {conf.token!r}, {{}})")
+        assert conf.token not in str(caught.value) and "***" in str(caught.value)
+    finally:
+        conf.close()
+
+
+def test_a3_judges_each_gap_less_the_suite_s_own_stalls(
+    suite: AgentSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # backs-off leaves gaps over two intervals while the desktop is offline (it fails
+    # A3: tests/agent_conformance/test_broken_agents.py); with the suite itself kept
+    # from running throughout, those gaps are the machine's, not the agent's.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    argv = [PY, "-m", "tests.agent_conformance.broken", "backs-off"]
+    conf = suite.context("A3-patient-while-offline", argv=argv)
+    now = time.time()
+    suite.stalls.woke(now, now + 600.0)
+    try:
+        find_check("A3-patient-while-offline")(conf)
+        assert conf.measures["stalled_seconds"] > 0
+        assert max(conf.measures["gaps_intervals_offline"]) > 2.0
+    finally:
+        suite.stalls._stalls.clear()
+        conf.close()
+
+
+def test_a_second_intended_run_is_not_a_restart(suite: AgentSuite) -> None:
+    # An agent that keeps its saved command id once the task is done polls it when
+    # started again with the same OSF_AGENT_STATE_DIR, as the contract says of a
+    # restart; A5-fresh-key-per-run's second start is a new intended run, so it gets an
+    # empty folder and such an agent passes.
+    code = (
+        "import sys; from pytest_osfoundry.agent._contract import SavedRuns, main; "
+        "SavedRuns.forget = lambda self: None; sys.exit(main())"
+    )
+    conf = suite.context("A5-fresh-key-per-run", argv=[PY, "-c", code])
+    try:
+        find_check("A5-fresh-key-per-run")(conf)
+        assert len(conf.runs()) == 2
+    finally:
+        conf.close()
+
+
+def test_an_agent_that_looks_first_and_stops_at_a_401_passes_the_revoked_token(
+    suite: AgentSuite,
+) -> None:
+    # A6: a 401 is final. An agent that lists the sessions before its start sees the
+    # 401 there and reports it, never starting: no start is owed.
+    code = (
+        "import sys; from pytest_osfoundry.agent._contract import ContractAgent, main\n"
+        "class LooksFirst(ContractAgent):\n"
+        "    def do(self):\n"
+        "        self.find_session('any')\n"
+        "        super().do()\n"
+        "sys.exit(main(agent_type=LooksFirst))\n"
+    )
+    conf = suite.context("A6-revoked-token", argv=[PY, "-c", code])
+    try:
+        find_check("A6-revoked-token")(conf)
+        assert [c.tool for c in conf.calls() if c.tool] == ["list_graph_sessions"]
+    finally:
+        conf.close()

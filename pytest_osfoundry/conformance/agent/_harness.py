@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_osfoundry.client import DirectTransport, RelayClient
+from pytest_osfoundry.client import DirectTransport, RelayClient, mask_token
 from pytest_osfoundry.clock import RealClock
 from pytest_osfoundry.conformance.agent._instrumented import (
     AgentFault,
@@ -368,6 +368,11 @@ class AgentConformance:
         it is answered 404); the session's id, or ``None`` when there was none."""
         return self.suite.server.end_session(self.lane)
 
+    def new_state_dir(self) -> None:
+        """The agent's next start gets an empty ``OSF_AGENT_STATE_DIR``: it is a new
+        intended run, not a restart (the folder survives only a restart)."""
+        self.state_dir = tempfile.mkdtemp(prefix="state-", dir=self.folder)
+
     def without_scope(self, scope: str) -> None:
         """The agent's token loses ``scope`` (a token without it is refused with 403)."""
         self.agent.scopes = self.agent.scopes - {scope}
@@ -638,10 +643,12 @@ class AgentConformance:
         return runs[0]
 
     def fail(self, message: str, *, tail: bool = True) -> None:
-        """Fail the check with ``message`` (and the agent's last lines of output)."""
+        """Fail the check with ``message`` (and the agent's last lines of output), the
+        agent's token masked: a message may quote what the agent sent or reported, and
+        the run's reports mask only the run's own credentials."""
         if tail and self.outcomes and self.outcomes[-1].output_tail:
             message += "\nthe agent's last lines of output:\n" + self.outcomes[-1].output_tail
-        raise CheckFailure(message)
+        raise CheckFailure(mask_token(message, [self.token]))
 
     def expect(self, condition: bool, message: str) -> None:
         """Fail with ``message`` unless ``condition``."""

@@ -35,7 +35,6 @@ ends the session a lane's agent uses now, as a server may at any time.
 from __future__ import annotations
 
 import copy
-import json
 import threading
 import time
 import uuid
@@ -57,7 +56,7 @@ from pytest_osfoundry.http import (
     json_response,
 )
 from pytest_osfoundry.server import ReferenceServer
-from pytest_osfoundry.server._internal import event_stream
+from pytest_osfoundry.server._internal import BadJson, event_stream, parse_body
 
 __all__ = ["AgentFault", "InstrumentedMcp", "McpCall", "McpLane"]
 
@@ -182,9 +181,11 @@ class McpLane:
 
 
 def _rpc_message(raw: bytes) -> Any:
+    """The JSON a body carries as the server reads it (strict, depth-bounded), or
+    ``None``: what the server refused as not JSON is recorded as no message."""
     try:
-        return json.loads(raw) if raw else None
-    except ValueError:
+        return parse_body(raw) if raw else None
+    except BadJson:
         return None
 
 
