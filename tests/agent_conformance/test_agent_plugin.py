@@ -5,6 +5,7 @@ the reports written all the same."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -148,3 +149,37 @@ def test_a_broken_agent_listed_in_the_baseline_is_expected(
     assert "queued while the one before" in checks["A4-no-fan-out"]["message"]
     assert checks["A4-no-fan-out"]["agent"]["measures"]["runs"] == 3
     assert checks["D4-agent-unknown-name"]["outcome"] == "passed"
+
+
+PROBE = '''
+from pytest_osfoundry.conformance import check
+
+
+@check("A2-probe-quotes-its-token", "A probe that fails quoting its context's tokens.",
+       area="agent")
+def check_probe(osf_agent_conf):
+    assert not osf_agent_conf.tokens, f"the tokens are {osf_agent_conf.tokens}"
+'''
+
+
+def test_no_report_shows_a_check_s_tokens_whatever_its_failure_quotes(tmp_path: Path) -> None:
+    """A bare assert (not the harness's own messages) quoting the check's agent and
+    desktop tokens: the terminal, the JSON, the Markdown and the JUnit XML mask them."""
+    (tmp_path / "test_probe.py").write_text(PROBE, encoding="utf-8")
+    outputs = [tmp_path / "p.json", tmp_path / "p.md", tmp_path / "p.xml"]
+    ran = Ran(
+        _pytest(
+            "--osf-agent-command=embedded",
+            "--osf-agent-interval=0.5",
+            f"--osf-report={outputs[0]}",
+            f"--osf-markdown={outputs[1]}",
+            f"--junitxml={outputs[2]}",
+            "test_probe.py",
+            cwd=tmp_path,
+        )
+    )
+    assert ran.returncode == 1, ran.stdout[-3000:] + ran.stderr[-3000:]
+    texts = [ran.stdout, ran.stderr, *(p.read_text(encoding="utf-8") for p in outputs)]
+    assert "the tokens are" in ran.stdout
+    for text in texts:
+        assert not re.search(r"osf_[A-Za-z0-9_-]{20,}", text), text[-2000:]

@@ -499,6 +499,12 @@ class AgentConformance:
         self.outcomes.append(outcome)
         return outcome
 
+    @property
+    def tokens(self) -> list[str]:
+        """The check's own credentials (the agent's token, the desktop's): masked in
+        every report of the run."""
+        return [self.token, self.desktop_token]
+
     def freeze(self) -> None:
         """The check has ended: from now on the record answers as it does now."""
         if self._frozen is None:

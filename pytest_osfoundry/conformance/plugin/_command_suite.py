@@ -53,6 +53,8 @@ class _Suite(Protocol):
 
 
 class _Context(Protocol):
+    @property
+    def tokens(self) -> list[str]: ...
     def freeze(self) -> None: ...
     def close(self) -> None: ...
 
@@ -243,13 +245,16 @@ class CommandSuiteHooks(Generic[S, C]):
         return self.suite(config)
 
     def context(self, item: pytest.Item, suite: S) -> C:
-        """A fresh context for the check ``item``."""
+        """A fresh context for the check ``item``; its tokens join the run's secrets,
+        so that no report shows them, whatever a failure quotes."""
         info = check_info(getattr(item, "obj", None))
         if info is None:
             raise pytest.UsageError(
                 f"osf_{self.name}_conf is only for conformance checks (@check functions)"
             )
-        return self.make_context(suite, info)
+        conf = self.make_context(suite, info)
+        item.config.stash.setdefault(SECRETS, set()).update(conf.tokens)
+        return conf
 
     def conf_fixture(self, request: pytest.FixtureRequest, suite: S) -> Iterator[C]:
         """The ``osf_NAME_conf`` fixture: a fresh context, closed after the check."""

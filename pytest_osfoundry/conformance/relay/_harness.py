@@ -272,6 +272,11 @@ class RelayConformance:
         """SIGKILL the relay's process group (a crash)."""
         return self.starts.kill()
 
+    @property
+    def tokens(self) -> list[str]:
+        """The check's own credential (its desktop token): masked in every report."""
+        return [self.token]
+
     def freeze(self) -> None:
         """The check has ended: from now on :meth:`requests`, :meth:`stderr_tail` and
         :meth:`stderr_texts` answer as they do now, so that every part of its report
