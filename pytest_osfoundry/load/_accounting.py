@@ -149,6 +149,11 @@ class Accounting:
                 ("pickup max", per(p.max)),
                 (f"pickup over {LATE_PICKUP:g} intervals", str(p.late)),
             ]
+        stop = self.interrupted
+        if stop is not None and stop.get("at") is not None and stop.get("of") is None:
+            # Without -t an interrupt is how the run ends: recorded, as the JSON has it.
+            rows.append(("ended by an interrupt", f"at {stop['at']:.0f} s (no -t: not held "
+                         "against the run)"))
         rows += [
             ("processes reporting", str(self.processes)),
             ("timers late by at most", f"{self.late_max:.3f} s"),

@@ -208,6 +208,18 @@ def test_an_interrupted_run_is_not_valid_and_says_when() -> None:
     assert json.loads(result.to_json())["interrupted"]["at"] == 8.2
 
 
+def test_an_interrupt_that_ended_a_run_without_a_run_time_is_shown_as_the_json_has_it(
+) -> None:
+    ledger, finals = _green()
+    result = account(ledger, finals, interval=INTERVAL,
+                     interrupted={"at": 8.2, "of": None, "drain_cut_at": None})
+    assert result.verdict == "green"  # without -t an interrupt is how a run ends
+    assert json.loads(result.to_json())["interrupted"]["at"] == 8.2
+    line = "at 8 s (no -t: not held against the run)"
+    assert re.search(rf"^  ended by an interrupt +{re.escape(line)}$", result.table(), re.M)
+    assert f"| ended by an interrupt | {line} |" in result.to_markdown()
+
+
 def test_runs_not_the_loads_are_counted_apart() -> None:
     ledger, finals = _green()
     result = account(ledger, finals, interval=INTERVAL, foreign=2)
