@@ -58,7 +58,8 @@ EXIT = {"green": 0, "red": 1, "not valid": 3}
 #: A pickup wait over this many pass intervals is counted as late.
 LATE_PICKUP = 1.1
 
-#: How many runs of each finding the table lists by name (JSON and Markdown list all).
+#: How many runs of each finding, and refusals, the table lists by name (JSON and
+#: Markdown list all).
 _TABLE_NAMES = 10
 _LATENCY = ["request", "count", "failures", "p50 ms", "p95 ms", "p99 ms", "max ms"]
 
@@ -117,7 +118,9 @@ class Accounting:
         """``lost``, or in a run that is not valid, what those runs are: unjudged."""
         return "not terminal, not judged" if self.not_valid else "lost"
 
-    def _summary_rows(self) -> list[tuple[str, str]]:
+    def _summary_rows(self, limit: int | None) -> list[tuple[str, str]]:
+        """The figures, then the red and not-valid lines: at most ``limit`` refusals
+        by name (``None``: all of them)."""
         p = self.pickup
 
         def per(seconds: float) -> str:
@@ -146,6 +149,11 @@ class Accounting:
                 ("pickup max", per(p.max)),
                 (f"pickup over {LATE_PICKUP:g} intervals", str(p.late)),
             ]
+        stop = self.interrupted
+        if stop is not None and stop.get("at") is not None and stop.get("of") is None:
+            # Without -t an interrupt is how the run ends: recorded, as the JSON has it.
+            rows.append(("ended by an interrupt", f"at {stop['at']:.0f} s (no -t: not held "
+                         "against the run)"))
         rows += [
             ("processes reporting", str(self.processes)),
             ("timers late by at most", f"{self.late_max:.3f} s"),
@@ -154,9 +162,10 @@ class Accounting:
             rows.append(("other runs, not counted", f"{self.foreign} (not this load's: queued "
                          "before it or by others)"))
         rows += [("red", reason) for reason in self.failures]
-        rows += [("red", _refusal_text(r)) for r in self.refused[:_TABLE_NAMES]]
-        if len(self.refused) > _TABLE_NAMES:
-            rows.append(("red", f"... and {len(self.refused) - _TABLE_NAMES} more refusals "
+        shown = self.refused if limit is None else self.refused[:limit]
+        rows += [("red", _refusal_text(r)) for r in shown]
+        if len(shown) < len(self.refused):
+            rows.append(("red", f"... and {len(self.refused) - len(shown)} more refusals "
                          "(see the JSON)"))
         rows += [("not valid", reason) for reason in self.not_valid]
         return rows
@@ -192,7 +201,8 @@ class Accounting:
 
     def table(self) -> str:
         """The accounting as the terminal shows it."""
-        out = ["osfoundry-load accounting", *text_table(None, self._summary_rows(), gap="  ")]
+        out = ["osfoundry-load accounting",
+               *text_table(None, self._summary_rows(_TABLE_NAMES), gap="  ")]
         out += ["", *text_table(["request", "count", "fail", *_LATENCY[3:]],
                                 self._latency_rows(), "lrrrrrr", gap="  ")]
         findings = self._findings(_TABLE_NAMES)
@@ -203,7 +213,7 @@ class Accounting:
     def to_markdown(self) -> str:
         """The accounting as a Markdown page."""
         out = ["# osfoundry-load accounting", ""]
-        out += markdown_table(["figure", "value"], self._summary_rows())
+        out += markdown_table(["figure", "value"], self._summary_rows(None))
         out += ["", "## Latency", "", *markdown_table(_LATENCY, self._latency_rows(), "lrrrrrr")]
         findings = self._findings(None)
         if findings:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gevent.pool import Pool
@@ -75,9 +76,28 @@ def _init(environment: Environment, **_: Any) -> None:
     sides(environment, lambda: rhythm_of(environment.parsed_options), master)
 
 
+def _clear_reports(options: Any) -> None:
+    """Remove what an earlier run left at this run's report paths, before anything can
+    stop this one: a run that ends without its accounting (a bad accounts file, a failed
+    preflight, an interrupt before the load) leaves no report, never an older run's
+    verdict to be read as its own."""
+    for flag, path in (("--report-json", options.report_json),
+                       ("--report-md", options.report_md)):
+        if not path:
+            continue
+        try:
+            Path(path).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise SystemExit(f"osfoundry-load: {flag} {path}: cannot replace it "
+                             f"({err.strerror or err})") from None
+
+
 def _master(environment: Environment, options: Any) -> Callable[[], MasterSide]:
     """Read the target, set each user class's count, run the preflight; the master's
     side, to be made."""
+    _clear_reports(options)
     if not options.target:
         raise SystemExit("osfoundry-load: --target ACCOUNTS_FILE is required (on the master)")
     try:

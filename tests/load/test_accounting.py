@@ -173,6 +173,22 @@ def test_a_refused_credential_is_red_and_named_first() -> None:
     assert json.loads(result.to_json())["refused"][0]["count"] == 22
 
 
+def test_the_markdown_names_every_refusal_as_the_json_does() -> None:
+    ledger, finals = _green()
+    for acc in range(12):
+        ledger.refused[(acc, "desktop token", 401, "relay sync")] = 1
+    result = account(ledger, finals, interval=INTERVAL)
+    page = result.to_markdown()
+    assert len(json.loads(result.to_json())["refused"]) == 12
+    for acc in range(12):
+        assert f"account {acc}'s desktop token refused (401)" in page
+    assert "more refusals" not in page
+    table = result.table()  # the terminal names ten, and says where the rest are
+    assert "account 9's desktop token refused" in table
+    assert "account 10's desktop token refused" not in table
+    assert "... and 2 more refusals (see the JSON)" in table
+
+
 def test_a_server_that_stopped_answering_is_red() -> None:
     ledger, finals = _green()
     gone = "the server stopped answering at 31 s (9 exchanges found no server; ...)"
@@ -190,6 +206,18 @@ def test_an_interrupted_run_is_not_valid_and_says_when() -> None:
     assert result.summary == "not valid: interrupted at 8 s of 60 s"
     assert "verdict                    not valid: interrupted at 8 s of 60 s" in result.table()
     assert json.loads(result.to_json())["interrupted"]["at"] == 8.2
+
+
+def test_an_interrupt_that_ended_a_run_without_a_run_time_is_shown_as_the_json_has_it(
+) -> None:
+    ledger, finals = _green()
+    result = account(ledger, finals, interval=INTERVAL,
+                     interrupted={"at": 8.2, "of": None, "drain_cut_at": None})
+    assert result.verdict == "green"  # without -t an interrupt is how a run ends
+    assert json.loads(result.to_json())["interrupted"]["at"] == 8.2
+    line = "at 8 s (no -t: not held against the run)"
+    assert re.search(rf"^  ended by an interrupt +{re.escape(line)}$", result.table(), re.M)
+    assert f"| ended by an interrupt | {line} |" in result.to_markdown()
 
 
 def test_runs_not_the_loads_are_counted_apart() -> None:

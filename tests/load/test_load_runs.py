@@ -142,3 +142,23 @@ def test_help_lists_the_loads_options_beside_locusts() -> None:
     for option in ("--target", "--time-scale", "--desktops", "--agents", "--drain",
                    "--report-json", "--lost-replies", "--master", "--worker"):
         assert option in out
+
+
+def test_a_run_that_stops_before_its_accounting_leaves_no_older_report(
+    tmp_path: Path,
+) -> None:
+    """Reports an earlier run left at the paths are removed before this run can stop:
+    a bad accounts file (exit 2) leaves no green verdict to be read as this run's."""
+    json_report, md_report = tmp_path / "accounting.json", tmp_path / "accounting.md"
+    json_report.write_text('{"verdict": "green", "exit_status": 0}\n', encoding="utf-8")
+    md_report.write_text("# osfoundry-load accounting\n\n| verdict | green |\n",
+                         encoding="utf-8")
+    done = subprocess.run(
+        load_command("--headless", "--only-summary", "-t", "5s",
+                     "--target", str(tmp_path / "no-such-accounts.json"),
+                     "--report-json", str(json_report), "--report-md", str(md_report)),
+        capture_output=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2, done.stderr.decode()
+    assert "no-such-accounts.json" in done.stderr.decode()
+    assert not json_report.exists() and not md_report.exists()
