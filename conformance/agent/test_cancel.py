@@ -49,8 +49,8 @@ def _cancel_task(conf: AgentConformance, graph: Graph) -> dict[str, Any]:
 
 
 def _no_cancel_in_time(conf: AgentConformance) -> Callable[[], bool]:
-    """True once the cancel is overdue by an interval more than allowed (the verdict
-    is known: no need to wait for the agent's deadline)."""
+    """True once the cancel is overdue by an interval more than allowed, less the
+    suite's own stalls (the verdict is known: no need to wait for the agent's deadline)."""
     limit = (CANCEL_AFTER + CANCEL_LATE + 1.0) * conf.interval
 
     def overdue() -> bool:
@@ -59,7 +59,9 @@ def _no_cancel_in_time(conf: AgentConformance) -> Callable[[], bool]:
         ]
         if not tickets or conf.calls("cancel_graph_run"):
             return False
-        return time.time() > tickets[0].answered + limit
+        ticket, now = tickets[0].answered, time.time()
+        # the suite's own stalls are not the agent's lateness (as _expect_one_cancel judges)
+        return now - conf.suite.stalls.within(ticket, now) > ticket + limit
 
     return overdue
 

@@ -338,3 +338,24 @@ def test_an_agent_that_looks_first_and_stops_at_a_401_passes_the_revoked_token(
         assert [c.tool for c in conf.calls() if c.tool] == ["list_graph_sessions"]
     finally:
         conf.close()
+
+
+def test_the_cancel_checks_early_stop_leaves_out_the_suite_s_own_stalls(
+    suite: AgentSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cancel checks stop an agent whose cancel is overdue (the verdict is known);
+    # time the suite itself was kept from running is not the agent's lateness.
+    overdue = sys.modules[find_check("D8-agent-cancel-queued").__module__]._no_cancel_in_time
+    conf = suite.context("D8-agent-cancel-queued")
+    ticketed = time.time() - 10 * INTERVAL  # the ticket came long before the cancel is due
+    ticket = McpCall(ticketed, ticketed, "POST", "tools/call", "run_graph_session", {}, 200, {})
+    monkeypatch.setattr(
+        conf, "calls", lambda tool=None: [] if tool == "cancel_graph_run" else [ticket]
+    )
+    try:
+        assert overdue(conf)()  # the machine ran: the cancel is overdue
+        suite.stalls.woke(ticketed, ticketed + 600.0)
+        assert not overdue(conf)()  # the suite stalled throughout: not the agent's doing
+    finally:
+        suite.stalls._stalls.clear()
+        conf.close()
