@@ -320,6 +320,18 @@ def test_preflight_names_a_relay_that_exits_and_shows_its_stderr_masked():
     assert "dying with ***" in message
 
 
+def test_a_relay_inherits_no_credential_of_pytests_environment(monkeypatch):
+    """The suite's own credential variables (OSF_AGENT_TOKEN, ...) are not the relay's:
+    it is handed its desktop token alone."""
+    monkeypatch.setenv("OSF_AGENT_TOKEN", "tok_users_own_agent_0123456789")
+    script = (
+        "import os, sys; "
+        "print('agent token', os.environ.get('OSF_AGENT_TOKEN'), file=sys.stderr); sys.exit(3)"
+    )
+    message = _preflight(f'{PY} -c "{script}"')
+    assert "agent token None" in message
+
+
 def test_preflight_names_a_relay_that_never_syncs():
     message = _preflight(f"{PY} -c 'import time; time.sleep(30)'", ready=1.0)
     assert message.startswith("the relay never synced within 1 s")
