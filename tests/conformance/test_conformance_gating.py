@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import http.server
+import json
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -305,3 +306,36 @@ def test_a_narrow_terminal_wraps_the_reason_under_the_row() -> None:
     assert lines[row + 1].startswith("      ") and "did not run" in lines[row + 3]
     wide = [text for text, _ in terminal_lines(results, results.summary(None), "h", False, 200)]
     assert any(line.endswith(reason) and "R12-stranger-desktop" in line for line in wide)
+
+
+def test_a_preflight_that_crashes_writes_the_reports_with_exit_status_3(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A preflight that raises what it did not foresee is pytest's internal error (3):
+    the reports asked for are written all the same and say so, credentials masked."""
+    from pytest_osfoundry.conformance.plugin import _setup
+
+    def crash(target: object, protocol: object) -> None:
+        raise RuntimeError("boom with sk-crash-secret-0123456789")
+
+    monkeypatch.setattr(_setup, "preflight", crash)
+    paths = {k: pytester.path / f"r.{k}" for k in ("json", "md", "xml")}
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--osf-target=embedded",
+        "--osf-agent-token=sk-crash-secret-0123456789",
+        f"--osf-report={paths['json']}",
+        f"--osf-markdown={paths['md']}",
+        f"--junitxml={paths['xml']}",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    summary = report["summary"]
+    assert summary["ok"] is False and report["exit_status"] == 3
+    assert summary["stopped"].startswith("the preflight crashed: RuntimeError: boom")
+    assert summary["not_run"] == len(report["checks"]) > 0
+    assert "❌ not ok (exit status 3)" in paths["md"].read_text(encoding="utf-8")
+    assert "D6-get-other-agent" in paths["xml"].read_text(encoding="utf-8")
+    for path in paths.values():
+        assert "sk-crash-secret-0123456789" not in path.read_text(encoding="utf-8")

@@ -244,6 +244,27 @@ def test_stderr_tail_masks_the_token():
     assert "token is ***" in tail and token not in tail
 
 
+def test_output_cut_in_the_middle_of_a_token_shows_none_of_it():
+    """A token the command is still writing (or was killed writing) ends the output cut:
+    its start is masked as the whole token is, in the tail and in the full text."""
+    token = "tok_" + "s3cr3t" * 5
+    half = token[:20]
+    script = (
+        f"import sys, time; sys.stderr.write('token is {half}'); sys.stderr.flush(); "
+        "time.sleep(60)"
+    )
+    process = CommandProcess([PY, "-c", script], {}, what="a command", secrets=[token])
+    try:
+        deadline = time.monotonic() + 10
+        while process.output_bytes < len("token is ") + len(half) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert process.output_tail() == "token is ***"
+    finally:
+        process.kill()
+    assert process.output_text() == "token is ***"
+    assert not process.shows_secret()  # a start is not the token shown
+
+
 def test_a_relay_flooding_stderr_is_kept_bounded_and_its_stdout_dropped():
     """A relay's stderr is read through the bounded pipe an agent's output is (no file):
     the last OUTPUT_KEPT bytes kept, every byte counted; its stdout is not its contract."""
@@ -297,6 +318,18 @@ def test_preflight_names_a_relay_that_exits_and_shows_its_stderr_masked():
     message = _preflight(f'{PY} -c "{script}"')
     assert message.startswith("the relay command exited (status 3) before its first sync")
     assert "dying with ***" in message
+
+
+def test_a_relay_inherits_no_credential_of_pytests_environment(monkeypatch):
+    """The suite's own credential variables (OSF_AGENT_TOKEN, ...) are not the relay's:
+    it is handed its desktop token alone."""
+    monkeypatch.setenv("OSF_AGENT_TOKEN", "tok_users_own_agent_0123456789")
+    script = (
+        "import os, sys; "
+        "print('agent token', os.environ.get('OSF_AGENT_TOKEN'), file=sys.stderr); sys.exit(3)"
+    )
+    message = _preflight(f'{PY} -c "{script}"')
+    assert "agent token None" in message
 
 
 def test_preflight_names_a_relay_that_never_syncs():

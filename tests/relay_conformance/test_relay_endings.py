@@ -67,3 +67,34 @@ def test_ctrl_c_in_the_relay_suite_keeps_what_ended_and_stops_the_rest(
         if thread.name.startswith("osf-relay-check"):
             thread.join(10)
             assert not thread.is_alive(), f"{thread.name} still runs"
+
+
+def test_a_relay_preflight_that_crashes_writes_the_reports_with_exit_status_3(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relay preflight that raises what it did not foresee is pytest's internal error
+    (3): every report asked for is written all the same and says so."""
+    from pytest_osfoundry.conformance.relay import RelaySuite
+
+    def crash(self: RelaySuite, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(RelaySuite, "context", crash)
+    paths = {k: pytester.path / f"relay.{k}" for k in ("json", "md", "xml")}
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--osf-relay-command=embedded",
+        f"--osf-report={paths['json']}",
+        f"--osf-markdown={paths['md']}",
+        f"--junitxml={paths['xml']}",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    summary = report["summary"]
+    assert summary["ok"] is False and report["exit_status"] == 3
+    assert summary["stopped"] == "the relay preflight crashed: RuntimeError: boom"
+    assert summary["not_run"] == len(report["checks"]) > 0
+    assert "❌ not ok (exit status 3)" in paths["md"].read_text(encoding="utf-8")
+    assert QUICK in paths["xml"].read_text(encoding="utf-8")
+    assert not _process._LIVE

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from pytest_osfoundry._masking import MASK, MIN_SECRET
 from pytest_osfoundry.client import mask_token
 
 __all__ = [
@@ -205,7 +206,9 @@ class CommandProcess:
         text = data.decode("utf-8", "replace")
         if dropped:
             text = text.partition("\n")[2]
-        return mask_token(text, self.secrets) if self.secrets else text
+        if not self.secrets:
+            return text
+        return _mask_cut_secret(mask_token(text, self.secrets), self.secrets)
 
     def shows_secret(self) -> bool:
         """Whether a secret appears in what the command wrote (the kept output), in any
@@ -224,6 +227,16 @@ class CommandProcess:
         with self._lock:
             self._kept.clear()
             self._kept_bytes = 0
+
+
+def _mask_cut_secret(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with the start of a secret it ends with masked: the command was still
+    writing the secret when it was read, or was killed writing it."""
+    for secret in secrets:
+        for size in range(len(secret) - 1, MIN_SECRET - 1, -1):
+            if text.endswith(secret[:size]):
+                return text[:-size] + MASK
+    return text
 
 
 class CommandStarts:

@@ -11,7 +11,7 @@
   or a record folder that cannot be written in, ends the run with one line (the reports
   written all the same: :func:`~pytest_osfoundry.conformance.plugin._sessionfinish.refuse`);
 * the preflight before any check: a problem is one ``ERROR:`` line and exit status 4,
-  the reports written all the same (Ctrl-C during it: exit 2);
+  the reports written all the same (Ctrl-C during it: exit 2; a crash: exit 3);
 * with a concurrency over 1, the checks pre-run in a thread pool
   (:class:`~pytest_osfoundry.conformance.scheduling._contexts.ContextRunner`);
 * a check's report tells of what its command had done when the check ended (its
@@ -33,7 +33,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import pytest
 
 from pytest_osfoundry.conformance.command._internal import CommandError, kill_all
-from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+from pytest_osfoundry.conformance.plugin._sessionfinish import refuse, refuse_crash
 from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
 from pytest_osfoundry.conformance.reporting._internal import REFUSED
 from pytest_osfoundry.conformance.scheduling._internal import (
@@ -222,6 +222,11 @@ class CommandSuiteHooks(Generic[S, C]):
             raise pytest.UsageError(f"osfoundry {name} preflight: {err}") from None
         except KeyboardInterrupt:
             refuse(config, f"{INTERRUPTED}, during the {name} preflight", settings, exit_status=2)
+            raise
+        except (pytest.UsageError, pytest.exit.Exception):  # pytest's own ends
+            raise
+        except Exception as err:  # a crash: pytest's internal error, the reports say so
+            refuse_crash(config, f"the {name} preflight", err, settings)
             raise
 
     def deselect(self, config: pytest.Config, items: list[pytest.Item], opt_in: str) -> None:

@@ -10,7 +10,8 @@ they end:
 * :func:`refuse` ends a run refused before any check (a bad option, a bad target or
   relay command, a refused preflight, Ctrl-C during the preflight): pytest calls no
   ``pytest_sessionfinish`` then, so it writes the same files itself -- every check
-  the run would have made, as not run -- and the JUnit XML pytest would have.
+  the run would have made, as not run -- and the JUnit XML pytest would have;
+  :func:`refuse_crash` does so for a preflight that crashed (pytest's internal error, 3).
 * :func:`pytest_testnodedown` gathers, on the xdist controller, the revisions each
   worker's ``--osf-protocol auto`` settled on.
 * :func:`pytest_terminal_summary` prints the checks by area and the closing line; the
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 
 from pytest_osfoundry import SPEC_REVISION, __version__
+from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance.plugin._stash import (
     BASELINE,
     COLLECTED,
@@ -58,7 +60,13 @@ from pytest_osfoundry.conformance.scheduling._internal import summary_line
 from pytest_osfoundry.conformance.server._internal import describe_protocol, describe_target
 from pytest_osfoundry.conformance.suite._internal import Settings, all_checks
 
-__all__ = ["pytest_sessionfinish", "pytest_terminal_summary", "pytest_testnodedown", "refuse"]
+__all__ = [
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "pytest_testnodedown",
+    "refuse",
+    "refuse_crash",
+]
 
 
 def _known_ids(config: pytest.Config) -> list[str]:
@@ -200,6 +208,19 @@ def refuse(
             write_junit(junit, results, reason)
     except OSError:  # the refusal is the message; a file that cannot be written is not
         pass
+
+
+def refuse_crash(config: pytest.Config, during: str, err: Exception, settings: Settings) -> None:
+    """:func:`refuse` for a run whose ``during`` (``"the preflight"``) raised ``err``
+    unforeseen: pytest ends it with its internal error (exit status 3), so the reports
+    say that status, and what was raised (credentials masked). Never raises."""
+    raised = mask_token(f"{type(err).__name__}: {err}", settings.secrets())
+    refuse(
+        config,
+        f"{during} crashed: {raised}",
+        settings,
+        exit_status=int(pytest.ExitCode.INTERNAL_ERROR),
+    )
 
 
 def _crowding_line(results: Results, concurrency: int) -> str | None:

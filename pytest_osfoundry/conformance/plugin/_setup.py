@@ -41,7 +41,7 @@ from pytest_osfoundry import SPEC_REVISION, __version__
 from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance.plugin._fixtures import attach_context, new_context
 from pytest_osfoundry.conformance.plugin._makereport import ResultsGatherer
-from pytest_osfoundry.conformance.plugin._sessionfinish import refuse
+from pytest_osfoundry.conformance.plugin._sessionfinish import refuse, refuse_crash
 from pytest_osfoundry.conformance.plugin._stash import (
     BASELINE,
     PREFLIGHTED,
@@ -209,7 +209,8 @@ def _what_runs(config: pytest.Config) -> list[str]:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Preflight: one cheap request per credential before any check (and before xdist
     starts its workers), so a configuration error is one message and exit code 4; the
-    run's reports are written all the same (also on Ctrl-C meanwhile, exit code 2)."""
+    run's reports are written all the same (also on Ctrl-C meanwhile, exit code 2, and on
+    a crash, exit code 3)."""
     config = session.config
     settings = run_settings(config)
     _name_what_runs(config)
@@ -226,11 +227,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             preflight(target, settings.osf_protocol)
         except PreflightError as err:
             problem = str(err)
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C or a crash: the target is closed all the same
             target.close()
             raise
     except KeyboardInterrupt:
         refuse(config, f"{INTERRUPTED}, during the preflight", settings, exit_status=2)
+        raise
+    except (pytest.UsageError, pytest.exit.Exception):  # refused (reports written); pytest.exit
+        raise
+    except Exception as err:  # a crash: pytest's internal error, the reports say so
+        refuse_crash(config, "the preflight", err, settings)
         raise
     if problem is None and not _distributed(config):
         config.stash[PREFLIGHTED] = target  # the checks of this process go on with it

@@ -43,7 +43,7 @@ from pytest_osfoundry.conformance.relay._instrumented import (
     RelayRequest,
 )
 from pytest_osfoundry.conformance.scheduling._internal import Interrupted
-from pytest_osfoundry.conformance.suite._internal import CheckFailure
+from pytest_osfoundry.conformance.suite._internal import CREDENTIAL_VARIABLES, CheckFailure
 from pytest_osfoundry.engine import make_sessions
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer
 
@@ -173,7 +173,8 @@ class RelayConformance:
         self.starts = CommandStarts(
             what=RELAY_COMMAND,
             secrets=[self.token],
-            unset=TIMING_VARIABLES,  # the real-time checks: production cadence
+            # The real-time checks: production cadence; no credential of pytest's own.
+            unset=(*TIMING_VARIABLES, *CREDENTIAL_VARIABLES),
         )
         """Every start of the relay in this check."""
         self.started_at = 0.0

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         rulebook_dir,
         where_installed,
     )
-    from pytest_osfoundry.conformance.suite._options import Settings
+    from pytest_osfoundry.conformance.suite._options import CREDENTIAL_VARIABLES, Settings
     from pytest_osfoundry.conformance.suite._registry import (
         AGENT_AREA,
         AREAS,
@@ -47,6 +47,7 @@ _LAZY: dict[str, str] = {
     "RELAY_CHECKS": "pytest_osfoundry.conformance.suite._layout",
     "RULES": "pytest_osfoundry.conformance.suite._registry",
     "Rule": "pytest_osfoundry.conformance.suite._registry",
+    "CREDENTIAL_VARIABLES": "pytest_osfoundry.conformance.suite._options",
     "Settings": "pytest_osfoundry.conformance.suite._options",
     "all_checks": "pytest_osfoundry.conformance.suite._registry",
     "check_info": "pytest_osfoundry.conformance.suite._registry",
@@ -67,6 +68,7 @@ __all__ = [
     "AGENT_AREA",
     "AGENT_CHECKS",
     "AREAS",
+    "CREDENTIAL_VARIABLES",
     "RELAY_AREA",
     "RELAY_CHECKS",
     "RULES",

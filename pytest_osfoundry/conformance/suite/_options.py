@@ -26,6 +26,7 @@ from pytest_osfoundry.conformance.expected import LEGACY_REVISIONS, MODERN_REVIS
 
 __all__ = [
     "CREDENTIAL_KEYS",
+    "CREDENTIAL_VARIABLES",
     "OPTIONS",
     "OptionSpec",
     "Settings",
@@ -295,6 +296,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="MIB",
     ),
 )
+
+CREDENTIAL_VARIABLES: tuple[str, ...] = tuple(spec.env for spec in OPTIONS if spec.secret)
+"""The environment variables the suite reads credentials from: a command under test
+does not inherit them from pytest's environment (a relay or agent is handed only the
+credentials its contract names)."""
 
 _BY_DEST = {spec.dest: spec for spec in OPTIONS}
 _TRUE = {"1", "true", "yes", "on"}
