@@ -359,3 +359,22 @@ def test_the_cancel_checks_early_stop_leaves_out_the_suite_s_own_stalls(
     finally:
         suite.stalls._stalls.clear()
         conf.close()
+
+
+def test_an_agent_inherits_no_credential_of_pytests_environment(
+    suite: AgentSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest's own OSF_READ_TOKEN (a user's real token for the server suite) is not the
+    # agent's; the contract's OSF_AGENT_TOKEN is the check's own.
+    monkeypatch.setenv("OSF_READ_TOKEN", "tok_users_own_read_0123456789")
+    monkeypatch.setenv("OSF_AGENT_TOKEN", "tok_users_own_agent_0123456789")
+    script = (
+        "import os; print('read', os.environ.get('OSF_READ_TOKEN'), "
+        "'agent-is-check-s', os.environ.get('OSF_AGENT_TOKEN', '').startswith('osf_'))"
+    )
+    conf = suite.context("D7-agent-key-length", argv=[PY, "-c", script])
+    try:
+        outcome = conf.run(conf.run_task())
+        assert "read None agent-is-check-s True" in outcome.output_tail, outcome.output_tail
+    finally:
+        conf.close()

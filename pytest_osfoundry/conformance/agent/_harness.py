@@ -47,7 +47,7 @@ from pytest_osfoundry.conformance.agent._process import AgentProcess, split_agen
 from pytest_osfoundry.conformance.command._internal import CommandSuite
 from pytest_osfoundry.conformance.expected import READ_SCOPE, RUN_SCOPE
 from pytest_osfoundry.conformance.scheduling._internal import Interrupted
-from pytest_osfoundry.conformance.suite._internal import CheckFailure
+from pytest_osfoundry.conformance.suite._internal import CREDENTIAL_VARIABLES, CheckFailure
 from pytest_osfoundry.engine import FakeEngine, Graph, make_sessions, served_graph
 from pytest_osfoundry.relay import FakeRelay, MemoryOutbox, RelayEvent
 from pytest_osfoundry.server import LoopbackServer, ReferenceServer, Run, ServerState
@@ -424,7 +424,12 @@ class AgentConformance:
         self.tasks.append(dict(task))
         env = self.env(task, report, deadline if deadline is not None else self.deadline())
         process = AgentProcess(
-            self.argv, env, cwd=os.getcwd(), secrets=[self.token], unset=TIMING_VARIABLES
+            self.argv,
+            env,
+            cwd=os.getcwd(),
+            secrets=[self.token],
+            # the contract gives OSF_AGENT_TOKEN; pytest's other credentials are not the agent's
+            unset=(*TIMING_VARIABLES, *CREDENTIAL_VARIABLES),
         )
         self.process = process
         self.processes.append(process)
