@@ -566,3 +566,20 @@ def test_the_relay_face_gives_and_lists_its_public_names():
     assert set(face.__all__) <= set(dir(face))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = face.nothing
+
+
+def test_a_preflight_refusal_shows_no_credential_of_the_run(tmp_path):
+    """A relay given one of the run's credentials on its command line prints it and
+    exits: the refusal (terminal, JSON) shows it masked."""
+    secret = "tok_users_read_token_0123456789abcdef"
+    command = f"{PY} -c 'import sys; print(sys.argv[1], file=sys.stderr); sys.exit(3)' {secret}"
+    report = tmp_path / "r.json"
+    done = subprocess.run(
+        [PY, "-m", "pytest", "-p", "no:cacheprovider", f"--osf-relay-command={command}",
+         f"--osf-read-token={secret}", f"--osf-report={report}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "preflight" in done.stdout + done.stderr
+    for text in (done.stdout, done.stderr, report.read_text(encoding="utf-8")):
+        assert secret not in text and secret[:12] not in text

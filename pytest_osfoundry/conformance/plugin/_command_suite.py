@@ -32,6 +32,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
+from pytest_osfoundry.client import mask_token
 from pytest_osfoundry.conformance.command._internal import CommandError, kill_all
 from pytest_osfoundry.conformance.plugin._sessionfinish import refuse, refuse_crash
 from pytest_osfoundry.conformance.plugin._stash import SECRETS, SUITE_PATHS, WATCHER
@@ -218,8 +219,11 @@ class CommandSuiteHooks(Generic[S, C]):
         try:
             self.preflight(self.suite(config))
         except self.preflight_error as err:
-            refuse(config, f"the {name} preflight refused the {name} command: {err}", settings)
-            raise pytest.UsageError(f"osfoundry {name} preflight: {err}") from None
+            # what the command printed may hold a credential of the run's (given it on
+            # its command line): the refusal shows none
+            said = mask_token(str(err), config.stash.get(SECRETS, set()))
+            refuse(config, f"the {name} preflight refused the {name} command: {said}", settings)
+            raise pytest.UsageError(f"osfoundry {name} preflight: {said}") from None
         except KeyboardInterrupt:
             refuse(config, f"{INTERRUPTED}, during the {name} preflight", settings, exit_status=2)
             raise
