@@ -221,7 +221,8 @@ class CommandSuiteHooks(Generic[S, C]):
         except self.preflight_error as err:
             # what the command printed may hold a credential of the run's (given it on
             # its command line): the refusal shows none
-            said = mask_token(str(err), config.stash.get(SECRETS, set()))
+            secrets: set[str] = config.stash.get(SECRETS, set())
+            said = mask_token(str(err), secrets)
             refuse(config, f"the {name} preflight refused the {name} command: {said}", settings)
             raise pytest.UsageError(f"osfoundry {name} preflight: {said}") from None
         except KeyboardInterrupt:
