@@ -36,3 +36,14 @@ def test_a_stall_elsewhere_excuses_nothing() -> None:
     watch.woke(5.0, 9.0)  # long, but not within any gap
     longest, _ = RelayConformance.longest_gap(_conf_with(watch), polls)
     assert longest == pytest.approx(0.73)
+
+
+def test_the_shortest_gap_adds_back_a_stall_that_stamped_a_request_late() -> None:
+    # R15's lower bound: two refused syncs a pass (0.5 s) apart, the first stamped late
+    # because the suite itself was held up: the gap measured is not the relay's.
+    syncs = [1.0, 1.3, 1.8]  # measured 0.3 s, then 0.5 s
+    watch = LatenessProbe(STALL_TICK, late=STALL_LATE)
+    assert RelayConformance.shortest_gap(_conf_with(watch), syncs, 0.5) == pytest.approx(0.3)
+    watch.woke(0.8, 1.0)  # held up just before the first was stamped
+    assert RelayConformance.shortest_gap(_conf_with(watch), syncs, 0.5) == pytest.approx(0.5)
+    assert RelayConformance.shortest_gap(_conf_with(watch), [1.0], 0.5) is None

@@ -524,3 +524,14 @@ class RelayConformance:
         if stalled:
             words += f", {stalled:.3f} s of it with the suite itself kept from running"
         return longest, words
+
+    def shortest_gap(self, times: Sequence[float], before: float) -> float | None:
+        """The shortest gap between consecutive times, for a check's lower bound, plus the
+        time the suite's own process was stalled from ``before`` seconds ahead of the
+        gap's first time to its second (a stall may have stamped the first request late,
+        making the gap look shorter than the relay made it); ``None`` for fewer than two."""
+        stalls = self.suite.stalls
+        return min(
+            (b - a + stalls.within(a - before, b) for a, b in itertools.pairwise(times)),
+            default=None,
+        )
