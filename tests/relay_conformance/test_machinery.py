@@ -583,3 +583,18 @@ def test_a_preflight_refusal_shows_no_credential_of_the_run(tmp_path):
     assert "preflight" in done.stdout + done.stderr
     for text in (done.stdout, done.stderr, report.read_text(encoding="utf-8")):
         assert secret not in text and secret[:12] not in text
+
+
+def test_instrumented_server_reads_a_body_as_the_server_does():
+    # A body nested too deep is the server's 400, not a RecursionError in the recording;
+    # a NaN the server refuses is recorded as no body (it would make a record invalid JSON).
+    server, lane, prov = _instrumented()
+    headers = {"authorization": f"Bearer {prov.desktop_token}"}
+    path = "/external-assistants/graph-relays/sync"
+    assert server(Request.build("POST", path, headers, b"[" * 100_000)).status == 400
+    nan = b'{"project_id": NaN, "sessions": []}'
+    assert server(Request.build("POST", path, headers, nan)).status == 400
+    assert [(r.action, r.status, r.body) for r in lane.snapshot()] == [
+        ("sync", 400, None),
+        ("sync", 400, None),
+    ]

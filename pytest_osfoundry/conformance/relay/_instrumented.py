@@ -11,7 +11,6 @@ answering, inject commands into a sync answer.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from pytest_osfoundry._wirejson import dumps
 from pytest_osfoundry.conformance.expected import RELAY_PREFIX
 from pytest_osfoundry.http import DropConnection, HandlerWrapper, Request, Response
 from pytest_osfoundry.server import ReferenceServer
+from pytest_osfoundry.server._internal import BadJson, parse_body
 
 __all__ = ["Fault", "InstrumentedServer", "Lane", "RelayRequest"]
 
@@ -145,9 +145,11 @@ def _route(path: str) -> tuple[str, str | None]:
 
 
 def _json(raw: bytes) -> Any:
+    """The JSON a body carries as the server reads it (strict, depth-bounded), or
+    ``None``: what the server refuses as not JSON is recorded as no body."""
     try:
-        return json.loads(raw) if raw else None
-    except ValueError:
+        return parse_body(raw) if raw else None
+    except BadJson:
         return None
 
 
