@@ -34,8 +34,9 @@ Two paired measurements, each A B A B ... in this one invocation:
   (the process's user + system time, steadier on a shared machine).
 
 The delayed server runs with ``--workers 128`` (``bench_latency.SERVER_WORKERS``), as
-does the undelayed one: each delayed answer waits in a server thread, and with fewer
-threads than requests in flight the server, not the suite, would set the pace.
+does the undelayed one: the delay holds no server thread (see
+``bench_latency.SERVER_WORKERS``), and threads outnumbering the requests answered at
+once keep the server from setting the pace.
 
 Usage::
 

@@ -10,10 +10,12 @@ seen running. It knows nothing of the kit: ``test_example_stacks.py`` tests it t
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import re
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import requests
@@ -21,27 +23,60 @@ import requests
 TERMINAL = ("completed", "failed", "cancelled")
 
 
-def answer(content_type: str, body: bytes, request_id: int) -> dict[str, Any]:
-    """The JSON-RPC answer to ``request_id`` in a reply: the JSON body, or, in an event
-    stream (``Accept`` lets the server pick either), the event carrying it, read as the
-    SSE format says: lines end in CRLF, LF or CR; an empty line ends an event; its
-    ``data`` lines, one space after the colon dropped, are joined with newlines;
-    comments (``:...``), events without data and the server's own requests are skipped."""
+class EventStream:
+    """An event stream read as the SSE format says, chunk by chunk as it arrives: lines
+    end in CRLF, LF or CR (a CRLF may be split between chunks); an empty line ends an
+    event; its ``data`` lines, one space after the colon dropped, are joined with
+    newlines; other fields and comments (``:...``) are skipped."""
+
+    def __init__(self) -> None:
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.line = ""  # the line not yet ended
+        self.after_cr = False  # the last chunk ended in CR: a LF first is that line's end
+        self.data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The data of each event ``chunk`` ends."""
+        text = self.decoder.decode(chunk)
+        if self.after_cr and text.startswith("\n"):
+            text, self.after_cr = text[1:], False
+        if text:
+            self.after_cr = text.endswith("\r")
+        *lines, self.line = re.split("\r\n|\r|\n", self.line + text)
+        events = []
+        for line in lines:
+            field, _, value = line.partition(":")
+            if field == "data":
+                self.data.append(value[1:] if value.startswith(" ") else value)
+            elif line == "":  # the end of an event
+                events.append("\n".join(self.data))
+                self.data = []
+        return events
+
+
+def pick(event: str, request_id: int) -> dict[str, Any] | None:
+    """The answer to ``request_id`` if ``event`` carries it (an event without data, a
+    notification or a request of the server's own: ``None``)."""
+    msg = json.loads(event) if event.strip() else None
+    if isinstance(msg, dict) and "method" not in msg and msg.get("id") == request_id:
+        return msg
+    return None
+
+
+def answer(content_type: str, body: bytes | Iterable[bytes], request_id: int) -> dict[str, Any]:
+    """The JSON-RPC answer to ``request_id`` in a reply (its body, or its chunks as they
+    arrive): the JSON body, or, in an event stream (``Accept`` lets the server pick
+    either), the event carrying it, read with :class:`EventStream` and no further (a
+    server may leave the stream open after it)."""
+    chunks = [body] if isinstance(body, bytes) else body
     if not content_type.lower().startswith("text/event-stream"):
-        whole: dict[str, Any] = json.loads(body)
+        whole: dict[str, Any] = json.loads(b"".join(chunks))
         return whole
-    events, data = [], []
-    for line in re.split("\r\n|\r|\n", body.decode("utf-8-sig")):
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-        elif line == "":  # the end of an event
-            events.append("\n".join(data))
-            data = []
-    for text in events:
-        msg = json.loads(text) if text.strip() else None  # a comment or an empty event: None
-        if isinstance(msg, dict) and "method" not in msg and msg.get("id") == request_id:
-            return msg
+    stream = EventStream()
+    for chunk in chunks:
+        for event in stream.feed(chunk):
+            if (msg := pick(event, request_id)) is not None:
+                return msg
     raise ValueError(f"the event stream ended without the answer to request {request_id}")
 
 

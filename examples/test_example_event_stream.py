@@ -12,7 +12,7 @@ the reference server behind :class:`EventStreamed`, which sends every answer so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp_agent
@@ -24,7 +24,7 @@ from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response
 from pytest_osfoundry.server import LoopbackServer, RequestsMount, mount
 
 SSE = "text/event-stream"
-ANSWERS: dict[str, Callable[[str, bytes, int], dict[str, Any]]] = {
+ANSWERS: dict[str, Callable[[str, Any, int], dict[str, Any]]] = {
     "httpx": polling_agent.answer,
     "requests": requests_agent.answer,
     "aiohttp": aiohttp_agent.answer,
@@ -57,7 +57,7 @@ def stream(answer: dict[str, Any], end: str) -> bytes:
         ": a comment inside the event",
         "",
     ]
-    return end.join(lines).encode("utf-8")
+    return (end.join(lines) + end).encode("utf-8")  # the last line ended: the event too
 
 
 @pytest.mark.parametrize("end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
@@ -131,3 +131,22 @@ async def test_the_aiohttp_agent_against_a_server_that_streams(osf_world: Any) -
             "sse-key-0003",
         )
     assert run["status"] == "completed" and len(osf_world.server.state.runs) == 1
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("stack", sorted(ANSWERS))
+def test_each_agent_stops_reading_at_the_answer_of_a_stream_left_open(
+    stack: str, end: str
+) -> None:
+    """A server may leave the stream open after the answer: the agent takes the answer
+    from its event, byte by byte as it arrives (a CRLF split between two chunks), and
+    reads no further."""
+    answer = {"jsonrpc": "2.0", "id": 7, "result": RESULT}
+    body = stream(answer, end)
+
+    def left_open() -> Iterator[bytes]:
+        for i in range(len(body)):
+            yield body[i : i + 1]
+        raise AssertionError("read past the answer: the stream is still open")
+
+    assert ANSWERS[stack](SSE, left_open(), 7) == answer

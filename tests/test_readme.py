@@ -153,6 +153,15 @@ def test_the_readme_tables_list_every_fixture_and_option() -> None:
     assert {f.name for f in fields(WorldConfig)} | {"patch_sleep"} <= options
 
 
+def test_the_readme_options_table_names_every_suite_option() -> None:
+    """Each ``--osf-...`` flag of the suite is in a row of the Options table."""
+    from pytest_osfoundry.conformance.suite._options import OPTIONS
+
+    rows = "\n".join(re.findall(r"^\| `--osf-.*$", README, flags=re.M))
+    named = set(re.findall(r"`(--osf-[a-z0-9-]+)", rows))
+    assert {spec.flag for spec in OPTIONS} - named == set()
+
+
 def test_the_readme_links_its_docs_and_installs_from_the_repository() -> None:
     for doc in ("docs/fixtures.md", "conformance/spec.md", "docs/rules.md", "action.yml"):
         assert f"]({doc}" in README, doc
