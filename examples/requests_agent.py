@@ -11,6 +11,7 @@ seen running. It knows nothing of the kit: ``test_example_stacks.py`` tests it t
 from __future__ import annotations
 
 import codecs
+import functools
 import itertools
 import json
 import re
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import requests
+import urllib3
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -86,11 +88,19 @@ def call(http: requests.Session, url: str, tool: str, **args: Any) -> dict[str, 
             "params": {"name": tool, "arguments": args}}
     for _ in range(20):
         try:
-            reply = http.post(url, json=body, timeout=30)
+            # stream=True: an event-stream answer is read as it arrives, up to its event
+            # (a server may leave the stream open after it)
+            reply = http.post(url, json=body, timeout=30, stream=True)
         except requests.ConnectionError:  # the reply was lost: ask again, the same way
             continue
-        reply.raise_for_status()
-        message = answer(reply.headers.get("Content-Type", ""), reply.content, 1)
+        with reply:
+            reply.raise_for_status()
+            # read1: what has arrived (at least a byte), not a whole 64 kB block
+            arrived = iter(functools.partial(reply.raw.read1, 65_536), b"")
+            try:
+                message = answer(reply.headers.get("Content-Type", ""), arrived, 1)
+            except (requests.ConnectionError, urllib3.exceptions.HTTPError):
+                continue  # the reply was cut: lost, ask again
         result: dict[str, Any] = message["result"]
         if result.get("isError"):
             raise RuntimeError(f"{tool}: {result['content'][0]['text']}")

@@ -12,15 +12,17 @@ the reference server behind :class:`EventStreamed`, which sends every answer so.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp_agent
 import polling_agent
 import pytest
+import requests
 import requests_agent
 
-from pytest_osfoundry.http import Handler, HandlerWrapper, Request, Response
+from pytest_osfoundry.http import Handler, HandlerWrapper, KeptOpen, Request, Response
 from pytest_osfoundry.server import LoopbackServer, RequestsMount, mount
 
 SSE = "text/event-stream"
@@ -150,3 +152,24 @@ def test_each_agent_stops_reading_at_the_answer_of_a_stream_left_open(
         raise AssertionError("read past the answer: the stream is still open")
 
     assert ANSWERS[stack](SSE, left_open(), 7) == answer
+
+
+def test_the_requests_agent_takes_the_answer_of_a_stream_left_open() -> None:
+    """Over a real socket: the server sends the answer's event and leaves the stream
+    open (until the test ends); the requests agent returns with the answer, not at the
+    stream's end (its read would wait for that, then time out and ask again)."""
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": RESULT}}
+    open_until = threading.Event()
+    asked: list[Request] = []
+
+    def server(request: Request) -> Response:
+        asked.append(request)
+        return KeptOpen(200, {"content-type": SSE}, stream(answer, "\r\n"), until=open_until)
+
+    with LoopbackServer(server) as door, requests.Session() as http:
+        try:
+            got = requests_agent.call(http, door.origin + "/mcp", "get_graph_run", command_id="c")
+            still_open = not open_until.is_set()
+        finally:
+            open_until.set()
+    assert got == RESULT and len(asked) == 1 and still_open
