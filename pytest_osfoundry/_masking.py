@@ -29,6 +29,7 @@ from urllib.parse import quote, quote_plus, unquote_plus
 __all__ = [
     "MASK",
     "MIN_SECRET",
+    "mask_cut_end",
     "mask_headers",
     "mask_token",
     "mask_url",
@@ -197,6 +198,19 @@ def mask_token(text: str, secrets: Iterable[str | None]) -> str:
             if form in out:
                 out = out.replace(form, MASK)
     return out
+
+
+def mask_cut_end(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with the start of a secret it ends with masked (at least
+    :data:`MIN_SECRET` characters of it): what was read of an output while its writer
+    was still writing the secret, or was killed writing it."""
+    for secret in secrets:
+        if not secret:
+            continue
+        for size in range(len(secret) - 1, MIN_SECRET - 1, -1):
+            if text.endswith(secret[:size]):
+                return text[:-size] + MASK
+    return text
 
 
 def mask_url(url: str, secrets: Iterable[str | None] = ()) -> str:

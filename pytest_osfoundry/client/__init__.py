@@ -17,12 +17,12 @@
   (a whole body), yielding :class:`Event` records as the SSE format says.
 * What the conformance suite shares with the kit (no value it asserts): the
   decoder of answers, :class:`ToolReply` and :func:`decode_answer`; the masking
-  functions :func:`mask_token` and :func:`mask_url`.
+  functions :func:`mask_token`, :func:`mask_cut_end` and :func:`mask_url`.
 
 Tokens never appear in any ``repr``, error message or rendered exchange.
 """
 
-from pytest_osfoundry._masking import mask_token, mask_url
+from pytest_osfoundry._masking import mask_cut_end, mask_token, mask_url
 from pytest_osfoundry._sse import Event, EventStreamDecoder, decode_events
 from pytest_osfoundry.client._errors import (
     ConnectionLost,
@@ -68,6 +68,7 @@ __all__ = [
     "Transport",
     "decode_answer",
     "decode_events",
+    "mask_cut_end",
     "mask_token",
     "mask_url",
     "read_answer",

@@ -31,8 +31,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from pytest_osfoundry._masking import MASK, MIN_SECRET
-from pytest_osfoundry.client import mask_token
+from pytest_osfoundry.client import mask_cut_end, mask_token
 
 __all__ = [
     "EMBEDDED_COMMAND",
@@ -208,7 +207,7 @@ class CommandProcess:
             text = text.partition("\n")[2]
         if not self.secrets:
             return text
-        return _mask_cut_secret(mask_token(text, self.secrets), self.secrets)
+        return mask_cut_end(mask_token(text, self.secrets), self.secrets)
 
     def shows_secret(self) -> bool:
         """Whether a secret appears in what the command wrote (the kept output), in any
@@ -227,16 +226,6 @@ class CommandProcess:
         with self._lock:
             self._kept.clear()
             self._kept_bytes = 0
-
-
-def _mask_cut_secret(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with the start of a secret it ends with masked: the command was still
-    writing the secret when it was read, or was killed writing it."""
-    for secret in secrets:
-        for size in range(len(secret) - 1, MIN_SECRET - 1, -1):
-            if text.endswith(secret[:size]):
-                return text[:-size] + MASK
-    return text
 
 
 class CommandStarts:
